@@ -1,0 +1,1 @@
+"""voicedesk engine."""

@@ -1,0 +1,90 @@
+"""Session events: what every engine (local, websocket, sagemaker) yields, in order.
+
+One sentence produces ``SentenceStarted``, one or more ``Audio``, then ``SentenceFinished``, all with the same
+``seq``. Sequence numbers count sentences over the whole session (they never restart), so a late event of a
+cancelled utterance can always be told apart from a fresh one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SAMPLE_RATE = 24_000
+"""Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""
+
+BYTES_PER_SAMPLE = 2
+"""Audio travels as PCM16 little-endian mono everywhere (events, wire, player)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WordTiming:
+    word: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceStarted:
+    seq: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Audio:
+    seq: int
+    pcm: bytes
+    """PCM16 little-endian, mono, 24 kHz."""
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.pcm) / (BYTES_PER_SAMPLE * SAMPLE_RATE)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceFinished:
+    seq: int
+    duration_s: float
+    words: tuple[WordTiming, ...] = ()
+    synthesis_s: float = 0.0
+    """Wall time the synthesizer spent on this sentence (0 when unknown, e.g. an older server)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flushed:
+    """Every sentence released before the matching ``flush()`` has finished."""
+
+    last_seq: int
+    """The last sentence of the flushed utterance, or -1 when there was nothing to say."""
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """Queued text was dropped; no audio of the cancelled utterance follows this event."""
+
+    last_seq: int
+    """The highest sequence number that was assigned before the cancel (-1 if none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    code: str
+    message: str
+    seq: int | None = None
+    request_id: str | None = None
+    fatal: bool = False
+    """A fatal error ends the session (a ``Closed`` follows); otherwise the session keeps serving."""
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    reason: str = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionConfig:
+    voice: str = "af_heart"
+    speed: float = 1.0
+
+
+Event = SentenceStarted | Audio | SentenceFinished | Flushed | Cancelled | Error | Closed

@@ -1,0 +1,187 @@
+"""Shares one model among many sessions: which session's next sentence is synthesized next.
+
+Policy (``DeadlineQueue``, pure): the first sentence of an utterance is the most urgent, because a listener is
+waiting in silence for it; among those, the one released earliest goes first. Every other sentence is due when
+the audio already delivered for its utterance runs out (earliest deadline first), so a session with seconds of
+audio buffered yields the model to one whose listener is about to hear a gap. This is what keeps two or four
+concurrent sessions from collapsing each other's time to first audio.
+
+Mechanism (``SynthesisScheduler``): one worker thread per model runs jobs one at a time; torch releases the GIL,
+so the event loop stays free. Cancelling a session removes its queued jobs at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(order=True, slots=True)
+class _Entry:
+    key: tuple[int, float, int]
+    job_id: int = field(compare=False)
+    session_id: str = field(compare=False)
+    payload: Any = field(compare=False)
+    removed: bool = field(default=False, compare=False)
+
+
+class DeadlineQueue:
+    """Urgent (first-of-utterance) jobs by release time, then the rest by deadline. No I/O, no clock."""
+
+    def __init__(self) -> None:
+        self._heap: list[_Entry] = []
+        self._by_id: dict[int, _Entry] = {}
+        self._ids = itertools.count()
+
+    def push(self, session_id: str, payload: Any, *, urgent: bool, deadline: float) -> int:
+        job_id = next(self._ids)
+        entry = _Entry((0 if urgent else 1, deadline, job_id), job_id, session_id, payload)
+        heapq.heappush(self._heap, entry)
+        self._by_id[job_id] = entry
+        return job_id
+
+    def pop(self) -> tuple[int, str, Any] | None:
+        while self._heap:
+            entry = heapq.heappop(self._heap)
+            if entry.removed:
+                continue
+            del self._by_id[entry.job_id]
+            return entry.job_id, entry.session_id, entry.payload
+        return None
+
+    def remove(self, job_id: int) -> Any | None:
+        entry = self._by_id.pop(job_id, None)
+        if entry is None:
+            return None
+        entry.removed = True
+        return entry.payload
+
+    def remove_session(self, session_id: str) -> list[Any]:
+        gone = [e for e in self._by_id.values() if e.session_id == session_id]
+        for entry in gone:
+            entry.removed = True
+            del self._by_id[entry.job_id]
+        return [e.payload for e in gone]
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def sessions(self) -> set[str]:
+        return {e.session_id for e in self._by_id.values()}
+
+
+class SchedulerClosed(RuntimeError):
+    pass
+
+
+class SynthesisScheduler:
+    """Runs submitted blocking calls on one worker thread, most urgent first."""
+
+    def __init__(self, name: str = "synth") -> None:
+        self._queue = DeadlineQueue()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._wakeup: asyncio.Event | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._running_session: str | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
+        self.jobs_run = 0
+
+    def submit(
+        self, session_id: str, call: Callable[[], Any], *, urgent: bool, deadline: float
+    ) -> asyncio.Future[Any]:
+        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped."""
+        if self._closed:
+            raise SchedulerClosed("the synthesizer is shutting down")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        job_id = self._queue.push(session_id, (call, future), urgent=urgent, deadline=deadline)
+        future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
+        self._idle.clear()
+        self._ensure_runner(loop)
+        assert self._wakeup is not None
+        self._wakeup.set()
+        return future
+
+    def cancel_session(self, session_id: str) -> int:
+        """Drops every queued job of a session; a job already running finishes but its result is ignored."""
+        dropped = self._queue.remove_session(session_id)
+        for _call, future in dropped:
+            future.cancel()
+        self._update_idle()
+        return len(dropped)
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue)
+
+    @property
+    def busy(self) -> bool:
+        return self._running_session is not None
+
+    def pending_sessions(self) -> set[str]:
+        found = self._queue.sessions()
+        if self._running_session is not None:
+            found.add(self._running_session)
+        return found
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:
+        """True once nothing is queued or running (used by shutdown and by tests)."""
+        return await asyncio.to_thread(self._idle.wait, timeout)
+
+    def run_sync(self, call: Callable[[], Any]) -> Any:
+        """Runs a call on the worker thread from synchronous code (warm-up, benchmarks)."""
+        return self._executor.submit(call).result()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for session_id in list(self._queue.sessions()):
+            self.cancel_session(session_id)
+        if self._runner is not None:
+            self._runner.cancel()
+            try:
+                await self._runner
+            except asyncio.CancelledError:
+                pass
+        await asyncio.to_thread(self._executor.shutdown, wait=True)
+
+    def _ensure_runner(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._runner is None or self._runner.done() or self._runner.get_loop() is not loop:
+            self._wakeup = asyncio.Event()
+            self._runner = loop.create_task(self._run(), name="synthesis-scheduler")
+
+    def _update_idle(self) -> None:
+        if not self._queue and self._running_session is None:
+            self._idle.set()
+
+    async def _run(self) -> None:
+        assert self._wakeup is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            item = self._queue.pop()
+            if item is None:
+                self._update_idle()
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            _job_id, session_id, (call, future) = item
+            if future.done():
+                continue
+            self._running_session = session_id
+            try:
+                result = await loop.run_in_executor(self._executor, call)
+            except Exception as exc:  # noqa: BLE001 - handed to the session, which reports it
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                if not future.done():
+                    future.set_result(result)
+            finally:
+                self._running_session = None
