@@ -164,18 +164,14 @@ class LocalSession:
             if job.first_of_utterance or self._utterance_t0 is None:
                 self._utterance_t0 = self._clock() - job.audio_before_s
             self._emit(
-                self._core.job_done(
-                    job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s
-                )
+                self._core.job_done(job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s)
             )
         elif isinstance(exc, VoicedeskError):
             self._emit(self._core.job_failed(job, exc.code, exc.message))
         else:
             log.error("synthesis of sentence %d failed", job.seq, exc_info=exc)
             self._emit(
-                self._core.job_failed(
-                    job, ErrorCode.SYNTHESIS_FAILED, f"Synthesis failed: {type(exc).__name__}: {exc}"
-                )
+                self._core.job_failed(job, ErrorCode.SYNTHESIS_FAILED, f"Synthesis failed: {type(exc).__name__}: {exc}")
             )
         self._pump()
 

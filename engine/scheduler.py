@@ -13,6 +13,7 @@ so the event loop stays free. Cancelling a session removes its queued jobs at on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import threading
@@ -94,9 +95,7 @@ class SynthesisScheduler:
         self._closed = False
         self.jobs_run = 0
 
-    def submit(
-        self, session_id: str, call: Callable[[], Any], *, urgent: bool, deadline: float
-    ) -> asyncio.Future[Any]:
+    def submit(self, session_id: str, call: Callable[[], Any], *, urgent: bool, deadline: float) -> asyncio.Future[Any]:
         """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped."""
         if self._closed:
             raise SchedulerClosed("the synthesizer is shutting down")
@@ -132,9 +131,9 @@ class SynthesisScheduler:
             found.add(self._running_session)
         return found
 
-    async def wait_idle(self, timeout: float | None = None) -> bool:
+    async def wait_idle(self, limit_s: float | None = None) -> bool:
         """True once nothing is queued or running (used by shutdown and by tests)."""
-        return await asyncio.to_thread(self._idle.wait, timeout)
+        return await asyncio.to_thread(self._idle.wait, limit_s)
 
     def run_sync(self, call: Callable[[], Any]) -> Any:
         """Runs a call on the worker thread from synchronous code (warm-up, benchmarks)."""
@@ -146,10 +145,8 @@ class SynthesisScheduler:
             self.cancel_session(session_id)
         if self._runner is not None:
             self._runner.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
-            except asyncio.CancelledError:
-                pass
         await asyncio.to_thread(self._executor.shutdown, wait=True)
 
     def _ensure_runner(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -177,7 +174,7 @@ class SynthesisScheduler:
             self._running_session = session_id
             try:
                 result = await loop.run_in_executor(self._executor, call)
-            except Exception as exc:  # noqa: BLE001 - handed to the session, which reports it
+            except Exception as exc:  # handed to the session, which reports it
                 if not future.done():
                     future.set_exception(exc)
             else:

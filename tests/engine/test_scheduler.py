@@ -1,0 +1,103 @@
+"""The policy that shares one model among sessions, and the worker that applies it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from engine.scheduler import DeadlineQueue, SchedulerClosed, SynthesisScheduler
+
+
+def test_first_sentences_go_before_any_deadline_then_earliest_deadline_first():
+    queue = DeadlineQueue()
+    queue.push("a", "a-later", urgent=False, deadline=5.0)
+    queue.push("b", "b-later", urgent=False, deadline=2.0)
+    queue.push("c", "c-first", urgent=True, deadline=9.0)
+    queue.push("d", "d-first", urgent=True, deadline=3.0)
+    order = [queue.pop()[2] for _ in range(4)]
+    assert order == ["d-first", "c-first", "b-later", "a-later"]
+    assert queue.pop() is None
+
+
+def test_equal_keys_keep_submission_order():
+    queue = DeadlineQueue()
+    for name in "xyz":
+        queue.push(name, name, urgent=False, deadline=1.0)
+    assert [queue.pop()[2] for _ in range(3)] == ["x", "y", "z"]
+
+
+def test_removing_a_session_drops_only_its_jobs():
+    queue = DeadlineQueue()
+    queue.push("a", 1, urgent=True, deadline=0.0)
+    queue.push("b", 2, urgent=True, deadline=0.0)
+    queue.push("a", 3, urgent=False, deadline=0.0)
+    assert sorted(queue.remove_session("a")) == [1, 3]
+    assert len(queue) == 1
+    assert queue.sessions() == {"b"}
+    assert queue.pop()[2] == 2
+
+
+def _blocker():
+    gate = threading.Event()
+    started = threading.Event()
+
+    def call():
+        started.set()
+        gate.wait(10)
+        return "blocker"
+
+    return call, gate, started
+
+
+async def test_scheduler_runs_jobs_one_at_a_time_in_policy_order():
+    scheduler = SynthesisScheduler()
+    ran: list[str] = []
+    block, gate, started = _blocker()
+    first = scheduler.submit("s0", block, urgent=True, deadline=0.0)
+    await asyncio.to_thread(started.wait, 10)
+    # Queued while the worker is busy: the urgent one must overtake the earlier-submitted deadline job.
+    later = scheduler.submit("s1", lambda: ran.append("s1-later") or "l", urgent=False, deadline=1.0)
+    urgent = scheduler.submit("s2", lambda: ran.append("s2-first") or "u", urgent=True, deadline=2.0)
+    assert scheduler.busy
+    gate.set()
+    assert await first == "blocker"
+    assert await urgent == "u"
+    assert await later == "l"
+    assert ran == ["s2-first", "s1-later"]
+    assert await scheduler.wait_idle(5)
+    await scheduler.aclose()
+
+
+async def test_cancel_session_cancels_its_queued_futures_and_leaves_others():
+    scheduler = SynthesisScheduler()
+    block, gate, started = _blocker()
+    running = scheduler.submit("a", block, urgent=True, deadline=0.0)
+    await asyncio.to_thread(started.wait, 10)
+    dropped = scheduler.submit("a", lambda: "never", urgent=False, deadline=0.0)
+    kept = scheduler.submit("b", lambda: "kept", urgent=False, deadline=0.0)
+    assert scheduler.cancel_session("a") == 1
+    assert dropped.cancelled()
+    gate.set()
+    assert await running == "blocker"  # a running job cannot be interrupted; its owner ignores the result
+    assert await kept == "kept"
+    assert await scheduler.wait_idle(5)
+    assert scheduler.pending == 0
+    await scheduler.aclose()
+
+
+async def test_errors_reach_the_submitter_and_the_worker_keeps_going():
+    scheduler = SynthesisScheduler()
+
+    def boom():
+        raise ValueError("bad chunk")
+
+    failing = scheduler.submit("a", boom, urgent=True, deadline=0.0)
+    after = scheduler.submit("a", lambda: 42, urgent=True, deadline=0.0)
+    with pytest.raises(ValueError, match="bad chunk"):
+        await failing
+    assert await after == 42
+    await scheduler.aclose()
+    with pytest.raises(SchedulerClosed):
+        scheduler.submit("a", lambda: 1, urgent=True, deadline=0.0)
