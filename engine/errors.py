@@ -21,6 +21,7 @@ class ErrorCode(StrEnum):
     BUFFER_FULL = "buffer_full"
     TOO_MANY_SESSIONS = "too_many_sessions"
     IDLE_TIMEOUT = "idle_timeout"
+    NOT_READY = "not_ready"
     SESSION_CLOSING = "session_closing"
     SYNTHESIS_FAILED = "synthesis_failed"
     WEIGHTS_MISSING = "weights_missing"

@@ -182,3 +182,4 @@ class SynthesisScheduler:
                     future.set_result(result)
             finally:
                 self._running_session = None
+                self.jobs_run += 1
