@@ -1,0 +1,200 @@
+"""The jitter buffer between a session's audio events and the sound card: pure, no I/O, no clock.
+
+The audio callback calls ``read_into`` from PortAudio's thread; the event loop calls ``write``. Both hold the
+lock only for a copy into/out of a preallocated float32 ring, so the callback never waits on Python work and
+never allocates (the ring grows only in ``write``, outside the callback).
+
+Policy:
+- An utterance starts playing once ``prebuffer`` samples are queued, or at once if the utterance already
+  ended (a short reply must not wait for a prebuffer it will never reach).
+- An underrun is counted only after playback started and while more audio is expected; a gap after the
+  last sample of an utterance is just the end of speech.
+- ``interrupt`` fades out over a few milliseconds from the current read position and drops everything else,
+  so a barge-in is silent within ~30 ms and nothing stale plays afterwards.
+- The first sample of each sentence is reported with the DAC time the callback was given for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceOnset:
+    seq: int
+    dac_time: float
+    """Time (in the clock of the ``dac_time`` passed to ``read_into``) at which the first sample is heard."""
+
+
+@dataclass(slots=True)
+class ReadResult:
+    frames_played: int = 0
+    underrun: bool = False
+    onsets: tuple[SentenceOnset, ...] = ()
+    finished: bool = False
+    """The utterance ended and its last sample was read in this call."""
+
+
+class PlaybackBuffer:
+    def __init__(self, sample_rate: int, prebuffer_s: float = 0.15, capacity_s: float = 120.0) -> None:
+        self.sample_rate = sample_rate
+        self.prebuffer = int(prebuffer_s * sample_rate)
+        self._ring = np.zeros(max(int(capacity_s * sample_rate), 1024), dtype=np.float32)
+        self._lock = threading.Lock()
+        self._read = 0  # absolute sample counters; ring index = counter % len(ring)
+        self._write = 0
+        self._markers: deque[tuple[int, int]] = deque()  # (absolute sample, seq) of sentence starts
+        self._utterance_base = 0
+        self._playing = False
+        self._ended = True
+        self._fade: np.ndarray | None = None
+        self.underruns = 0
+        """Times playback starved mid-utterance (a run of starved callbacks counts once)."""
+        self.underrun_frames = 0
+        self._starved = False
+
+    # ---- producer side (event loop) ---------------------------------------------------------------
+
+    def begin_utterance(self) -> None:
+        """New speech follows: prebuffer before it starts."""
+        with self._lock:
+            self._drop_locked()
+            self._ended = False
+            self._playing = False
+            self._utterance_base = self._write
+
+    def write(self, samples: np.ndarray, seq: int | None = None) -> None:
+        """Queues float32 samples; ``seq`` marks them as the first samples of that sentence."""
+        samples = np.asarray(samples, dtype=np.float32)
+        with self._lock:
+            if self._ended:
+                # Audio without begin_utterance (a continuing reply): treat as a new utterance.
+                self._ended = False
+                self._playing = False
+                self._utterance_base = self._write
+            self._ensure_capacity_locked(len(samples))
+            if seq is not None:
+                self._markers.append((self._write, seq))
+            start = self._write % len(self._ring)
+            first = min(len(samples), len(self._ring) - start)
+            self._ring[start : start + first] = samples[:first]
+            self._ring[: len(samples) - first] = samples[first:]
+            self._write += len(samples)
+
+    def end_utterance(self) -> None:
+        """No more audio is coming for this utterance: play out what is queued, even under the prebuffer."""
+        with self._lock:
+            self._ended = True
+            if self._write > self._read:
+                self._playing = True
+
+    def interrupt(self, fade_s: float = 0.03) -> int:
+        """Fades out from the current position and drops the rest; returns samples of the utterance heard."""
+        with self._lock:
+            heard = self._read - self._utterance_base
+            if self._playing and self._write > self._read:
+                n = min(int(fade_s * self.sample_rate), self._write - self._read)
+                tail = self._copy_out_locked(self._read, n)
+                self._fade = tail * np.linspace(1.0, 0.0, n, dtype=np.float32)
+            self._drop_locked()
+            self._ended = True
+            return max(heard, 0)
+
+    # ---- consumer side (audio callback) -----------------------------------------------------------
+
+    def read_into(self, out: np.ndarray, dac_time: float) -> ReadResult:
+        """Fills ``out`` (1-D float32) and reports what happened. ``dac_time``: when out[0] will be heard."""
+        result = ReadResult()
+        frames = len(out)
+        with self._lock:
+            filled = 0
+            if self._fade is not None:
+                n = min(len(self._fade), frames)
+                out[:n] = self._fade[:n]
+                self._fade = self._fade[n:] if n < len(self._fade) else None
+                filled = n
+            available = self._write - self._read
+            if not self._playing and available > 0 and (available >= self.prebuffer or self._ended):
+                self._playing = True
+            if self._playing and filled < frames:
+                n = min(available, frames - filled)
+                if n:
+                    onsets = []
+                    while self._markers and self._markers[0][0] < self._read + n:
+                        at, seq = self._markers.popleft()
+                        offset = filled + max(at - self._read, 0)
+                        onsets.append(SentenceOnset(seq, dac_time + offset / self.sample_rate))
+                    result.onsets = tuple(onsets)
+                    start = self._read % len(self._ring)
+                    first = min(n, len(self._ring) - start)
+                    out[filled : filled + first] = self._ring[start : start + first]
+                    out[filled + first : filled + n] = self._ring[: n - first]
+                    self._read += n
+                    filled += n
+                    result.frames_played = n
+                if filled < frames:
+                    if self._ended:
+                        if self._read == self._write:
+                            result.finished = n > 0
+                            self._playing = False
+                    else:
+                        if not self._starved:
+                            self.underruns += 1
+                        self._starved = True
+                        self.underrun_frames += frames - filled
+                        result.underrun = True
+                if filled == frames:
+                    self._starved = False
+            out[filled:] = 0.0
+        return result
+
+    # ---- state ------------------------------------------------------------------------------------
+
+    @property
+    def queued_samples(self) -> int:
+        return self._write - self._read
+
+    @property
+    def played_samples(self) -> int:
+        """Samples of the current utterance handed to the device so far (for word highlighting)."""
+        return self._read - self._utterance_base
+
+    @property
+    def playing(self) -> bool:
+        return self._playing
+
+    @property
+    def idle(self) -> bool:
+        return self._ended and self._write == self._read and self._fade is None
+
+    # ---- internals --------------------------------------------------------------------------------
+
+    def _drop_locked(self) -> None:
+        self._read = self._write
+        self._markers.clear()
+        self._playing = False
+
+    def _copy_out_locked(self, at: int, n: int) -> np.ndarray:
+        start = at % len(self._ring)
+        first = min(n, len(self._ring) - start)
+        return np.concatenate([self._ring[start : start + first], self._ring[: n - first]])
+
+    def _ensure_capacity_locked(self, extra: int) -> None:
+        needed = self._write - self._read + extra
+        if needed <= len(self._ring):
+            return
+        size = len(self._ring)
+        while size < needed:
+            size *= 2
+        queued = self._copy_out_locked(self._read, self._write - self._read)
+        ring = np.zeros(size, dtype=np.float32)
+        # Keep absolute counters: place queued samples where read % size expects them.
+        start = self._read % size
+        first = min(len(queued), size - start)
+        ring[start : start + first] = queued[:first]
+        ring[: len(queued) - first] = queued[first:]
+        self._ring = ring

@@ -1,0 +1,187 @@
+"""Gapless playback through PortAudio (sounddevice): a thin adapter around ``PlaybackBuffer``.
+
+The output stream stays open and plays silence between utterances, the way an always-on console should: a
+stream started per utterance loses its first milliseconds and its tail (see docs in README, "Audio").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.playback_buffer import PlaybackBuffer, SentenceOnset
+from engine.audio import pcm16_to_float
+from engine.errors import VoicedeskError
+from engine.events import SAMPLE_RATE
+
+log = logging.getLogger(__name__)
+
+
+class AudioDeviceError(VoicedeskError):
+    def __init__(self, message: str) -> None:
+        super().__init__("audio_device", message)
+
+
+def import_sounddevice() -> Any:
+    try:
+        import sounddevice
+    except OSError as exc:
+        raise AudioDeviceError(
+            f"Audio output is unavailable: {exc}. Install PortAudio (Debian/Ubuntu: "
+            "`sudo apt install libportaudio2`; macOS: `brew install portaudio`), or write a file with --out."
+        ) from None
+    return sounddevice
+
+
+def output_devices() -> list[str]:
+    """Names of the output devices PortAudio sees (empty when there is none)."""
+    sd = import_sounddevice()
+    try:
+        return [d["name"] for d in sd.query_devices() if d["max_output_channels"] > 0]
+    except sd.PortAudioError:
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerEvent:
+    kind: str
+    """'onset' (a sentence's first sample reaches the DAC), 'finished' (utterance played out), 'underrun'."""
+    seq: int | None = None
+    monotonic: float = 0.0
+
+
+class AudioPlayer:
+    def __init__(
+        self,
+        device: str | int | None = None,
+        prebuffer_s: float = 0.15,
+        latency: str | float = "high",
+        on_event: Callable[[PlayerEvent], None] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self.device = device
+        self.latency = latency
+        self.buffer = PlaybackBuffer(SAMPLE_RATE, prebuffer_s)
+        self._on_event = on_event
+        self._loop = loop
+        self._stream: Any = None
+        self._lock = threading.Lock()
+        self.device_underflows = 0
+        """PortAudio's own output-underflow flags raised while speech was playing (rule: ignore at start)."""
+        self.onsets: list[PlayerEvent] = []
+        self._finished = threading.Event()
+        self._finished.set()
+
+    # ---- lifecycle --------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        if self._stream is not None:
+            return
+        sd = import_sounddevice()
+        try:
+            stream = sd.OutputStream(
+                samplerate=SAMPLE_RATE,
+                channels=1,
+                dtype="float32",
+                device=self.device,
+                latency=self.latency,
+                callback=self._callback,
+            )
+            stream.start()
+        except (sd.PortAudioError, ValueError) as exc:
+            devices = output_devices()
+            hint = f"Output devices seen: {', '.join(devices)}." if devices else "PortAudio sees no output device."
+            raise AudioDeviceError(
+                f"Cannot open the audio output ({exc}). {hint} Pick another device, or write a file with --out."
+            ) from None
+        self._stream = stream
+
+    def close(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.stop()
+            stream.close()
+
+    def __enter__(self) -> AudioPlayer:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def output_latency_s(self) -> float:
+        return float(self._stream.latency) if self._stream is not None else 0.0
+
+    # ---- feeding ----------------------------------------------------------------------------------
+
+    def begin_utterance(self) -> None:
+        self._finished.clear()
+        self.buffer.begin_utterance()
+
+    def push(self, pcm16: bytes, seq: int | None = None) -> None:
+        self._finished.clear()
+        self.buffer.write(pcm16_to_float(pcm16), seq)
+
+    def push_float(self, samples: np.ndarray, seq: int | None = None) -> None:
+        self._finished.clear()
+        self.buffer.write(samples, seq)
+
+    def end_utterance(self) -> None:
+        self.buffer.end_utterance()
+        if self.buffer.idle:
+            self._finished.set()
+
+    def interrupt(self, fade_s: float = 0.03) -> float:
+        """Fades out within ``fade_s`` and drops queued audio; returns seconds of the utterance heard."""
+        heard = self.buffer.interrupt(fade_s)
+        self._finished.set()
+        return heard / SAMPLE_RATE
+
+    @property
+    def position_s(self) -> float:
+        """How far into the current utterance playback has gone (samples handed to the device)."""
+        return self.buffer.played_samples / SAMPLE_RATE
+
+    async def wait_finished(self) -> None:
+        """Returns once the utterance has been played out to the device (plus its output latency)."""
+        await asyncio.to_thread(self._finished.wait)
+        await asyncio.sleep(self.output_latency_s)  # the last block is still in the device's queue
+
+    # ---- audio thread -----------------------------------------------------------------------------
+
+    def _callback(self, outdata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
+        now = time.monotonic()
+        dac_delay = float(time_info.outputBufferDacTime - time_info.currentTime)
+        if not 0.0 <= dac_delay < 2.0:  # some hosts report zeros or garbage: fall back to the stream latency
+            dac_delay = self.output_latency_s
+        result = self.buffer.read_into(outdata[:, 0], now + dac_delay)
+        if status.output_underflow and self.buffer.playing:
+            self.device_underflows += 1
+        for onset in result.onsets:
+            self._deliver(PlayerEvent("onset", onset.seq, onset.dac_time))
+        if result.underrun:
+            self._deliver(PlayerEvent("underrun", None, now))
+        if result.finished:
+            self._finished.set()
+            self._deliver(PlayerEvent("finished", None, now + dac_delay))
+
+    def _deliver(self, event: PlayerEvent) -> None:
+        if event.kind == "onset":
+            self.onsets.append(event)
+        if self._on_event is None:
+            return
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._on_event, event)
+        else:
+            self._on_event(event)
+
+
+__all__ = ["AudioDeviceError", "AudioPlayer", "PlayerEvent", "SentenceOnset", "output_devices"]

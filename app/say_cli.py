@@ -1,0 +1,148 @@
+"""``voicedesk say``: speak text (or text streaming in on stdin) through any engine, or write a WAV file.
+
+``llm-cli "tell me a story" | voicedesk say -`` speaks each sentence as soon as it is complete, while the
+model is still writing the next one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import codecs
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from engine.audio import pcm16_duration_s, pcm16_to_wav
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import Audio, Closed, Error, SentenceFinished, SessionConfig
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "say",
+        help="speak text, or stream stdin sentence by sentence ('-')",
+        description="Speak TEXT through the chosen engine. With '-', read text from stdin as it arrives "
+        "(pipe an LLM's streaming output in) and speak each sentence as soon as it is complete.",
+    )
+    parser.add_argument("text", help="what to say, or '-' to read streaming text from stdin")
+    parser.add_argument("--voice", default="af_heart", help="name, .pt path, or blend 'af_heart:0.7,am_adam:0.3'")
+    parser.add_argument("--speed", type=float, default=1.0, help="0.25 to 4.0 (default 1.0)")
+    parser.add_argument("--out", type=Path, help="write a WAV file instead of playing")
+    parser.add_argument(
+        "--engine",
+        nargs="+",
+        metavar="KIND",
+        help="local (default), 'websocket URL' or 'sagemaker ENDPOINT'",
+    )
+    parser.add_argument("--device", help="local engine: cpu, cuda or cuda:N (default: CUDA when present)")
+    parser.add_argument("--token", help="websocket engine: bearer token (or VOICEDESK_TOKEN)")
+    parser.add_argument("--region", help="sagemaker engine: AWS region")
+    parser.add_argument("--profile", help="sagemaker engine: AWS profile")
+    parser.add_argument("--output-device", help="audio output device name (default: the system default)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no per-sentence progress on stderr")
+    parser.set_defaults(handler=run_say)
+
+
+def run_say(args: argparse.Namespace) -> int:
+    return asyncio.run(say(args))
+
+
+async def _stdin_fragments() -> AsyncIterator[str]:
+    """Yields text as soon as the pipe delivers it (no waiting for newlines)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    fd = sys.stdin.fileno()
+    while True:
+        chunk = await asyncio.to_thread(os.read, fd, 4096)
+        if not chunk:
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail
+            return
+        text = decoder.decode(chunk)
+        if text:
+            yield text
+
+
+async def _single(text: str) -> AsyncIterator[str]:
+    yield text
+
+
+def _spec_from_args(args: argparse.Namespace):
+    from dataclasses import replace
+
+    from engine.factory import parse_engine_args
+
+    spec = parse_engine_args(args.engine)
+    return replace(
+        spec,
+        device=args.device,
+        token=args.token or os.environ.get("VOICEDESK_TOKEN"),
+        region=args.region,
+        profile=args.profile,
+    )
+
+
+async def say(args: argparse.Namespace) -> int:
+    if args.text != "-" and not args.text.strip():
+        raise VoicedeskError(ErrorCode.EMPTY_TEXT, "Nothing to say: the text is empty.")
+    player = None
+    if args.out is None:
+        from app.player import AudioPlayer
+
+        player = AudioPlayer(device=args.output_device)
+        player.open()  # fail before loading a model if there is no sound card
+    from engine.factory import open_engine
+
+    spec = _spec_from_args(args)
+    log = (lambda *_: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    log(f"voicedesk: loading the {spec.describe()} engine…")
+    engine = await open_engine(spec)
+    errors = 0
+    try:
+        session = await engine.open_session(SessionConfig(voice=args.voice, speed=args.speed))
+        source = _stdin_fragments() if args.text == "-" else _single(args.text)
+
+        async def feed() -> None:
+            async for fragment in source:
+                await session.send_text(fragment)
+            await session.close()
+
+        feeder = asyncio.create_task(feed())
+        started = time.monotonic()
+        pcm_parts: list[bytes] = []
+        first_audio = True
+        async for event in session.events():
+            match event:
+                case Audio(seq, pcm):
+                    if player is not None:
+                        if first_audio:
+                            player.begin_utterance()
+                        player.push(pcm, seq)
+                    else:
+                        pcm_parts.append(pcm)
+                    if first_audio:
+                        log(f"voicedesk: first audio after {time.monotonic() - started:.2f} s")
+                    first_audio = False
+                case SentenceFinished(seq, duration_s, _words, synthesis_s):
+                    log(f"  [{seq}] {duration_s:.2f} s of audio in {synthesis_s:.2f} s")
+                case Error(code, message):
+                    errors += 1
+                    print(f"voicedesk: error ({code}): {message}", file=sys.stderr)
+                case Closed():
+                    break
+        await feeder
+        if player is not None:
+            player.end_utterance()
+            await player.wait_finished()
+        else:
+            pcm = b"".join(pcm_parts)
+            args.out.write_bytes(pcm16_to_wav(pcm))
+            log(f"voicedesk: wrote {pcm16_duration_s(pcm):.2f} s of audio to {args.out}")
+    finally:
+        await engine.aclose()
+        if player is not None:
+            player.close()
+    return 1 if errors else 0

@@ -1,0 +1,89 @@
+"""The jitter buffer's policy on plain arrays: prebuffer, underruns, onsets, interrupt, growth."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.playback_buffer import PlaybackBuffer
+
+RATE = 1000  # one sample per millisecond keeps the arithmetic readable
+
+
+def _read(buffer: PlaybackBuffer, frames: int, dac_time: float = 0.0):
+    out = np.full(frames, np.nan, dtype=np.float32)
+    result = buffer.read_into(out, dac_time)
+    assert np.isfinite(out).all(), "every output sample must be written"
+    return out, result
+
+
+def test_waits_for_the_prebuffer_then_plays_in_order():
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.1)
+    buffer.begin_utterance()
+    buffer.write(np.arange(1, 51, dtype=np.float32), seq=0)
+    out, result = _read(buffer, 20)
+    assert not out.any() and result.frames_played == 0 and not result.underrun
+    buffer.write(np.arange(51, 121, dtype=np.float32), seq=1)
+    out, result = _read(buffer, 40, dac_time=5.0)
+    assert out.tolist() == list(range(1, 41))
+    assert [(o.seq, o.dac_time) for o in result.onsets] == [(0, 5.0)]
+    out, result = _read(buffer, 40, dac_time=7.0)
+    assert out.tolist() == list(range(41, 81))
+    # seq 1 starts at sample 51, i.e. 10 samples into this block.
+    assert [(o.seq, o.dac_time) for o in result.onsets] == [(1, 7.0 + 10 / RATE)]
+
+
+def test_short_utterance_plays_without_reaching_the_prebuffer():
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.5)
+    buffer.begin_utterance()
+    buffer.write(np.ones(30, dtype=np.float32), seq=0)
+    buffer.end_utterance()
+    out, result = _read(buffer, 50)
+    assert out[:30].tolist() == [1.0] * 30 and not out[30:].any()
+    assert result.finished and not result.underrun
+    assert buffer.underruns == 0 and buffer.idle
+
+
+def test_underrun_counted_once_per_stall_and_only_while_more_audio_is_expected():
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.01)
+    _read(buffer, 10)  # silence before any speech is not an underrun
+    buffer.begin_utterance()
+    buffer.write(np.ones(20, dtype=np.float32))
+    _read(buffer, 15)
+    _, result = _read(buffer, 15)  # 5 left, 10 missing
+    assert result.underrun
+    _read(buffer, 15)  # still starved: same stall
+    assert buffer.underruns == 1
+    assert buffer.underrun_frames == 25
+    buffer.write(np.ones(40, dtype=np.float32))
+    _, result = _read(buffer, 15)
+    assert not result.underrun
+    buffer.end_utterance()
+    _read(buffer, 40)
+    assert buffer.underruns == 1
+
+
+def test_interrupt_fades_out_quickly_and_drops_the_rest():
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.0)
+    buffer.begin_utterance()
+    buffer.write(np.ones(1000, dtype=np.float32), seq=0)
+    _read(buffer, 100)
+    heard = buffer.interrupt(fade_s=0.03)
+    assert heard == 100
+    out, _ = _read(buffer, 100)
+    fade = out[:30]
+    assert fade[0] == 1.0 and fade[-1] == 0.0 and np.all(np.diff(fade) <= 0)
+    assert not out[30:].any()
+    out, result = _read(buffer, 100)
+    assert not out.any() and not result.underrun
+    assert buffer.idle
+
+
+def test_ring_grows_without_losing_or_reordering_samples():
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.0, capacity_s=1.0)  # 1024-sample ring
+    buffer.begin_utterance()
+    signal = np.arange(5000, dtype=np.float32)
+    buffer.write(signal[:700])
+    first, _ = _read(buffer, 600)
+    buffer.write(signal[700:])  # wraps and grows while 100 samples are still queued
+    rest, _ = _read(buffer, 4400)
+    assert np.array_equal(np.concatenate([first, rest]), signal)

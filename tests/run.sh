@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The README's test command: installs everything the suite needs (system packages when missing, the Python 3.12
+# venv, test assets), starts a private audio sink and virtual display, then runs the whole suite.
+# Extra arguments go to pytest, e.g. `bash tests/run.sh -m "not slow"` or `bash tests/run.sh tests/engine`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins xvfb xauth x11-utils
+  libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
+  imagemagick)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tests/run.sh: installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON=${PYTHON:-}
+if [ -z "$PYTHON" ]; then
+  for candidate in python3 python3.12 python3.13; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      PYTHON=$candidate; break
+    fi
+  done
+fi
+[ -n "$PYTHON" ] || { echo "tests/run.sh: Python 3.12 or newer is required" >&2; exit 1; }
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+echo "tests/run.sh: installing voicedesk and its test dependencies into .venv"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+bash tests/support/install_spacy_model.sh .venv/bin/python
+echo "tests/run.sh: building the offline test model cache (random weights, real config)"
+.venv/bin/python -m tests.support.fake_hf_cache
+
+# shellcheck source=tests/support/headless.sh
+source tests/support/headless.sh
+export VOICEDESK_REQUIRE_AUDIO=${VOICEDESK_REQUIRE_AUDIO:-1}
+mkdir -p test-artifacts
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+exit $status

@@ -1,0 +1,40 @@
+# Sourced by tests/run.sh: a private PulseAudio null sink (24 kHz mono float32) and an Xvfb display, so
+# the audio and Qt tests use real PortAudio streams and a real X server on a machine with neither.
+# Exports XDG_RUNTIME_DIR, PULSE_SERVER-free defaults, DISPLAY, QT_QPA_PLATFORM; stops both on exit.
+# See /work/shared/notes/desktop-testing.md for why each step is there.
+
+VOICEDESK_HEADLESS_DIR=$(mktemp -d -t voicedesk-headless.XXXXXX)
+export XDG_RUNTIME_DIR="$VOICEDESK_HEADLESS_DIR/xdg-runtime"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
+_voicedesk_headless_stop() {
+  pulseaudio --kill >/dev/null 2>&1 || true
+  [ -n "${VOICEDESK_XVFB_PID:-}" ] && kill "$VOICEDESK_XVFB_PID" >/dev/null 2>&1 || true
+  rm -rf "$VOICEDESK_HEADLESS_DIR"
+}
+trap _voicedesk_headless_stop EXIT
+
+if command -v pulseaudio >/dev/null 2>&1; then
+  pulseaudio -n --daemonize=yes --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=yes \
+    --log-target=file:"$VOICEDESK_HEADLESS_DIR/pulse.log" -L module-native-protocol-unix \
+    -L "module-null-sink sink_name=voicedesk_test rate=24000 channels=1 format=float32le" \
+    && pactl set-default-sink voicedesk_test && pactl set-default-source voicedesk_test.monitor \
+    && export VOICEDESK_TEST_SINK=voicedesk_test \
+    || echo "tests/run.sh: PulseAudio did not start (see $VOICEDESK_HEADLESS_DIR/pulse.log)" >&2
+fi
+
+if command -v Xvfb >/dev/null 2>&1; then
+  for n in $(seq 99 140); do
+    [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ] && continue
+    Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >"$VOICEDESK_HEADLESS_DIR/xvfb.log" 2>&1 &
+    VOICEDESK_XVFB_PID=$!
+    for _ in $(seq 100); do DISPLAY=":$n" xdpyinfo >/dev/null 2>&1 && break; sleep 0.05; done
+    if DISPLAY=":$n" xdpyinfo >/dev/null 2>&1; then
+      export DISPLAY=":$n" QT_QPA_PLATFORM=xcb
+      break
+    fi
+    kill "$VOICEDESK_XVFB_PID" >/dev/null 2>&1 || true
+    unset VOICEDESK_XVFB_PID
+  done
+fi
+[ -n "${DISPLAY:-}" ] || export QT_QPA_PLATFORM=offscreen
