@@ -78,7 +78,7 @@ async def test_interrupt_silences_within_30_ms_and_nothing_stale_follows():
         captured = capture.stop()
     expected = pcm16_to_float(float_to_pcm16(signal))
     start = locate(captured, expected)
-    heard = int(round(heard_s * 24000))
+    heard = round(heard_s * 24000)
     assert 0 < heard < len(expected)
     # Up to the interrupt the capture is exact; then a fade of at most 30 ms; then silence only.
     assert np.array_equal(captured[start : start + heard], expected[:heard])
