@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCH_MODULES: list[str] = []
+BENCH_MODULES: list[str] = [
+    "engine.bench_engine",  # bench engine
+]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
