@@ -1,0 +1,444 @@
+"""Latency-lab metrics: pure functions of timestamps and samples (no I/O, no clock is read here).
+
+Callers pass times as float seconds on one clock of their choosing (usually seconds since the request) and audio as
+PCM16 little-endian ``bytes``, an ``int16`` array, or a float array in [-1, 1]; mono, 24 kHz unless told otherwise.
+
+Level
+    The level of a stretch of samples is its RMS relative to full scale (1.0; PCM16 divides by 32768), in dB:
+    ``10·log10(mean(x²))`` dBFS. A full-scale sine is −3.01 dBFS on this scale. Silence (all zeros) is −inf dBFS.
+
+First audible sample (onset) — ``first_audible_sample``, ``OnsetDetector``
+    Pipecat's rule (10 ms RMS windows, at least 50 ms above −40 dBFS), made sample-exact:
+    1. Cut the signal into consecutive 10 ms windows (240 samples at 24 kHz) counted from sample 0. A window is
+       *loud* when its level is strictly above −40 dBFS. A trailing window that is not complete is not judged.
+    2. A *run* is a maximal sequence of consecutive loud windows. Its *extent* reaches from the first to the last of
+       its samples whose magnitude is above the threshold (|x| > 10^(−40/20) = 0.01); every loud window holds one.
+    3. The onset is the first sample of the extent of the first run whose extent is at least 50 ms (1200 samples).
+    So a single sound shorter than 50 ms (a click, a breath) is never an onset, and a sound starting from silence is
+    found at its exact first sample above the threshold, provided the window it starts in is loud; a sound starting
+    in the last few samples of a window that stays quiet is found at the next window boundary (less than 10 ms late).
+    ``OnsetDetector`` does the same on streamed chunks (any split, even mid-sample for bytes) and gives the same
+    index as the whole-signal function; it knows the onset as soon as the run's extent reaches 50 ms.
+
+Time of the first audible sample — ``audible_time_s``
+    When a player that starts at the first audio byte and plays in real time reaches the onset sample:
+    ``first_byte + onset / sample_rate`` (pipecat's TTFA = TTFB + leading silence), but never before the chunk that
+    carries that sample arrived.
+
+Real-time factor (RTF) and pacing — ``playback_pacing``
+    Here RTF = seconds of audio produced per second of wall time (×realtime): > 1 is faster than real time. (Some
+    papers use the inverse; we do not.) For audio chunks i = 0…n−1 arriving at t_i (seconds since the request,
+    non-decreasing, in playback order) carrying d_i seconds of audio, with A(i) = d_0 + … + d_i:
+    - per-chunk RTF_i = d_i / (t_i − t_{i−1}), with t_{−1} = 0 (the request); +inf when the interval is 0.
+    - first audio t_f = arrival of the first chunk with d > 0. Chunks with d = 0 carry nothing to play and are left
+      out of everything below (their cumulative entry is None).
+    - cumulative RTF at chunk i (after the first audio chunk) = A(i−1) / (t_i − t_f): the audio that had arrived
+      before chunk i ÷ the time elapsed since the first audio when chunk i arrived (+inf when no time elapsed).
+    - minimum cumulative RTF = the minimum of those (None with fewer than two audio chunks). The stream *fell behind*
+      when some chunk arrived after a player started at t_f with no prebuffer had played out everything before it:
+      t_i > t_f + A(i−1) (a 1 ns tolerance absorbs rounding). That is min cumulative RTF < 1, up to the tolerance.
+    - stalls: the silence a gapless player would insert. It starts once ``prebuffer_s`` of audio has arrived (or at
+      the last chunk, if the stream never holds that much), then plays continuously; when its buffer runs dry it
+      waits and resumes the moment the next chunk arrives, with no new prebuffer (app/playback_buffer.py's policy).
+      Each wait is one stall; ``stall_s`` is their sum. With no prebuffer, stall_count > 0 iff the stream fell behind.
+    - overall RTF = A(n−1) / t_{n−1}: all audio ÷ time from the request to the last chunk.
+
+Percentiles — ``percentile``, ``summarize``
+    numpy's default method ("linear", type 7 of Hyndman & Fan): for sorted values v_0…v_{n−1} the p-th percentile
+    is v at rank (n−1)·p/100, interpolated linearly between neighbours. None entries (a stage not measured) are
+    skipped; no values → None; one value → that value; NaN is an error.
+
+Gaps at seams — ``seam_gaps``
+    A sample is silent when |x| ≤ 10^(−45/20) (−45 dBFS). For a seam at sample offset s of an utterance's
+    concatenated audio (the first sample of the next sentence), ``silent_before`` counts the consecutive silent
+    samples ending at s−1, ``silent_after`` those starting at s, and the gap is their sum: the silence heard there.
+
+Transport overhead — ``transport_cost``
+    Wire bytes per second of audio, and that ÷ the raw PCM16 rate (48 000 B/s at 24 kHz): 1.0 means no overhead;
+    base64 in JSON is about 1.34.
+
+Floor — ``latency_floor_s``, ``floor_ratio``
+    The floor is the earliest any design could be audible: the time the first synthesizable fragment finished
+    arriving (since the same origin as the measured time) + one bare model forward of exactly that fragment + the
+    leading silence of that forward's audio (0 if the measured time is to the first byte rather than to the onset).
+    floor ratio = measured time to first audio ÷ floor; 1.0 means no overhead at all (goal: ≤ 1.05 locally).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from engine.audio import pcm16_to_float
+from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+
+AudioLike = bytes | bytearray | memoryview | np.ndarray
+
+ONSET_THRESHOLD_DBFS = -40.0
+ONSET_HOLD_S = 0.050
+ONSET_WINDOW_S = 0.010
+SEAM_SILENCE_DBFS = -45.0
+_TIME_TOLERANCE_S = 1e-9
+
+
+def as_float_audio(audio: AudioLike | Sequence[float]) -> np.ndarray:
+    """Mono float64 samples in [-1, 1] from PCM16 bytes, an int16 array or a float array."""
+    if isinstance(audio, bytes | bytearray | memoryview):
+        return pcm16_to_float(bytes(audio)).astype(np.float64)
+    array = np.asarray(audio)
+    if array.ndim != 1:
+        raise ValueError(f"audio must be mono (a 1-D array of samples); got shape {array.shape}")
+    if array.dtype == np.int16:
+        return array.astype(np.float64) / 32768.0
+    if np.issubdtype(array.dtype, np.floating) or array.size == 0:
+        return array.astype(np.float64, copy=False)
+    raise TypeError(f"audio must be PCM16 bytes, an int16 array or a float array in [-1, 1]; got dtype {array.dtype}")
+
+
+def level_dbfs(audio: AudioLike | Sequence[float]) -> float:
+    """RMS level in dBFS (see the module docstring); -inf for silence or no samples."""
+    samples = as_float_audio(audio)
+    power = float(np.mean(samples * samples)) if samples.size else 0.0
+    return 10.0 * math.log10(power) if power > 0.0 else -math.inf
+
+
+def _samples(seconds: float, sample_rate: int, what: str) -> int:
+    if not seconds > 0 or sample_rate <= 0:
+        raise ValueError(f"{what} and sample_rate must be positive; got {seconds} s at {sample_rate} Hz")
+    return max(1, round(seconds * sample_rate))
+
+
+# ---- onset ----------------------------------------------------------------------------------------
+
+
+def first_audible_sample(
+    audio: AudioLike | Sequence[float],
+    sample_rate: int = SAMPLE_RATE,
+    threshold_dbfs: float = ONSET_THRESHOLD_DBFS,
+    hold_s: float = ONSET_HOLD_S,
+    window_s: float = ONSET_WINDOW_S,
+) -> int | None:
+    """Index of the first audible sample (the onset rule of the module docstring), or None if there is none."""
+    samples = as_float_audio(audio)
+    window = _samples(window_s, sample_rate, "window_s")
+    hold = _samples(hold_s, sample_rate, "hold_s")
+    power_threshold = 10.0 ** (threshold_dbfs / 10.0)
+    n_windows = len(samples) // window
+    squares = (samples[: n_windows * window] ** 2).reshape(n_windows, window)
+    loud = squares.mean(axis=1) > power_threshold
+    # Runs of loud windows: [starts[k], ends[k]) in window units.
+    edges = np.diff(np.concatenate([[False], loud, [False]]).astype(np.int8))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    for first_window, end_window in zip(starts, ends, strict=True):
+        hot_first = squares[first_window] > power_threshold
+        hot_last = squares[end_window - 1] > power_threshold
+        extent_start = first_window * window + int(np.argmax(hot_first))
+        extent_end = (end_window - 1) * window + window - 1 - int(np.argmax(hot_last[::-1]))
+        if extent_end - extent_start + 1 >= hold:
+            return int(extent_start)
+    return None
+
+
+class OnsetDetector:
+    """Streaming ``first_audible_sample``: push chunks as they arrive; the answer equals the whole-signal one."""
+
+    def __init__(
+        self,
+        sample_rate: int = SAMPLE_RATE,
+        threshold_dbfs: float = ONSET_THRESHOLD_DBFS,
+        hold_s: float = ONSET_HOLD_S,
+        window_s: float = ONSET_WINDOW_S,
+    ) -> None:
+        self.sample_rate = sample_rate
+        self._window = _samples(window_s, sample_rate, "window_s")
+        self._hold = _samples(hold_s, sample_rate, "hold_s")
+        self._power_threshold = 10.0 ** (threshold_dbfs / 10.0)
+        self._pending = np.empty(0, dtype=np.float64)  # samples of the incomplete window
+        self._pending_start = 0  # absolute index of _pending[0]
+        self._odd_byte = b""  # half a PCM16 sample from a bytes chunk that ended mid-sample
+        self._run_start: int | None = None  # extent start of the run of loud windows in progress
+        self.onset: int | None = None
+        """Absolute index of the first audible sample, once known."""
+
+    @property
+    def samples_seen(self) -> int:
+        return self._pending_start + len(self._pending)
+
+    def push(self, chunk: AudioLike | Sequence[float]) -> int | None:
+        """Feeds the next chunk; returns the onset index once known (and from then on ignores further audio)."""
+        if self.onset is not None:
+            return self.onset
+        if isinstance(chunk, bytes | bytearray | memoryview):
+            data = self._odd_byte + bytes(chunk)
+            cut = len(data) - len(data) % BYTES_PER_SAMPLE
+            self._odd_byte = data[cut:]
+            new = as_float_audio(data[:cut])
+        elif self._odd_byte:
+            raise ValueError("the previous PCM16 chunk ended mid-sample; push the rest of that sample as bytes")
+        else:
+            new = as_float_audio(chunk)
+        samples = np.concatenate([self._pending, new]) if len(self._pending) else new
+        window = self._window
+        n_windows = len(samples) // window
+        squares = (samples[: n_windows * window] ** 2).reshape(n_windows, window)
+        loud = squares.mean(axis=1) > self._power_threshold
+        for k in range(n_windows):
+            if not loud[k]:
+                self._run_start = None
+                continue
+            base = self._pending_start + k * window
+            hot = squares[k] > self._power_threshold
+            if self._run_start is None:
+                self._run_start = base + int(np.argmax(hot))
+            last_hot = base + window - 1 - int(np.argmax(hot[::-1]))
+            if last_hot - self._run_start + 1 >= self._hold:
+                self.onset = self._run_start
+                self._pending = np.empty(0, dtype=np.float64)
+                return self.onset
+        self._pending = samples[n_windows * window :].copy()
+        self._pending_start += n_windows * window
+        return None
+
+
+def audible_time_s(
+    first_byte_s: float,
+    onset_sample: int,
+    sample_rate: int = SAMPLE_RATE,
+    chunk_arrivals: Sequence[tuple[int, float]] = (),
+) -> float:
+    """When the onset sample is heard by a real-time player started at the first byte (module docstring).
+
+    ``chunk_arrivals``: (index of the chunk's first sample, arrival time) per chunk, in sample order; when given,
+    the result is never earlier than the arrival of the chunk holding the onset sample.
+    """
+    if onset_sample < 0:
+        raise ValueError(f"onset_sample must be >= 0; got {onset_sample}")
+    heard = first_byte_s + onset_sample / sample_rate
+    carrier = [arrived for start, arrived in chunk_arrivals if start <= onset_sample]
+    return max(heard, carrier[-1]) if carrier else heard
+
+
+# ---- real-time factor and pacing ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    chunk: int
+    """Index of the chunk whose late arrival ended the stall."""
+    start_s: float
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackPacing:
+    """How a chunked stream kept up with playback (definitions in the module docstring)."""
+
+    rtf_per_chunk: tuple[float, ...]
+    cumulative_rtf: tuple[float | None, ...]
+    min_cumulative_rtf: float | None
+    fell_behind: bool
+    first_audio_s: float | None
+    playback_start_s: float | None
+    prebuffer_s: float
+    stalls: tuple[Stall, ...]
+    audio_s: float
+    overall_rtf: float | None
+
+    @property
+    def stall_count(self) -> int:
+        return len(self.stalls)
+
+    @property
+    def stall_s(self) -> float:
+        return math.fsum(stall.duration_s for stall in self.stalls)
+
+
+def playback_pacing(
+    arrivals_s: Sequence[float], durations_s: Sequence[float], prebuffer_s: float = 0.0
+) -> PlaybackPacing:
+    """Per-chunk and cumulative RTF, whether the stream fell behind, and a gapless player's stalls."""
+    times = [float(t) for t in arrivals_s]
+    durations = [float(d) for d in durations_s]
+    if len(times) != len(durations):
+        raise ValueError(f"need one duration per arrival; got {len(times)} arrivals, {len(durations)} durations")
+    if not all(math.isfinite(v) for v in times + durations + [prebuffer_s]):
+        raise ValueError("arrival times, durations and prebuffer_s must be finite numbers")
+    if any(t < 0 for t in times) or any(d < 0 for d in durations) or prebuffer_s < 0:
+        raise ValueError("arrival times (seconds since the request), durations and prebuffer_s must be >= 0")
+    if any(later < earlier for earlier, later in pairwise(times)):
+        raise ValueError("arrival times must be non-decreasing (pass chunks in playback order)")
+
+    rtf_per_chunk = tuple(
+        _ratio(d, t - (times[i - 1] if i else 0.0)) for i, (t, d) in enumerate(zip(times, durations, strict=True))
+    )
+    audible = [i for i, d in enumerate(durations) if d > 0]
+    cumulative: list[float | None] = [None] * len(times)
+    fell_behind = False
+    stalls: list[Stall] = []
+    first_audio = playback_start = None
+    if audible:
+        first_audio = times[audible[0]]
+        banked = 0.0  # A(i-1): audio that arrived before chunk i
+        dry_base = None  # once playing, the buffer runs dry at dry_base + banked
+        for i in audible:
+            if i != audible[0]:
+                cumulative[i] = _ratio(banked, times[i] - first_audio)
+                fell_behind = fell_behind or times[i] > first_audio + banked + _TIME_TOLERANCE_S
+            # Same float expression as above: with no prebuffer, a stall happens iff the stream fell behind.
+            if dry_base is not None and times[i] > dry_base + banked + _TIME_TOLERANCE_S:
+                stalls.append(Stall(i, dry_base + banked, times[i] - (dry_base + banked)))
+                dry_base = times[i] - banked
+            banked += durations[i]
+            if dry_base is None and (banked >= prebuffer_s - _TIME_TOLERANCE_S or i == audible[-1]):
+                playback_start = dry_base = times[i]
+    defined = [c for c in cumulative if c is not None]
+    total = math.fsum(durations)
+    return PlaybackPacing(
+        rtf_per_chunk=rtf_per_chunk,
+        cumulative_rtf=tuple(cumulative),
+        min_cumulative_rtf=min(defined) if defined else None,
+        fell_behind=fell_behind,
+        first_audio_s=first_audio,
+        playback_start_s=playback_start,
+        prebuffer_s=float(prebuffer_s),
+        stalls=tuple(stalls),
+        audio_s=total,
+        overall_rtf=_ratio(total, times[-1]) if times else None,
+    )
+
+
+def _ratio(audio_s: float, wall_s: float) -> float:
+    if wall_s > 0:
+        return audio_s / wall_s
+    return math.inf if audio_s > 0 else 0.0
+
+
+# ---- percentiles ----------------------------------------------------------------------------------
+
+
+def _clean(values: Iterable[float | None]) -> np.ndarray:
+    array = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    if np.isnan(array).any():
+        raise ValueError("values contain NaN; pass None for a measurement that was not taken")
+    return array
+
+
+def percentile(values: Iterable[float | None], p: float) -> float | None:
+    """The p-th percentile (0 ≤ p ≤ 100) by linear interpolation; None when there are no values."""
+    if not 0.0 <= p <= 100.0:
+        raise ValueError(f"percentile p must be within [0, 100]; got {p}")
+    array = _clean(values)
+    return float(np.percentile(array, p, method="linear")) if array.size else None
+
+
+def summarize(values: Iterable[float | None]) -> dict[str, float | int | None]:
+    """n, p50, p95, min, max and mean over the values that were measured (all None when there are none)."""
+    array = _clean(values)
+    if not array.size:
+        return {"n": 0, "p50": None, "p95": None, "min": None, "max": None, "mean": None}
+    return {
+        "n": int(array.size),
+        "p50": float(np.percentile(array, 50, method="linear")),
+        "p95": float(np.percentile(array, 95, method="linear")),
+        "min": float(array.min()),
+        "max": float(array.max()),
+        "mean": float(array.mean()),
+    }
+
+
+# ---- seams, transport, floor ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeamGap:
+    seam: int
+    """Sample offset of the seam: the first sample of the next sentence."""
+    silent_before: int
+    silent_after: int
+    sample_rate: int = SAMPLE_RATE
+
+    @property
+    def gap_samples(self) -> int:
+        return self.silent_before + self.silent_after
+
+    @property
+    def gap_s(self) -> float:
+        return self.gap_samples / self.sample_rate
+
+
+def seam_gaps(
+    audio: AudioLike | Sequence[float],
+    seams: Iterable[int],
+    sample_rate: int = SAMPLE_RATE,
+    threshold_dbfs: float = SEAM_SILENCE_DBFS,
+) -> list[SeamGap]:
+    """The silence heard around each seam of an utterance's concatenated audio (module docstring)."""
+    samples = as_float_audio(audio)
+    offsets = [int(s) for s in seams]
+    if any(not 0 <= s <= len(samples) for s in offsets):
+        raise ValueError(f"seam offsets must lie within the audio (0..{len(samples)} samples); got {offsets}")
+    loud = np.flatnonzero(np.abs(samples) > 10.0 ** (threshold_dbfs / 20.0))
+    gaps = []
+    for seam in offsets:
+        k = int(np.searchsorted(loud, seam))  # loud[k-1] < seam <= loud[k]
+        last_loud_before = int(loud[k - 1]) if k > 0 else -1
+        first_loud_after = int(loud[k]) if k < len(loud) else len(samples)
+        gaps.append(SeamGap(seam, seam - last_loud_before - 1, first_loud_after - seam, sample_rate))
+    return gaps
+
+
+@dataclass(frozen=True, slots=True)
+class TransportCost:
+    wire_bytes: int
+    audio_s: float
+    bytes_per_audio_s: float
+    overhead: float
+    """Wire bytes ÷ the raw PCM16 bytes of the same audio (1.0 = none)."""
+
+
+def transport_cost(
+    wire_bytes: int | Iterable[int],
+    audio_s: float,
+    sample_rate: int = SAMPLE_RATE,
+    bytes_per_sample: int = BYTES_PER_SAMPLE,
+) -> TransportCost:
+    """Bytes on the wire per second of audio; ``wire_bytes`` is a total or the size of each frame."""
+    total = wire_bytes if isinstance(wire_bytes, int) else sum(int(n) for n in wire_bytes)
+    if total < 0:
+        raise ValueError(f"wire byte counts must be >= 0; got {total}")
+    if not audio_s > 0:
+        raise ValueError(f"audio_s must be positive to express bytes per second of audio; got {audio_s}")
+    per_second = total / audio_s
+    return TransportCost(total, float(audio_s), per_second, per_second / (sample_rate * bytes_per_sample))
+
+
+def latency_floor_s(fragment_arrival_s: float, bare_forward_s: float, leading_silence_s: float = 0.0) -> float:
+    """First-fragment arrival + one bare model forward of it (+ its audio's leading silence), in seconds."""
+    parts = {
+        "fragment_arrival_s": fragment_arrival_s,
+        "bare_forward_s": bare_forward_s,
+        "leading_silence_s": leading_silence_s,
+    }
+    for name, value in parts.items():
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite number of seconds >= 0; got {value}")
+    return fragment_arrival_s + bare_forward_s + leading_silence_s
+
+
+def floor_ratio(
+    time_to_first_audio_s: float,
+    fragment_arrival_s: float,
+    bare_forward_s: float,
+    leading_silence_s: float = 0.0,
+) -> float:
+    """Measured time to first audio ÷ the floor (module docstring); 1.0 = nothing added beyond the model."""
+    floor = latency_floor_s(fragment_arrival_s, bare_forward_s, leading_silence_s)
+    if floor <= 0:
+        raise ValueError("the floor is 0 s (no arrival time, no forward time): the ratio is undefined")
+    if not (math.isfinite(time_to_first_audio_s) and time_to_first_audio_s >= 0):
+        raise ValueError(f"time_to_first_audio_s must be a finite number >= 0; got {time_to_first_audio_s}")
+    return time_to_first_audio_s / floor
