@@ -14,11 +14,12 @@ First audible sample (onset) — ``first_audible_sample``, ``OnsetDetector``
     2. A *run* is a maximal sequence of consecutive loud windows. Its *extent* reaches from the first to the last of
        its samples whose magnitude is above the threshold (|x| > 10^(−40/20) = 0.01); every loud window holds one.
     3. The onset is the first sample of the extent of the first run whose extent is at least 50 ms (1200 samples).
-    So a single sound shorter than 50 ms (a click, a breath) is never an onset, and a sound starting from silence is
-    found at its exact first sample above the threshold, provided the window it starts in is loud; a sound starting
-    in the last few samples of a window that stays quiet is found at the next window boundary (less than 10 ms late).
-    ``OnsetDetector`` does the same on streamed chunks (any split, even mid-sample for bytes) and gives the same
-    index as the whole-signal function; it knows the onset as soon as the run's extent reaches 50 ms.
+    So a sound shorter than 50 ms between samples below the threshold (a click, a breath) is never an onset, and a
+    sound starting from silence is found at its exact first sample above the threshold, provided the window it
+    starts in is loud; a sound starting in the last few samples of a window that stays quiet is found at the next
+    window boundary (less than 10 ms late). ``OnsetDetector`` does the same on streamed chunks (any split, even
+    mid-sample for bytes) and gives the same index as the whole-signal function; it knows the onset as soon as the
+    window that brings the run's extent to 50 ms is complete.
 
 Time of the first audible sample — ``audible_time_s``
     When a player that starts at the first audio byte and plays in real time reaches the onset sample:
@@ -55,7 +56,7 @@ Gaps at seams — ``seam_gaps``
 
 Transport overhead — ``transport_cost``
     Wire bytes per second of audio, and that ÷ the raw PCM16 rate (48 000 B/s at 24 kHz): 1.0 means no overhead;
-    base64 in JSON is about 1.34.
+    base64 in JSON is at least 4/3.
 
 Floor — ``latency_floor_s``, ``floor_ratio``
     The floor is the earliest any design could be audible: the time the first synthesizable fragment finished
