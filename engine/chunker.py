@@ -1,0 +1,406 @@
+"""Incremental sentence chunking: turns a stream of text fragments (LLM tokens) into chunks worth synthesizing.
+
+Kokoro speaks a chunk at a time, so where the text is cut decides both latency and prosody. The rules:
+
+- **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
+  the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
+  ``min_first_words`` words, or is forced at the word boundary after ``first_fragment_max_words`` words. First audio
+  then waits for a few words, not for a long first sentence (peers' top complaint). Later chunks are whole sentences.
+- **Sentence ends.** ``.`` ``!`` ``?`` ``…`` and runs of them (``?!``, ``...``) end a sentence before whitespace;
+  CJK ``。！？`` end it at once (no space follows them); every newline ends one (list items, agent replies).
+  Closing quotes and brackets after the punctuation stay with their sentence.
+- **Look-ahead, as short as possible.** A run of terminal punctuation is decided by the first non-space character
+  after it (a newline or ``flush`` decides at once): lower-case means the sentence goes on ("wait... what",
+  '"Stop!" she said'); otherwise it ends, unless the word before a single period says otherwise:
+  titles ("Dr. Smith", "St. Louis", "e.g. Paris"), an initial before a capital ("J. R. R. Tolkien"), a number
+  abbreviation before a digit ("No. 5", "Jan. 12"), dotted abbreviations before a word ("the U.S. Army"), or a
+  list marker at the start of a line ("1. First item"). "etc.", "Inc.", "a.m." and the like *do* end a sentence
+  before a capital ("..., pears, etc. The next"), since that is how they are mostly used; before a lower-case
+  word they do not. Periods, colons and question marks with no space after them never cut: decimals, versions,
+  times, URLs, e-mail addresses, file names ("3.14", "v1.2.3", "10:30", "a.b?c=d", "x@y.org", "report.pdf").
+  When a rule is unsure it does not cut: a missed cut costs a little latency, a wrong cut an audible pause.
+- **Floor and ceiling.** A sentence shorter than ``min_sentence_chars`` is held and merged with the next one
+  ("Ok." alone sounds odd and costs a model call; a CJK character counts as three, being a syllable); the early
+  first fragment is exempt (it has its word minimum; each CJK character counts as a word).
+  A chunk whose phoneme estimate (``engine.chunker_phonemes``, conservative, no G2P) would exceed
+  ``max_chunk_phonemes`` (Kokoro's 510) is cut at its last sentence end, else its last clause boundary, else its
+  last word boundary, else where it is.
+- **Fragmentation invariance.** Every decision depends only on the characters, never on how they were split
+  into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks.
+- **Linear cost.** Each character is examined once, plus once more after a cut for the few characters past the
+  cut (bounded by a chunk); the held text is bounded by the ceiling; ``scanned_chars`` counts the work.
+
+Chunks are the input text between cuts, stripped of surrounding whitespace (inner newlines are kept), never
+empty: concatenated, they hold every non-space character of the input in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.chunker_phonemes import CJK, QUARTERS, SPACE, PhonemeEstimator, char_kind, estimate_phonemes, is_cjk
+from engine.chunker_rules import (
+    CJK_CLAUSE_MARKS,
+    CJK_TERMINALS,
+    CLAUSE_MARKS,
+    CLOSERS,
+    DASHES,
+    HYPHENS,
+    NEWLINES,
+    TERMINALS,
+    clean_word,
+    cut_may_follow,
+    run_ends_sentence,
+)
+
+__all__ = ["IncrementalSentenceChunker", "estimate_phonemes"]
+
+_SENTENCE = 0
+_CLAUSE = 1
+
+# Kinds of punctuation run.
+_TERM = 0  # . ! ? …   (needs whitespace after, then look-ahead)
+_CJK_TERM = 1  # 。！？   (ends at the next character)
+_CLAUSE_RUN = 2  # , ; :   (needs whitespace after)
+_CJK_CLAUSE_RUN = 3  # ，、；：   (ends at the next character)
+_DASH = 4  # — ―      (ends at the next character that is not a dash)
+_HYPHEN = 5  # - –      (only spaced " - " or doubled "--")
+
+_PUNCT = TERMINALS | CJK_TERMINALS | CLAUSE_MARKS | CJK_CLAUSE_MARKS
+_MAX_WORD = 24
+"""Longer tokens are never abbreviations; the word before a period is not looked up beyond this."""
+
+
+@dataclass(slots=True)
+class _Run:
+    kind: int
+    end: int
+    """Absolute index just past the run's last punctuation mark or closer."""
+    word: str
+    """The token before the run, quotes stripped ("" if too long to be an abbreviation)."""
+    at_line_start: bool
+    spaced_before: bool
+    single_period: bool
+    marks: int = 1
+    closing: bool = False
+    """A closer has been seen: no more punctuation joins the run."""
+
+
+@dataclass(slots=True)
+class _PendingEnd:
+    """A run of terminal punctuation followed by spaces, waiting for the next non-space character."""
+
+    end: int
+    single_period: bool
+    word: str
+    at_line_start: bool
+
+
+class IncrementalSentenceChunker:
+    def __init__(
+        self,
+        *,
+        early_first_fragment: bool = True,
+        min_first_words: int = 3,
+        first_fragment_max_words: int = 12,
+        min_sentence_chars: int = 20,
+        max_chunk_phonemes: int = 510,
+    ) -> None:
+        for name, value, low in (
+            ("min_first_words", min_first_words, 1),
+            ("first_fragment_max_words", first_fragment_max_words, 1),
+            ("min_sentence_chars", min_sentence_chars, 0),
+            ("max_chunk_phonemes", max_chunk_phonemes, 64),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be a whole number of at least {low}; got {value!r}.")
+        if first_fragment_max_words < min_first_words:
+            raise ValueError(
+                f"first_fragment_max_words ({first_fragment_max_words}) must be at least min_first_words "
+                f"({min_first_words})."
+            )
+        self._early_first = bool(early_first_fragment)
+        self._min_first_words = min_first_words
+        self._max_first_words = first_fragment_max_words
+        self._min_sentence_chars = min_sentence_chars
+        self._max_quarters = max_chunk_phonemes * QUARTERS
+        self.scanned_chars = 0
+        """Characters examined so far, rescans after cuts included: the chunker's work, for tests."""
+        self._out: list[str] = []
+        self._reset_utterance()
+
+    # ---- public API ---------------------------------------------------------------------------------
+
+    def feed(self, fragment: str) -> list[str]:
+        """Takes the next piece of text; returns the chunks it completed, in order (often none)."""
+        if not isinstance(fragment, str):
+            raise TypeError(f"feed() takes text (str), not {type(fragment).__name__}.")
+        if not fragment:
+            return []
+        self._buf += fragment
+        self._scan()
+        self._compact()
+        out, self._out = self._out, []
+        return out
+
+    def flush(self) -> str | None:
+        """Ends the utterance: returns what is held as one last chunk (None if only whitespace) and starts over,
+        so the next utterance gets an early first fragment again."""
+        chunk = None
+        if self._start is not None:
+            chunk = self._slice(self._start, self._base + len(self._buf)).strip() or None
+        self._reset_utterance()
+        return chunk
+
+    def reset(self) -> None:
+        """Drops everything held (cancel) and starts a new utterance."""
+        self._reset_utterance()
+
+    @property
+    def buffered_chars(self) -> int:
+        """Characters held and not yet released (0 exactly when ``flush`` would return None)."""
+        if self._start is None:
+            return 0
+        return self._base + len(self._buf) - self._start
+
+    # ---- state ----------------------------------------------------------------------------------------
+
+    def _reset_utterance(self) -> None:
+        self._buf = ""
+        self._base = 0
+        """Absolute index of ``_buf[0]``: positions are absolute so compaction never moves them."""
+        self._pos = 0
+        """Absolute index of the next character to examine."""
+        self._first = self._early_first
+        self._line_has_content = False
+        self._prev = ""
+        self._new_chunk()
+
+    def _new_chunk(self) -> None:
+        self._start: int | None = None
+        self._est = PhonemeEstimator()
+        self._words = 0
+        self._cjk_chars = 0
+        self._token_start: int | None = None
+        self._token_counted = False
+        self._token_at_line_start = False
+        self._first_alnum: int | None = None
+        self._content_end = 0
+        self._run: _Run | None = None
+        self._pending: _PendingEnd | None = None
+        # Boundaries seen in the held chunk, as (cut position, estimate there), for the ceiling.
+        self._last_sentence: tuple[int, int] | None = None
+        self._last_clause: tuple[int, int] | None = None
+        self._last_word: tuple[int, int] | None = None
+
+    def _slice(self, start: int, end: int) -> str:
+        return self._buf[start - self._base : end - self._base]
+
+    def _compact(self) -> None:
+        keep = self._start if self._start is not None else self._pos
+        if keep > self._base:
+            self._buf = self._buf[keep - self._base :]
+            self._base = keep
+
+    # ---- the scanner ----------------------------------------------------------------------------------
+
+    def _scan(self) -> None:
+        end = self._base + len(self._buf)
+        while self._pos < end:
+            i = self._pos
+            self._pos = i + 1
+            self._step(i, self._buf[i - self._base])
+
+    def _step(self, i: int, c: str) -> None:
+        self.scanned_chars += 1
+        kind, _ = char_kind(c)
+        space = kind == SPACE
+        newline = space and c in NEWLINES
+        if self._start is None:
+            if space:
+                if newline:
+                    self._line_has_content = False
+                self._prev = c
+                return
+            self._start = i
+        if self._pending is not None and (newline or not space) and self._resolve_pending(c, newline):
+            return
+        run = self._run
+        if run is not None and not self._extend_run(run, i, c):
+            self._run = None
+            if self._close_run(run, space, newline):
+                return
+        self._account(i, c, kind, space, newline)
+
+    def _resolve_pending(self, c: str, newline: bool) -> bool:
+        """``c`` (a newline or the first non-space) decides the pending sentence end; returns whether it cut."""
+        pending = self._pending
+        assert pending is not None
+        self._pending = None
+        ends = newline or run_ends_sentence(pending.single_period, pending.word, c, at_line_start=pending.at_line_start)
+        return ends and self._boundary(pending.end, _SENTENCE)
+
+    def _extend_run(self, run: _Run, i: int, c: str) -> bool:
+        if run.kind in (_DASH, _HYPHEN):
+            if c in DASHES or c in HYPHENS:
+                run.marks += 1
+                run.end = i + 1
+                return True
+            return False
+        if c in _PUNCT and not run.closing:
+            run.marks += 1
+            run.single_period = False
+            if c in CLAUSE_MARKS:
+                run.kind = _CLAUSE_RUN
+            elif c in CJK_CLAUSE_MARKS:
+                run.kind = _CJK_CLAUSE_RUN
+            elif c in CJK_TERMINALS or run.kind == _CJK_TERM:
+                run.kind = _CJK_TERM
+            else:
+                run.kind = _TERM
+            run.end = i + 1
+            return True
+        if c in CLOSERS:
+            run.closing = True
+            run.end = i + 1
+            return True
+        return False
+
+    def _close_run(self, run: _Run, space: bool, newline: bool) -> bool:
+        """The run ended just before a character that is a space or not; returns whether a cut happened."""
+        kind = run.kind
+        if kind == _CJK_TERM:
+            return self._boundary(run.end, _SENTENCE)
+        if kind in (_CJK_CLAUSE_RUN, _DASH):
+            return self._boundary(run.end, _CLAUSE)
+        if kind == _HYPHEN:
+            # " - " between words, or "--" inside a word; not "-5", "well-known", "10–12" or "--flag".
+            if (run.spaced_before and space) or (run.marks >= 2 and not run.spaced_before):
+                return self._boundary(run.end, _CLAUSE)
+            return False
+        if not space:
+            return False  # "3.14", "a.b", "10:30", "?c=d": inside a token
+        if kind == _CLAUSE_RUN:
+            return self._boundary(run.end, _CLAUSE)
+        if newline:
+            return self._boundary(run.end, _SENTENCE)
+        self._pending = _PendingEnd(run.end, run.single_period, run.word, run.at_line_start)
+        return False
+
+    def _account(self, i: int, c: str, kind: int, space: bool, newline: bool) -> None:
+        self._est.add(c)
+        if space:
+            token_start = self._token_start
+            if token_start is not None:
+                self._token_start = None
+                self._last_word = (i, self._est.quarters)
+                if self._forced_first_cut_allowed(token_start, i) and self._cut(i):
+                    return
+            if newline:
+                self._line_has_content = False
+                if self._boundary(i, _SENTENCE):
+                    return
+        else:
+            if self._token_start is None:
+                self._token_start = i
+                self._token_counted = False
+                self._token_at_line_start = not self._line_has_content
+            self._line_has_content = True
+            self._content_end = i + 1
+            alnum = kind == CJK or c.isalnum()
+            if alnum:
+                prev = self._prev
+                if i > self._start and prev.isalnum() and (kind == CJK or is_cjk(prev)):
+                    # A word boundary inside unspaced text ("机器|人", "用|Python").
+                    self._last_word = (i, self._est.quarters)
+                    if self._first and self._words >= self._max_first_words and self._cut(i):
+                        return
+                if kind == CJK:
+                    self._words += 1
+                    self._cjk_chars += 1
+                    self._token_counted = False
+                elif not self._token_counted:
+                    self._words += 1
+                    self._token_counted = True
+                if self._first_alnum is None:
+                    self._first_alnum = i
+            elif self._run is None:
+                self._start_run(i, c)
+        self._prev = c
+        if self._est.quarters > self._max_quarters:
+            self._split_long(i)
+
+    def _start_run(self, i: int, c: str) -> None:
+        if c in _PUNCT:
+            if c in CLAUSE_MARKS:
+                kind = _CLAUSE_RUN
+            elif c in CJK_CLAUSE_MARKS:
+                kind = _CJK_CLAUSE_RUN
+            elif c in CJK_TERMINALS:
+                kind = _CJK_TERM
+            else:
+                kind = _TERM
+        elif c in DASHES:
+            kind = _DASH
+        elif c in HYPHENS:
+            kind = _HYPHEN
+        else:
+            return
+        token_start = self._token_start if self._token_start is not None else i
+        word = clean_word(self._slice(token_start, i)) if i - token_start <= _MAX_WORD else ""
+        spaced_before = not self._prev or self._prev.isspace()
+        self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".")
+
+    def _forced_first_cut_allowed(self, token_start: int, i: int) -> bool:
+        if not self._first or self._words < self._max_first_words:
+            return False
+        if i - token_start > _MAX_WORD:
+            return True
+        return cut_may_follow(self._slice(token_start, i), at_line_start=self._token_at_line_start)
+
+    # ---- cutting --------------------------------------------------------------------------------------
+
+    def _boundary(self, p: int, kind: int) -> bool:
+        """A confirmed sentence end or clause boundary at ``p``: cut there if the rules say so, else remember it."""
+        if self._first_alnum is None or self._first_alnum >= p or self._start is None:
+            return False  # nothing speakable before it
+        if self._first and self._words >= self._min_first_words:
+            return self._cut(p)
+        mark = (p, self._est.quarters)
+        if kind == _CLAUSE:
+            self._last_clause = mark
+            return False
+        # A CJK character is a syllable, about three Latin letters' worth of speech.
+        length = min(self._content_end, p) - self._start + 2 * self._cjk_chars
+        if not self._first and length >= self._min_sentence_chars:
+            return self._cut(p)
+        self._last_sentence = mark
+        return False
+
+    def _split_long(self, i: int) -> None:
+        """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary,
+        preferring a sentence end or clause boundary unless it would leave a sliver of under a quarter."""
+        floor = self._max_quarters // 4
+        for mark in (self._last_sentence, self._last_clause):
+            if mark is not None and mark[1] >= floor:
+                self._cut(mark[0])
+                return
+        for mark in (self._last_word, self._last_sentence, self._last_clause):
+            if mark is not None:
+                self._cut(mark[0])
+                return
+        if self._start is not None and i > self._start:
+            self._cut(i)
+
+    def _cut(self, p: int) -> bool:
+        """Releases the held text up to ``p`` as a chunk and rescans what follows it as a new chunk."""
+        assert self._start is not None and p > self._start
+        chunk = self._slice(self._start, p).rstrip()
+        if chunk:
+            self._out.append(chunk)
+        self._first = False
+        self._new_chunk()
+        self._line_has_content = True
+        self._prev = self._buf[p - 1 - self._base]
+        self._pos = p
+        return True
