@@ -10,6 +10,7 @@ import importlib
 
 BENCH_MODULES: list[str] = [
     "engine.bench_engine",  # bench engine
+    "endpoint.bench_server",  # bench server
 ]
 
 

@@ -1,0 +1,60 @@
+"""Bearer-token guard for lab boxes on a LAN (``voicedesk serve --token``); SageMaker relies on IAM instead.
+
+A plain ASGI middleware so it covers HTTP and WebSocket routes alike. A refused WebSocket upgrade is
+answered with a real HTTP 401 when the server supports the ASGI ``websocket.http.response`` extension
+(uvicorn does), otherwise closed with 1008 (policy violation) and a reason saying what is missing.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from endpoint.settings import OPEN_PATHS
+from engine.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+WS_POLICY_VIOLATION = 1008
+
+
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+    for name, value in headers:
+        if name.lower() == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+class BearerTokenMiddleware:
+    def __init__(self, app: ASGIApp, token: str, open_paths: frozenset[str] = OPEN_PATHS) -> None:
+        self.app = app
+        self._token = token.encode()
+        self._open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in self._open_paths:
+            await self.app(scope, receive, send)
+            return
+        presented = bearer_token(scope.get("headers", []))
+        if presented is not None and hmac.compare_digest(presented.encode(), self._token):
+            await self.app(scope, receive, send)
+            return
+        message = (
+            "This server requires a token: send the header 'Authorization: Bearer <token>' "
+            "(the token given to voicedesk serve --token or VOICEDESK_TOKEN)."
+            if presented is None
+            else "The bearer token is not the one this server was started with."
+        )
+        log.info("refused %s %s: %s", scope["type"], scope["path"], "no token" if presented is None else "bad token")
+        body = {"code": str(ErrorCode.UNAUTHORIZED), "message": message}
+        if scope["type"] == "websocket" and "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": message[:120]})
+            return
+        # For a WebSocket, Starlette's Response sends this as the upgrade's HTTP denial response.
+        response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="voicedesk"'})
+        await response(scope, receive, send)

@@ -1,0 +1,208 @@
+"""The endpoint's shared state: one model, one scheduler, and the sessions currently using them.
+
+The model is loaded and warmed in the background so the server listens at once and ``/ping`` can say 503
+until it is ready (SageMaker polls it). Every WebSocket connection and HTTP stream holds a ``Lease`` while it
+runs: that is how the session cap is enforced and how shutdown finds the sessions it has to wind down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from endpoint.settings import ServerSettings
+from engine.errors import ErrorCode, VoicedeskError, VoiceError
+from engine.events import SessionConfig
+from engine.local import LocalSession
+from engine.scheduler import SynthesisScheduler
+from engine.synthesis import Synthesizer
+from engine.voices import parse_voice_spec
+
+log = logging.getLogger(__name__)
+
+SynthesizerSource = Synthesizer | Callable[[], Synthesizer]
+"""A loaded, warmed synthesizer (tests, benchmarks), or a blocking loader run off the event loop (``serve``):
+the runtime warms what a loader returns."""
+
+
+class RuntimeState(StrEnum):
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+    DRAINING = "draining"
+    STOPPED = "stopped"
+
+
+@dataclass(eq=False, slots=True)
+class Lease:
+    """A slot held by one WebSocket connection or HTTP stream for as long as it runs."""
+
+    kind: str
+    drain: Callable[[], Awaitable[None]] | None = None
+    """Winds the session down on shutdown (finish the current sentence, say goodbye, close)."""
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    session: LocalSession | None = None
+    opened_at: float = field(default_factory=time.monotonic)
+
+
+class EndpointRuntime:
+    def __init__(self, source: SynthesizerSource, settings: ServerSettings) -> None:
+        self.settings = settings
+        self._source = source
+        self.synthesizer: Synthesizer | None = None
+        self.scheduler = SynthesisScheduler(name="endpoint-synth")
+        self.state = RuntimeState.LOADING
+        self.load_error: VoicedeskError | None = None
+        self.voices: tuple[str, ...] = ()
+        self._ready = threading.Event()
+        self._leases: dict[str, Lease] = {}
+        self._loader: asyncio.Task[None] | None = None
+        self.sessions_opened = 0
+
+    # ---- lifecycle ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Starts loading and warming the model in the background (called from the app's lifespan)."""
+        self._loader = asyncio.get_running_loop().create_task(self._load(), name="load-model")
+
+    async def _load(self) -> None:
+        started = time.perf_counter()
+        try:
+            source = self._source
+            if hasattr(source, "synthesize"):
+                synthesizer = source  # loaded and warmed by whoever passed it in
+            else:
+                synthesizer = await asyncio.to_thread(source)  # type: ignore[operator]
+                # Warm on the scheduler's worker: the thread that will run every request afterwards.
+                await asyncio.to_thread(self.scheduler.run_sync, synthesizer.warm_up)
+            voices = await asyncio.to_thread(synthesizer.list_voices)
+        except VoicedeskError as exc:
+            self._fail(exc)
+        except Exception as exc:
+            log.exception("loading the model failed")
+            self._fail(VoicedeskError(ErrorCode.INTERNAL, f"Loading the model failed: {type(exc).__name__}: {exc}"))
+        else:
+            self.synthesizer = synthesizer
+            self.voices = tuple(voices)
+            if self.state is RuntimeState.LOADING:
+                self.state = RuntimeState.READY
+            self._ready.set()
+            log.info(
+                "model ready on %s in %.1f s (%d voices)",
+                synthesizer.device,
+                time.perf_counter() - started,
+                len(self.voices),
+            )
+
+    def _fail(self, error: VoicedeskError) -> None:
+        self.load_error = error
+        self.state = RuntimeState.FAILED
+        log.error("the endpoint cannot serve: %s", error.message)
+        self._ready.set()
+
+    def wait_ready(self, timeout_s: float | None = None) -> bool:
+        """Blocks until loading ended (ready or failed); for other threads (tests, benchmarks)."""
+        return self._ready.wait(timeout_s) and self.state is RuntimeState.READY
+
+    @property
+    def ready(self) -> bool:
+        return self.state is RuntimeState.READY
+
+    async def drain(self) -> None:
+        """Stops admitting sessions and winds down the open ones (SIGTERM, before connections are cut)."""
+        if self.state in (RuntimeState.DRAINING, RuntimeState.STOPPED):
+            return
+        self.state = RuntimeState.DRAINING
+        leases = [lease for lease in self._leases.values() if lease.drain is not None]
+        if not leases:
+            return
+        log.info("shutting down: winding down %d session(s)", len(leases))
+        try:
+            async with asyncio.timeout(self.settings.shutdown_grace_s):
+                await asyncio.gather(*(lease.drain() for lease in leases), return_exceptions=True)  # type: ignore[misc]
+        except TimeoutError:
+            log.warning("sessions did not finish within %.0f s; closing them", self.settings.shutdown_grace_s)
+
+    async def aclose(self) -> None:
+        self.state = RuntimeState.STOPPED
+        if self._loader is not None and not self._loader.done():
+            self._loader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loader
+        for lease in list(self._leases.values()):
+            if lease.session is not None:
+                await lease.session.aclose()
+        await self.scheduler.aclose()
+
+    # ---- admission ----------------------------------------------------------------------------------
+
+    def check_available(self) -> None:
+        """Raises a ``VoicedeskError`` saying why no session can start now (loading, failed, shutting down)."""
+        if self.state is RuntimeState.READY:
+            return
+        if self.state is RuntimeState.LOADING:
+            raise VoicedeskError(ErrorCode.NOT_READY, "The model is still loading; retry when GET /ping answers 200.")
+        if self.state is RuntimeState.FAILED and self.load_error is not None:
+            raise self.load_error
+        raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
+
+    def admit(self, kind: str, drain: Callable[[], Awaitable[None]] | None = None) -> Lease:
+        self.check_available()
+        if len(self._leases) >= self.settings.max_sessions:
+            raise VoicedeskError(
+                ErrorCode.TOO_MANY_SESSIONS,
+                f"This server already runs {len(self._leases)} sessions (limit {self.settings.max_sessions}); "
+                "retry later, or start the server with a higher --max-sessions.",
+            )
+        lease = Lease(kind, drain)
+        self._leases[lease.id] = lease
+        return lease
+
+    def release(self, lease: Lease) -> None:
+        self._leases.pop(lease.id, None)
+
+    @contextlib.contextmanager
+    def leased(self, kind: str, drain: Callable[[], Awaitable[None]] | None = None) -> Iterator[Lease]:
+        lease = self.admit(kind, drain)
+        try:
+            yield lease
+        finally:
+            self.release(lease)
+
+    def open_session(self, lease: Lease, config: SessionConfig | None = None) -> LocalSession:
+        """A session on the shared model and scheduler: the same session code the local engine runs."""
+        assert self.synthesizer is not None, "open_session before the model is ready"
+        session = LocalSession(self.synthesizer, self.scheduler, config or SessionConfig(), self.settings.limits)
+        lease.session = session
+        self.sessions_opened += 1
+        return session
+
+    # ---- introspection (tests, benchmarks, /ping) ---------------------------------------------------
+
+    @property
+    def active_sessions(self) -> int:
+        return len(self._leases)
+
+    def session_ids(self) -> set[str]:
+        return {lease.session.id for lease in self._leases.values() if lease.session is not None}
+
+    async def check_voice(self, voice: str) -> str:
+        """Normalises a voice spec, or raises ``VoiceError`` naming the voices that exist. Off the event loop.
+
+        Specs naming files (``/path/x.pt``) are refused: a network client must not make the server read its disk.
+        """
+        assert self.synthesizer is not None
+        parts = parse_voice_spec(voice)
+        if any(part.is_path for part in parts):
+            raise VoiceError(
+                f"Voice {voice!r} names a file; over the network only voice names (or blends of them) are "
+                f"accepted. Voices here: {', '.join(self.voices) or 'none'}."
+            )
+        return await asyncio.to_thread(self.synthesizer.check_voice, voice)

@@ -1,0 +1,262 @@
+"""HTTP speech routes: ``POST /invocations`` (the AWS sample's request), OpenAI's ``POST /v1/audio/speech``,
+and ``GET /v1/audio/voices``.
+
+Each request runs through a ``LocalSession`` (send_text, flush, close) like every other path, so chunking,
+scheduling and seams are the same; audio is streamed as each sentence is ready. Binary transport sends WAV
+(header first, sizes open-ended) or raw PCM16; SSE sends base64 PCM16 chunks as events.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from endpoint.runtime import EndpointRuntime, Lease
+from endpoint.speech_request import (
+    OPENAI_VOICES,
+    SpeechRequest,
+    http_status,
+    parse_invocation,
+    parse_openai_speech,
+)
+from engine.audio import streaming_wav_header
+from engine.errors import ErrorCode, VoicedeskError, VoiceError
+from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished, SessionConfig
+from engine.session import SessionLimits
+
+log = logging.getLogger(__name__)
+
+AUDIO_HEADERS = {
+    "X-Sample-Rate": str(SAMPLE_RATE),
+    "X-Audio-Encoding": "pcm_s16le",
+    "X-Audio-Channels": "1",
+    "Cache-Control": "no-store",
+}
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def error_response(error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> JSONResponse:
+    status = http_status(str(error.code))
+    if openai:
+        # The shape the openai client parses into APIStatusError.message / .code.
+        body: dict[str, object] = {
+            "error": {"message": error.message, "type": "invalid_request_error", "code": str(error.code)}
+        }
+    else:
+        body = {"type": "error", "code": str(error.code), "message": error.message, "request_id": request_id}
+    return JSONResponse(body, status_code=status)
+
+
+class SessionStreamResponse(StreamingResponse):
+    """A streaming response that always releases its session, even when it never got to stream."""
+
+    def __init__(self, content: AsyncIterator[bytes | str], on_close: Callable[[], Awaitable[None]], **kwargs) -> None:
+        super().__init__(content, **kwargs)
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._on_close()
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes without buffering them."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise VoicedeskError(
+                ErrorCode.FRAME_TOO_LARGE,
+                f"The request body is over the limit of {limit:,} bytes; send less text per request.",
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def resolve_voice(runtime: EndpointRuntime, voice: str, openai_names: bool) -> str:
+    try:
+        return await runtime.check_voice(voice)
+    except VoiceError as exc:
+        mapped = OPENAI_VOICES.get(voice.lower()) if openai_names else None
+        if mapped is None:
+            raise
+        try:
+            return await runtime.check_voice(mapped)
+        except VoiceError:
+            raise VoiceError(
+                f"The OpenAI voice {voice!r} maps to Kokoro's {mapped}, which this server does not have. {exc.message}"
+            ) from None
+
+
+def _log_request(route: str, request: SpeechRequest) -> None:
+    log.info(
+        "%s %s: %d chars, voice %s, speed %.2f, %s/%s",
+        route,
+        request.request_id or "-",
+        len(request.text),
+        request.voice,
+        request.speed,
+        request.audio_format,
+        request.transport,
+    )
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("%s %s text: %r", route, request.request_id or "-", request.text)
+
+
+async def session_events(runtime: EndpointRuntime, lease: Lease, request: SpeechRequest) -> AsyncIterator[Event]:
+    """Speaks the whole text through a session and yields its events up to ``Closed``."""
+    session = runtime.open_session(lease, SessionConfig(voice=request.voice, speed=request.speed))
+    await session.send_text(request.text)
+    await session.flush(request.request_id)
+    await session.close()
+    async for event in session.events():
+        yield event
+
+
+def _sse(event: str | None, data: dict[str, object]) -> bytes:
+    payload = json.dumps(data, separators=(",", ":"))
+    return (f"event: {event}\n" if event else "").encode() + f"data: {payload}\n\n".encode()
+
+
+async def binary_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
+    if request.audio_format == "wav":
+        yield streaming_wav_header()
+    async for event in events:
+        if isinstance(event, Audio) and event.pcm:
+            yield event.pcm
+        elif isinstance(event, Error):
+            # Status and headers are gone by now; the sentence is skipped and the log says why.
+            log.warning("request %s: sentence %s failed: %s", request.request_id or "-", event.seq, event.code)
+
+
+async def voicedesk_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
+    started = time.monotonic()
+    rid = request.request_id
+    yield _sse(
+        "audio_stream_start",
+        {
+            "type": "audio_stream_start",
+            "request_id": rid,
+            "sample_rate": SAMPLE_RATE,
+            "channels": 1,
+            "encoding": "pcm_s16le",
+        },
+    )
+    audio_bytes = 0
+    sentences = 0
+    async for event in events:
+        if isinstance(event, Audio) and event.pcm:
+            audio_bytes += len(event.pcm)
+            chunk = {"type": "audio_chunk", "request_id": rid, "seq": event.seq}
+            chunk["audio"] = base64.b64encode(event.pcm).decode("ascii")
+            yield _sse("audio_chunk", chunk)
+        elif isinstance(event, SentenceFinished):
+            sentences += 1
+        elif isinstance(event, Error):
+            error = {"type": "error", "code": str(event.code), "message": event.message, "request_id": rid}
+            if event.seq is not None:
+                error["seq"] = event.seq
+            yield _sse("error", error)
+    yield _sse(
+        "audio_stream_end",
+        {
+            "type": "audio_stream_end",
+            "request_id": rid,
+            "duration_s": round(audio_bytes / (BYTES_PER_SAMPLE * SAMPLE_RATE), 6),
+            "sentences": sentences,
+            "elapsed_s": round(time.monotonic() - started, 6),
+        },
+    )
+
+
+async def openai_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
+    """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
+    async for event in events:
+        if isinstance(event, Audio) and event.pcm:
+            yield _sse(None, {"type": "speech.audio.delta", "audio": base64.b64encode(event.pcm).decode("ascii")})
+        elif isinstance(event, Error):
+            yield _sse(None, {"type": "error", "error": {"code": str(event.code), "message": event.message}})
+    characters = len(request.text)
+    yield _sse(
+        None,
+        {
+            "type": "speech.audio.done",
+            "usage": {"input_tokens": characters, "output_tokens": 0, "total_tokens": characters},
+        },
+    )
+
+
+async def stream_speech(request: Request, speech: SpeechRequest) -> Response:
+    """Admits the request, then streams its audio in the transport it asked for."""
+    runtime: EndpointRuntime = request.app.state.runtime
+    lease = runtime.admit("http")
+    try:
+        events = session_events(runtime, lease, speech)
+        if speech.transport == "sse":
+            body = (
+                openai_sse_body(events, speech)
+                if speech.sse_dialect == "openai"
+                else voicedesk_sse_body(events, speech)
+            )
+            media_type, headers = "text/event-stream", SSE_HEADERS
+        else:
+            body = binary_body(events, speech)
+            media_type = "audio/wav" if speech.audio_format == "wav" else "audio/pcm"
+            headers = AUDIO_HEADERS
+    except BaseException:
+        runtime.release(lease)
+        raise
+
+    async def finish() -> None:
+        if lease.session is not None:
+            await lease.session.aclose()
+        runtime.release(lease)
+
+    return SessionStreamResponse(body, finish, media_type=media_type, headers=headers)
+
+
+async def _speech_route(
+    request: Request, parse: Callable[[bytes, SessionLimits], SpeechRequest], route: str, openai: bool
+) -> Response:
+    runtime: EndpointRuntime = request.app.state.runtime
+    speech: SpeechRequest | None = None
+    try:
+        runtime.check_available()
+        body = await read_body(request, runtime.settings.max_frame_bytes)
+        speech = parse(body, runtime.settings.limits)
+        voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
+        speech = replace(speech, voice=voice)
+        _log_request(route, speech)
+        return await stream_speech(request, speech)
+    except VoicedeskError as exc:
+        return error_response(exc, speech.request_id if speech else None, openai=openai)
+    except ClientDisconnect:
+        return Response(status_code=499)
+
+
+async def invocations(request: Request) -> Response:
+    return await _speech_route(request, parse_invocation, "invocation", openai=False)
+
+
+async def openai_speech(request: Request) -> Response:
+    return await _speech_route(request, parse_openai_speech, "openai speech", openai=True)
+
+
+async def openai_voices(request: Request) -> Response:
+    runtime: EndpointRuntime = request.app.state.runtime
+    try:
+        runtime.check_available()
+    except VoicedeskError as exc:
+        return error_response(exc, openai=True)
+    return JSONResponse({"voices": list(runtime.voices), "openai_voice_names": OPENAI_VOICES})
