@@ -1,0 +1,473 @@
+"""The app's conductor: turns text into speech through the selected engine and the player, with no Qt in sight.
+
+One ``speak`` is one turn: fragments from a text source go to the engine session as they arrive; the session's
+events feed the player, the conversation state and the latency timeline. ``stop`` fades the audio out, cancels
+the session and marks where speech was cut; audio of the cancelled utterance that is still in flight is dropped.
+If a remote engine dies mid-reply and failover is on, the reply continues on the local engine from the first
+sentence whose audio never arrived (``app.failover``). The window listens through ``ControllerListener``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.conversation import CutMark, Turn, TurnKind, TurnState
+from app.engines import KIND_LABELS, EngineHub, EngineStatus
+from app.failover import engine_failure, plan_failover
+from app.link import SessionLink
+from app.sources import ChatMessage
+from engine.api import Engine
+from engine.audio import pcm16_to_wav
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import (
+    SAMPLE_RATE,
+    Audio,
+    Cancelled,
+    Closed,
+    Error,
+    Event,
+    Flushed,
+    SentenceFinished,
+    SentenceStarted,
+    SessionConfig,
+)
+from engine.metrics import OnsetDetector, seam_gaps
+from engine.timeline import TimelineBuilder, UtteranceTimeline
+
+log = logging.getLogger(__name__)
+
+
+class ControllerListener(Protocol):
+    def turn_changed(self, turn: Turn) -> None: ...
+    def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None: ...
+    def engine_status(self, status: EngineStatus) -> None: ...
+    def notice(self, text: str, level: str) -> None:
+        """A status-bar message; level is 'info', 'warning' or 'error'."""
+
+
+class PlayerLike(Protocol):
+    """What the controller needs of ``app.player.AudioPlayer``."""
+
+    prebuffer_s: float
+
+    def begin_utterance(self) -> None: ...
+    def push(self, pcm16: bytes, seq: int | None = None) -> None: ...
+    def end_utterance(self) -> None: ...
+    def interrupt(self, fade_s: float = 0.03) -> float: ...
+    @property
+    def position_s(self) -> float: ...
+    @property
+    def output_latency_s(self) -> float: ...
+    async def wait_finished(self) -> None: ...
+
+
+@dataclass
+class TurnRun:
+    turn: Turn
+    builder: TimelineBuilder
+    link: SessionLink
+    flush_id: str
+    pcm: list[bytes] = field(default_factory=list)
+    onsets: dict[int, OnsetDetector] = field(default_factory=dict)
+    underruns: dict[int, int] = field(default_factory=dict)
+    text_done: bool = False
+    feeder: asyncio.Task[None] | None = None
+    finisher: asyncio.Task[None] | None = None
+    timeline: UtteranceTimeline | None = None
+
+
+class SpeechController:
+    def __init__(
+        self,
+        hub: EngineHub,
+        listener: ControllerListener,
+        player: PlayerLike | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.hub = hub
+        self.listener = listener
+        self.player = player
+        self.clock = clock
+        self.voice = SessionConfig()
+        self.failover_enabled = True
+        self.history: list[ChatMessage] = []
+        self.turns: list[Turn] = []
+        self.run: TurnRun | None = None
+        self.last_run: TurnRun | None = None
+        self._link: SessionLink | None = None
+        self._turn_ids = itertools.count(1)
+        self._player_seqs = itertools.count()
+        self._player_map: dict[int, tuple[TurnRun, int]] = {}
+        self._speak_lock = asyncio.Lock()
+        self._background: set[asyncio.Future[object]] = set()
+
+    # ---- speaking ---------------------------------------------------------------------------------
+
+    async def speak(self, kind: TurnKind, prompt: str, fragments: AsyncIterator[str]) -> Turn | None:
+        """Starts a turn (stopping the one playing); returns it, or None when no engine could take it."""
+        async with self._speak_lock:  # two quick clicks must not feed one session two texts at once
+            await self.stop()
+            try:
+                link = await self._usable_link()
+            except VoicedeskError as exc:
+                self.listener.notice(exc.message, "error")
+                return None
+            turn = Turn(next(self._turn_ids), kind, prompt, link.label)
+            link.new_turn()
+            prebuffer = getattr(self.player, "prebuffer_s", 0.0)
+            run = TurnRun(turn, TimelineBuilder(f"turn {turn.id}", prebuffer_s=prebuffer), link, f"turn-{turn.id}")
+            self.run = self.last_run = run
+            self.turns.append(turn)
+            if kind is TurnKind.AGENT:
+                self.history.append(ChatMessage("user", prompt))
+            if self.player is not None:
+                self.player.begin_utterance()
+            await self._configure(link)
+            run.feeder = asyncio.ensure_future(self._feed(run, fragments))
+            self._changed(run)
+            return turn
+
+    async def stop(self) -> CutMark | None:
+        """Barge-in: fade out within 30 ms, cancel the session, mark what was heard. No-op when silent."""
+        run = self.run
+        if run is None or not run.turn.active:
+            return None
+        heard = self.player.interrupt(0.03) if self.player is not None else 0.0
+        link = run.link
+        link.discarding = True  # before any await: nothing queued behind this point may reach the player
+        cut = run.turn.mark_cut(heard)
+        self._end_run(run)
+        if run.feeder is not None:
+            run.feeder.cancel()
+        if link.usable:
+            try:
+                await link.session.cancel()
+            except VoicedeskError as exc:
+                log.info("cancel on %s failed: %s", link.label, exc)
+        self.listener.notice(f"Stopped — heard up to “{cut.quote}”" if cut.quote else "Stopped", "info")
+        return cut
+
+    def heard_position(self) -> float | None:
+        """Seconds of the current turn's audio that have reached the listener (for word highlighting)."""
+        if self.run is None or self.player is None:
+            return None
+        return max(self.player.position_s - self.player.output_latency_s, 0.0)
+
+    def reply_wav(self, run: TurnRun | None = None) -> bytes | None:
+        """The last reply's audio as a WAV file (works with no audio device)."""
+        run = run or self.last_run
+        return pcm16_to_wav(b"".join(run.pcm)) if run is not None and run.pcm else None
+
+    async def use_engine(self, spec) -> Engine | None:
+        """Switches engines; the next reply goes to ``spec`` (the current one is stopped first)."""
+        await self.stop()
+        if self._link is not None and (spec != self.hub.spec):
+            await self._link.shut()
+            self._link = None
+        engine = await self.hub.select(spec)
+        if engine is not None and self._link is None:
+            with contextlib.suppress(VoicedeskError):
+                await self._usable_link()  # connect now, so the status shows the connection
+        if spec.kind != "local" and self.failover_enabled and not self.hub.local_loaded:
+            self._spawn(self._preload_local())
+        return engine
+
+    async def _preload_local(self) -> None:
+        """Loads the local model in the background, so a failover does not wait for it (if it is here)."""
+        with contextlib.suppress(VoicedeskError):
+            await self.hub.local(report=False)
+
+    async def aclose(self) -> None:
+        await self.stop()
+        if self._link is not None:
+            await self._link.shut()
+        await self.hub.aclose()
+
+    # ---- the turn's text --------------------------------------------------------------------------
+
+    async def _feed(self, run: TurnRun, fragments: AsyncIterator[str]) -> None:
+        source_error = None
+        try:
+            async for fragment in fragments:
+                if not fragment:
+                    continue
+                now = self.clock()
+                link = run.link  # read and recorded without an await between: failover sees it or resends it
+                released = link.record_fragment(fragment, now)
+                self._show_pending(run)
+                await link.ready.wait()
+                if link.usable:
+                    await link.session.send_text(fragment)
+                    link.record_sent(released, self.clock())
+        except VoicedeskError as exc:
+            source_error = exc.message
+        except Exception as exc:
+            log.exception("the text source failed")
+            source_error = f"The text source failed: {exc!r}"
+        finally:
+            aclose = getattr(fragments, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()  # stops an LLM stream at its source
+        if source_error is not None:
+            if not run.link.ledger.text.strip() and not run.turn.sentences:
+                self._fail_turn(run, source_error)
+                return
+            run.turn.error = source_error  # speak what arrived, and say why the rest is missing
+            self.listener.notice(source_error, "error")
+        run.text_done = True
+        await self._send_flush(run, run.link)
+
+    async def _send_flush(self, run: TurnRun, link: SessionLink) -> None:
+        await link.ready.wait()
+        if run.link is not link or link.flush_sent or not run.turn.active:
+            return
+        link.flush_sent = True
+        released = link.record_flush(self.clock())
+        if link.usable:
+            await link.session.flush(run.flush_id)
+            link.record_sent(released, self.clock())
+
+    def _show_pending(self, run: TurnRun) -> None:
+        run.turn.pending = run.link.ledger.unclaimed
+        self._changed(run)
+
+    # ---- engine events ----------------------------------------------------------------------------
+
+    def _on_event(self, link: SessionLink, event: Event | BaseException) -> None:
+        if isinstance(event, BaseException):
+            self._link_failed(link, str(event) or type(event).__name__)
+            return
+        if link.is_stale(event):
+            return
+        run = self.run if self.run is not None and self.run.link is link else None
+        now = self.clock()
+        match event:
+            case SentenceStarted(seq, text) if run is not None:
+                self._sentence_started(run, seq, text)
+            case Audio(seq, pcm) if run is not None:
+                self._audio(run, seq, pcm, now)
+            case SentenceFinished(seq, duration_s, words, synthesis_s) if run is not None:
+                index = link.seq_to_index.get(seq)
+                if index is not None:
+                    run.turn.finish_sentence(index, words)
+                    run.builder.measure(index, "audio_s", duration_s)
+                    if synthesis_s > 0:
+                        run.builder.measure(index, "synthesis_s", synthesis_s)
+                    self._changed(run)
+            case Flushed(_last, request_id) if run is not None and request_id == run.flush_id:
+                run.finisher = asyncio.ensure_future(self._play_out(run))
+                run.turn.pending = ""
+                self._changed(run)
+            case Cancelled():
+                link.on_cancelled(event)
+            case Error(code, message, seq, _rid, False) if engine_failure(event, link.closing) is None:
+                self._engine_error(run, link, code, message, seq)
+            case Closed() | Error():
+                reason = engine_failure(event, link.closing)
+                if reason is not None:
+                    self._link_failed(link, reason)
+
+    def _sentence_started(self, run: TurnRun, seq: int, text: str) -> None:
+        link = run.link
+        sentence = run.turn.add_sentence(text, link.label)
+        index = sentence.index
+        link.seq_to_index[seq] = index
+        run.builder.describe(index, text)
+        span = link.ledger.sentence_started(seq, text)
+        if span is not None and (t := link.ledger.time_of_char(span[0])) is not None:
+            run.builder.mark(index, "fragment_in", t)
+        order = link.started
+        link.started += 1
+        if order < len(link.released_at):
+            run.builder.mark(index, "chunk_released", link.released_at[order])
+        if order < len(link.sent_at):
+            run.builder.mark(index, "sent", link.sent_at[order])
+        run.turn.pending = link.ledger.unclaimed
+        self._changed(run)
+
+    def _audio(self, run: TurnRun, seq: int, pcm: bytes, now: float) -> None:
+        index = run.link.seq_to_index.get(seq)
+        if index is None:
+            log.warning("audio for sentence %d that was never started; dropped", seq)
+            return
+        duration = len(pcm) / (2 * SAMPLE_RATE)
+        first = run.turn.sentences[index].audio_start_s is None
+        run.turn.add_audio(index, duration)
+        run.builder.mark(index, "first_byte", now)
+        run.builder.chunk(index, now, duration)
+        detector = run.onsets.setdefault(index, OnsetDetector())
+        if detector.onset is None and detector.push(pcm) is not None:
+            run.builder.measure(index, "leading_silence_s", detector.onset / SAMPLE_RATE)
+        run.pcm.append(pcm)
+        run.link.ledger.sentence_delivered(seq)
+        if self.player is not None:
+            player_seq = next(self._player_seqs) if first else None
+            if player_seq is not None:
+                self._player_map[player_seq] = (run, index)
+            self.player.push(pcm, player_seq)
+        self._changed(run)
+
+    def _engine_error(self, run: TurnRun | None, link: SessionLink, code: str, message: str, seq: int | None) -> None:
+        if run is not None and seq is not None and (index := link.seq_to_index.get(seq)) is not None:
+            run.turn.sentences[index].error = message
+            link.ledger.sentence_delivered(seq)  # skipped, not resent: the engine already said why
+            self._changed(run)
+        self.listener.notice(f"{link.label}: {message}", "warning" if code != ErrorCode.INTERNAL else "error")
+
+    # ---- player events (delivered on the loop by AudioPlayer) --------------------------------------
+
+    def on_player_event(self, event) -> None:
+        if event.kind == "onset" and event.seq in self._player_map:
+            run, index = self._player_map.pop(event.seq)
+            run.builder.mark(index, "dac", event.monotonic)
+            self._changed(run)
+        elif event.kind == "underrun" and self.run is not None:
+            run = self.run
+            # The listener is waiting for the first sentence whose audio has not arrived.
+            index = sum(1 for s in run.turn.sentences if s.audio_start_s is not None)
+            run.underruns[index] = run.underruns.get(index, 0) + 1
+            run.builder.measure(index, "underruns", run.underruns[index])
+            self._changed(run)
+
+    # ---- ending a turn ----------------------------------------------------------------------------
+
+    async def _play_out(self, run: TurnRun) -> None:
+        if self.player is not None:
+            self.player.end_utterance()
+            await self.player.wait_finished()
+        if run.turn.active:
+            run.turn.state = TurnState.DONE
+            self._end_run(run)
+
+    def _fail_turn(self, run: TurnRun, message: str) -> None:
+        if not run.turn.active:
+            return
+        run.turn.error = message
+        run.turn.state = TurnState.FAILED
+        if self.player is not None:
+            self.player.end_utterance()  # what was delivered still plays
+        self.listener.notice(message, "error")
+        self._end_run(run)
+
+    def _end_run(self, run: TurnRun) -> None:
+        if run.turn.kind is TurnKind.AGENT:
+            heard = run.turn.cut.heard_text if run.turn.cut is not None else run.turn.text
+            if heard:
+                self.history.append(ChatMessage("assistant", heard))
+            else:
+                self.history.pop()  # nothing was said: the question goes unanswered, not half-recorded
+        self._measure_seams(run)
+        if self.run is run:
+            self.run = None
+        if run.link is not self._link:  # a failover's local session: it served this turn only
+            self._spawn(run.link.shut())
+        self._changed(run)
+
+    def _spawn(self, awaitable) -> None:
+        task = asyncio.ensure_future(awaitable)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _measure_seams(self, run: TurnRun) -> None:
+        voiced = [s for s in run.turn.sentences if s.audio_start_s is not None]
+        total = sum(len(p) for p in run.pcm) // 2
+        seams = [(s.index, round(s.audio_start_s * SAMPLE_RATE)) for s in voiced[1:]]
+        seams = [(index, at) for index, at in seams if at <= total]
+        if not seams:
+            return
+        for (index, _at), gap in zip(seams, seam_gaps(b"".join(run.pcm), [at for _, at in seams]), strict=True):
+            run.builder.measure(index, "seam_gap_s", gap.gap_s)
+
+    def _changed(self, run: TurnRun) -> None:
+        run.timeline = run.builder.build()
+        self.listener.turn_changed(run.turn)
+        self.listener.timeline_changed(run.turn, run.timeline)
+
+    # ---- links and failover -----------------------------------------------------------------------
+
+    async def _usable_link(self) -> SessionLink:
+        if self._link is not None and self._link.usable:
+            return self._link
+        if self._link is not None:
+            await self._link.shut()
+            self._link = None
+        try:
+            engine = await self.hub.engine()
+            link = await self._open_link(engine, KIND_LABELS[self.hub.spec.kind])
+        except VoicedeskError as exc:
+            if self.hub.spec.kind == "local" or not self.failover_enabled:
+                raise
+            link = await self._local_fallback_link(exc.message)
+        self._link = link
+        return link
+
+    async def _open_link(self, engine: Engine, label: str) -> SessionLink:
+        link = SessionLink(engine, label)
+        link.session = await self.hub.open_session(engine, self.voice)
+        link.start_pump(self._on_event)
+        link.ready.set()
+        return link
+
+    async def _local_fallback_link(self, why: str) -> SessionLink:
+        try:
+            engine = await self.hub.local(report=False)
+        except VoicedeskError:
+            raise VoicedeskError(ErrorCode.CONNECTION, why) from None
+        self.listener.notice(f"{why} — speaking on the local engine instead.", "warning")
+        return await self._open_link(engine, "Local")
+
+    async def _configure(self, link: SessionLink) -> None:
+        if link.usable:
+            await link.session.configure(voice=self.voice.voice, speed=self.voice.speed)
+
+    def _link_failed(self, link: SessionLink, reason: str) -> None:
+        if link.dead:
+            return
+        link.dead = True
+        self.hub.session_lost(link.engine, reason)
+        run = self.run
+        if run is None or run.link is not link or not run.turn.active:
+            return
+        if link.label == "Local" or not self.failover_enabled:
+            self._fail_turn(run, f"{link.label} engine failed mid-reply: {reason}")
+            return
+        plan = plan_failover(link.ledger, reason)
+        resumed = SessionLink(link.engine, "Local")  # the engine is replaced once the local one is open
+        resumed.new_turn()
+        origin = link.ledger.time_of_char(link.ledger.delivered_cursor) or self.clock()
+        released = resumed.record_fragment(plan.resume_text, origin) if plan.resume_text else 0
+        run.link = resumed  # from here on, new fragments go to the replacement
+        delivered = sum(1 for s in run.turn.sentences if s.audio_start_s is not None)
+        # Sentences the dead engine started but never delivered are said again by the local engine.
+        run.turn.sentences = run.turn.sentences[:delivered]
+        run.turn.notes.append(f"{link.label} engine failed ({reason}); continued on the local engine.")
+        self.listener.notice(
+            f"{link.label} engine failed mid-reply ({reason}). Continuing on the local engine "
+            f"from sentence {delivered + 1}.",
+            "warning",
+        )
+        self._spawn(self._resume_locally(run, resumed, plan.resume_text, released))
+
+    async def _resume_locally(self, run: TurnRun, link: SessionLink, text: str, released: int) -> None:
+        try:
+            engine = await self.hub.local(report=False)
+            link.engine = engine
+            link.session = await engine.open_session(self.voice)
+        except VoicedeskError as exc:
+            self._fail_turn(run, f"The remote engine failed and the local engine is not available: {exc.message}")
+            return
+        link.start_pump(self._on_event)
+        if text:
+            await link.session.send_text(text)
+            link.record_sent(released, self.clock())
+        link.ready.set()
+        if run.text_done:
+            await self._send_flush(run, link)

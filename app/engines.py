@@ -1,0 +1,239 @@
+"""Which engine the app speaks through, and how it is doing: open, load, connect, report status.
+
+The hub keeps the selected engine (local, websocket or sagemaker) and, separately, the local engine once it
+has been loaded: the local model is what a failing remote reply falls back to, so it stays loaded when the
+person switches to a remote engine. Every state change is reported as an ``EngineStatus`` for the window.
+Nothing here blocks the event loop: the model loads on a worker thread (``engine.factory.open_engine``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from engine.api import Engine, Session
+from engine.errors import ErrorCode, VoicedeskError, WeightsMissingError
+from engine.events import SessionConfig
+from engine.factory import EngineSpec, open_engine
+
+log = logging.getLogger(__name__)
+
+EngineOpener = Callable[[EngineSpec], Awaitable[Engine]]
+
+KIND_LABELS = {"local": "Local", "websocket": "WebSocket", "sagemaker": "SageMaker"}
+
+
+class EngineState(StrEnum):
+    IDLE = "idle"
+    LOADING = "loading"  # local model loading / remote connecting
+    READY = "ready"
+    MISSING = "missing"  # local model files not on this machine: offer the download
+    DOWNLOADING = "downloading"
+    ERROR = "error"
+    DISCONNECTED = "disconnected"  # was connected; reconnects on the next reply
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    kind: str
+    state: EngineState
+    title: str
+    """A few words for the status pill: "Ready", "Connecting…", "Model not downloaded"."""
+    detail: str = ""
+    """Where it runs: "Kokoro-82M on CPU", "ws://box:8080"."""
+    message: str = ""
+    """The full explanation when something is wrong (what happened, what to do)."""
+
+
+def describe_target(spec: EngineSpec) -> str:
+    if spec.kind == "websocket":
+        return spec.target or ""
+    if spec.kind == "sagemaker":
+        where = f" in {spec.region}" if spec.region else ""
+        return f"endpoint {spec.target}{where}" if spec.target else ""
+    return ""
+
+
+def local_device_label(engine: Engine) -> str:
+    """ "Kokoro-82M on CPU" / "Kokoro-82M on CUDA (NVIDIA H200)" for a local engine."""
+    synthesizer = getattr(engine, "synthesizer", None)
+    device = str(getattr(synthesizer, "device", "cpu"))
+    if device.startswith("cuda"):
+        try:
+            import torch
+
+            return f"Kokoro-82M on CUDA ({torch.cuda.get_device_name(torch.device(device))})"
+        except Exception:  # the name is decoration; the device is what matters
+            return "Kokoro-82M on CUDA"
+    return "Kokoro-82M on CPU"
+
+
+class EngineHub:
+    def __init__(
+        self,
+        on_status: Callable[[EngineStatus], None],
+        opener: EngineOpener = open_engine,
+        local_spec: EngineSpec | None = None,
+    ) -> None:
+        self._on_status = on_status
+        self._opener = opener
+        self.local_spec = local_spec or EngineSpec("local")
+        self.spec: EngineSpec = self.local_spec
+        self._engine: Engine | None = None
+        self._local: Engine | None = None
+        self._local_loading: asyncio.Future[Engine] | None = None
+        self.status = EngineStatus("local", EngineState.IDLE, "Not started")
+
+    # ---- selection --------------------------------------------------------------------------------
+
+    async def select(self, spec: EngineSpec) -> Engine | None:
+        """Makes ``spec`` the engine replies go to and opens it; returns it, or None (status says why)."""
+        if spec != self.spec:
+            await self._drop_remote()
+            self.spec = spec
+        if spec.kind == "local":
+            self.local_spec = spec
+        try:
+            return await self.engine()
+        except VoicedeskError:
+            return None
+
+    async def engine(self) -> Engine:
+        """The selected engine, opening it if needed; raises ``VoicedeskError`` (and reports it)."""
+        if self.spec.kind == "local":
+            return await self.local()
+        if self._engine is not None:
+            return self._engine
+        spec = self.spec
+        self._report(EngineState.LOADING, "Connecting…", describe_target(spec))
+        try:
+            self._check_remote_spec(spec)
+            engine = await self._opener(spec)
+        except VoicedeskError as exc:
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), exc.message)
+            raise
+        except Exception as exc:
+            log.exception("opening %s failed", spec.describe())
+            error = VoicedeskError(ErrorCode.CONNECTION, f"Could not open the {spec.kind} engine: {exc!r}")
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), error.message)
+            raise error from exc
+        if spec != self.spec:  # switched away while opening
+            await engine.aclose()
+            raise VoicedeskError(ErrorCode.CONNECTION, "The engine was switched while it was opening.")
+        self._engine = engine
+        return engine
+
+    async def local(self, report: bool = True) -> Engine:
+        """The local engine, loading the model on first use (once, even if asked for twice meanwhile)."""
+        if self._local is not None:
+            return self._local
+        if self._local_loading is None:
+            self._local_loading = asyncio.ensure_future(self._load_local(report))
+        try:
+            return await asyncio.shield(self._local_loading)
+        finally:
+            if self._local_loading is not None and self._local_loading.done():
+                self._local_loading = None
+
+    async def _load_local(self, report: bool) -> Engine:
+        spec = self.local_spec
+        device = {"cuda": "CUDA", "cpu": "CPU"}.get(spec.device or "", "CUDA if present")
+        if report and self.spec.kind == "local":
+            self._report(EngineState.LOADING, "Loading the model…", f"Kokoro-82M on {device}")
+        try:
+            engine = await self._opener(spec)
+        except WeightsMissingError as exc:
+            if self.spec.kind == "local":
+                self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", exc.message)
+            raise
+        except VoicedeskError as exc:
+            if self.spec.kind == "local":
+                self._report(EngineState.ERROR, "Could not load the model", "Kokoro-82M", exc.message)
+            raise
+        except Exception as exc:
+            log.exception("loading the local engine failed")
+            error = VoicedeskError(ErrorCode.INTERNAL, f"Loading the local model failed: {exc!r}")
+            if self.spec.kind == "local":
+                self._report(EngineState.ERROR, "Could not load the model", "Kokoro-82M", error.message)
+            raise error from exc
+        self._local = engine
+        if self.spec.kind == "local":
+            self._report(EngineState.READY, "Ready", await asyncio.to_thread(local_device_label, engine))
+        return engine
+
+    @property
+    def local_loaded(self) -> bool:
+        return self._local is not None
+
+    # ---- sessions ---------------------------------------------------------------------------------
+
+    async def open_session(self, engine: Engine, config: SessionConfig) -> Session:
+        """Opens a session, reporting the connection for remote engines."""
+        remote = engine is not self._local
+        if remote:
+            self._report(EngineState.LOADING, "Connecting…", describe_target(self.spec))
+        try:
+            session = await engine.open_session(config)
+        except VoicedeskError as exc:
+            if remote:
+                self._report(EngineState.ERROR, "Not connected", describe_target(self.spec), exc.message)
+            raise
+        if remote:
+            self._report(EngineState.READY, "Connected", describe_target(self.spec))
+        return session
+
+    def session_lost(self, engine: Engine, reason: str) -> None:
+        """A remote session ended without being asked: say so; the next reply reconnects."""
+        if engine is self._engine:
+            self._report(
+                EngineState.DISCONNECTED,
+                "Disconnected",
+                describe_target(self.spec),
+                f"The connection was lost ({reason}). The next reply reconnects.",
+            )
+
+    # ---- model files ------------------------------------------------------------------------------
+
+    async def fetch_models(self, report: Callable[[str], None]) -> None:
+        """Downloads the local model (``voicedesk models fetch``) on a worker thread, then loads it."""
+        from engine import weights
+
+        self._report(EngineState.DOWNLOADING, "Downloading…", "Kokoro-82M from huggingface.co")
+        try:
+            await asyncio.to_thread(weights.fetch, None, report=report)
+        except VoicedeskError as exc:
+            self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", exc.message)
+            raise
+        if self.spec.kind == "local":
+            await self.local()
+
+    # ---- shutdown ---------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        await self._drop_remote()
+        if self._local is not None:
+            local, self._local = self._local, None
+            await local.aclose()
+
+    async def _drop_remote(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            try:
+                await engine.aclose()
+            except Exception:  # closing a broken connection must not stop a switch
+                log.debug("closing %s failed", self.spec.describe(), exc_info=True)
+
+    def _check_remote_spec(self, spec: EngineSpec) -> None:
+        if not (spec.target or "").strip():
+            what = "the container's WebSocket URL" if spec.kind == "websocket" else "the SageMaker endpoint name"
+            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Fill in {what} to use the {KIND_LABELS[spec.kind]} engine.")
+
+    def _report(self, state: EngineState, title: str, detail: str = "", message: str = "") -> None:
+        self.status = EngineStatus(self.spec.kind, state, title, detail, message)
+        self._on_status(self.status)
+
+    def with_options(self, **changes: object) -> EngineSpec:
+        return replace(self.spec, **changes)

@@ -1,0 +1,163 @@
+"""The controller without Qt: real local engine (random weights), real sessions, no audio device (player=None),
+which is also how the app runs on a machine without a sound card."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from app.controller import SpeechController
+from app.conversation import TurnKind, TurnState
+from app.engines import EngineHub, EngineState
+from app.sources import ChatMessage
+from app.sources.scripted import ScriptedSource
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import Audio, Cancelled
+from engine.factory import EngineSpec, open_engine
+from engine.local import LocalEngine
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.statuses = []
+        self.notices: list[tuple[str, str]] = []
+        self.timelines = []
+
+    def turn_changed(self, turn) -> None:
+        pass
+
+    def timeline_changed(self, turn, timeline) -> None:
+        self.timelines.append(timeline)
+
+    def engine_status(self, status) -> None:
+        self.statuses.append(status)
+
+    def notice(self, text: str, level: str) -> None:
+        self.notices.append((text, level))
+
+
+def opener_for(synthesizer):
+    async def opener(spec: EngineSpec):
+        if spec.kind == "local":
+            return LocalEngine(synthesizer)
+        return await open_engine(spec)
+
+    return opener
+
+
+@pytest.fixture
+async def controller(synthesizer):
+    recorder = Recorder()
+    hub = EngineHub(recorder.engine_status, opener_for(synthesizer))
+    ctl = SpeechController(hub, recorder)
+    ctl.recorder = recorder
+    yield ctl
+    await ctl.aclose()
+
+
+async def whole(text: str) -> AsyncIterator[str]:
+    yield text
+
+
+async def until(condition, within_s: float = 120.0) -> None:
+    """Waits for a condition (never a fixed time); the model runs slower than real time on shared CPUs."""
+    deadline = asyncio.get_running_loop().time() + within_s
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError("condition not met")
+        await asyncio.sleep(0.02)
+
+
+async def test_typed_text_is_spoken_sentence_by_sentence_with_a_full_timeline(controller):
+    await controller.use_engine(EngineSpec("local"))
+    assert controller.recorder.statuses[-1].state is EngineState.READY
+    text = "Hi there, friend. See you soon."
+    turn = await controller.speak(TurnKind.SPEAK, text, whole(text))
+    await until(lambda: not turn.active)
+    assert turn.state is TurnState.DONE
+    assert " ".join(s.text for s in turn.sentences).split() == text.split()
+    assert all(s.finished and s.audio_s > 0 for s in turn.sentences)
+    run = controller.last_run
+    assert sum(len(p) for p in run.pcm) / 48000 == pytest.approx(turn.audio_s)
+    timeline = run.timeline
+    assert timeline.problems == ()
+    assert len(timeline.sentences) == len(turn.sentences) >= 2
+    for sentence in timeline.sentences:
+        for stage in ("fragment_in", "chunk_released", "sent", "first_byte", "first_audible"):
+            assert sentence.at(stage) is not None, stage
+        assert sentence.audio_s > 0 and sentence.synthesis_s > 0
+    assert controller.reply_wav()[:4] == b"RIFF"
+
+
+async def test_agent_reply_streams_in_and_the_history_keeps_both_sides(controller):
+    await controller.use_engine(EngineSpec("local"))
+    source = ScriptedSource(tokens_per_s=200.0, script="Sure thing. It is done.")
+    turn = await controller.speak(TurnKind.AGENT, "Do it", source.reply([]))
+    await until(lambda: not turn.active)
+    assert turn.state is TurnState.DONE
+    assert controller.history == [ChatMessage("user", "Do it"), ChatMessage("assistant", "Sure thing. It is done.")]
+
+
+async def test_stop_cancels_and_the_next_turn_hears_nothing_stale(controller):
+    await controller.use_engine(EngineSpec("local"))
+    text = "One two three. Four five six. Seven eight nine."
+    first = await controller.speak(TurnKind.SPEAK, text, whole(text))
+    await until(lambda: first.sentences and first.sentences[0].audio_s > 0)
+    cut = await controller.stop()
+    assert first.state is TurnState.CUT and cut is not None
+    link = controller.last_run.link
+    await until(lambda: not link.discarding)  # the engine confirmed the cancel
+    second = await controller.speak(TurnKind.SPEAK, "Fresh.", whole("Fresh."))
+    await until(lambda: not second.active)
+    assert [s.text for s in second.sentences] == ["Fresh."]
+    assert len(first.sentences) < 3  # the rest of the cancelled reply was never said
+
+
+def test_stale_audio_is_dropped_until_the_cancel_is_confirmed():
+    from app.link import SessionLink
+
+    link = SessionLink(engine=None, label="WebSocket")  # type: ignore[arg-type]
+    link.discarding = True
+    assert link.is_stale(Audio(3, b"\0\0"))
+    link.on_cancelled(Cancelled(4))
+    assert link.is_stale(Audio(4, b"\0\0"))
+    assert not link.is_stale(Audio(5, b"\0\0"))
+    assert link.stale_dropped == 2
+
+
+async def test_a_source_failing_mid_reply_speaks_what_arrived_and_says_why(controller):
+    await controller.use_engine(EngineSpec("local"))
+
+    async def flaky() -> AsyncIterator[str]:
+        yield "Here is the start."
+        raise VoicedeskError(ErrorCode.CONNECTION, "The chat server went away.")
+
+    turn = await controller.speak(TurnKind.AGENT, "Tell me", flaky())
+    await until(lambda: not turn.active)
+    assert turn.state is TurnState.DONE
+    assert [s.text for s in turn.sentences] == ["Here is the start."]
+    assert turn.error == "The chat server went away."
+    assert ("The chat server went away.", "error") in controller.recorder.notices
+
+
+async def test_an_unreachable_remote_engine_is_reported_and_local_takes_the_reply(controller):
+    spec = EngineSpec("websocket", target="ws://127.0.0.1:9/invocations-bidirectional-stream")
+    await controller.use_engine(spec)
+    status = controller.recorder.statuses[-1]
+    assert status.kind == "websocket" and status.state is EngineState.ERROR
+    assert "127.0.0.1:9" in status.message
+    turn = await controller.speak(TurnKind.SPEAK, "Hello.", whole("Hello."))
+    assert turn is not None and turn.engine == "Local"
+    assert any("local engine instead" in text for text, _ in controller.recorder.notices)
+    await until(lambda: not turn.active)
+    assert turn.state is TurnState.DONE
+
+
+async def test_without_failover_an_unreachable_engine_refuses_the_reply_clearly(controller):
+    controller.failover_enabled = False
+    await controller.use_engine(EngineSpec("websocket", target="ws://127.0.0.1:9"))
+    assert await controller.speak(TurnKind.SPEAK, "Hello.", whole("Hello.")) is None
+    text, level = controller.recorder.notices[-1]
+    assert level == "error" and "127.0.0.1:9" in text
