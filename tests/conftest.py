@@ -1,0 +1,64 @@
+"""Suite-wide set-up: an offline Hugging Face cache holding a random-weight Kokoro, and one shared synthesizer.
+
+The environment below is set when pytest imports this file, before any test module imports huggingface_hub
+(which reads it once, at import): every test, and every subprocess a test starts, sees the fake cache
+(``tests/support/fake_hf_cache.py``) and no network. The cache itself is built on first use and reused by
+later runs (``.cache/test-hf``, stamped with the builder's version).
+
+Set ``VOICEDESK_TEST_DEVICE=cuda`` to run the model tests on a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support.fake_hf_cache import REPO_ROOT, default_hf_home, ensure_fake_hf_cache
+
+TEST_HF_HOME = default_hf_home()
+TEST_DATA_DIR = REPO_ROOT / ".cache" / "test-data"
+
+os.environ["HF_HOME"] = str(TEST_HF_HOME)
+for _override in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):  # these would win over HF_HOME
+    os.environ.pop(_override, None)
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+# voicedesk's own data folder (unpacked spaCy pipeline, settings): never the developer's real one.
+os.environ["VOICEDESK_DATA_DIR"] = str(TEST_DATA_DIR)
+
+if "huggingface_hub" in sys.modules:  # a plugin imported it first: its constants would point elsewhere
+    from huggingface_hub import constants as _hf_constants
+
+    if Path(_hf_constants.HF_HUB_CACHE) != TEST_HF_HOME / "hub" or not _hf_constants.HF_HUB_OFFLINE:
+        raise RuntimeError(
+            "huggingface_hub was imported before tests/conftest.py could point it at the offline test cache; "
+            "run pytest without plugins that import it."
+        )
+
+import pytest  # noqa: E402 - after the environment, on purpose
+
+TEST_DEVICE = os.environ.get("VOICEDESK_TEST_DEVICE", "cpu")
+
+
+@pytest.fixture(scope="session")
+def hf_home() -> Path:
+    """The fake HF_HOME (built on first use); pass it to subprocesses as HF_HOME with HF_HUB_OFFLINE=1."""
+    return ensure_fake_hf_cache(TEST_HF_HOME)
+
+
+@pytest.fixture(scope="session")
+def synthesizer(hf_home: Path) -> Iterator[object]:
+    """The real ``KokoroSynthesizer.load`` through the fake cache, once per test run.
+
+    Random weights: its audio is noise of the right length. Call ``torch.manual_seed`` right before a
+    synthesis whose samples a test compares (the vocoder adds random noise); durations are pinned.
+    """
+    import torch
+
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    from engine.kokoro_synth import KokoroSynthesizer
+
+    yield KokoroSynthesizer.load(device=TEST_DEVICE)
