@@ -86,14 +86,15 @@ class _Run:
     """A closer has been seen: no more punctuation joins the run."""
 
 
-@dataclass(slots=True)
-class _PendingEnd:
-    """A run of terminal punctuation followed by spaces, waiting for the next non-space character."""
-
-    end: int
-    single_period: bool
-    word: str
-    at_line_start: bool
+def _punct_kind(c: str, previous: int | None = None) -> int:
+    """The kind of a run whose last punctuation mark is ``c`` (a CJK terminal anywhere makes it CJK)."""
+    if c in CLAUSE_MARKS:
+        return _CLAUSE_RUN
+    if c in CJK_CLAUSE_MARKS:
+        return _CJK_CLAUSE_RUN
+    if c in CJK_TERMINALS or previous == _CJK_TERM:
+        return _CJK_TERM
+    return _TERM
 
 
 class IncrementalSentenceChunker:
@@ -187,7 +188,8 @@ class IncrementalSentenceChunker:
         self._first_alnum: int | None = None
         self._content_end = 0
         self._run: _Run | None = None
-        self._pending: _PendingEnd | None = None
+        self._pending: _Run | None = None
+        """A terminal run followed by spaces, waiting for the next non-space character to decide it."""
         # Boundaries seen in the held chunk, as (cut position, estimate there), for the ceiling.
         self._last_sentence: tuple[int, int] | None = None
         self._last_clause: tuple[int, int] | None = None
@@ -228,7 +230,7 @@ class IncrementalSentenceChunker:
         run = self._run
         if run is not None and not self._extend_run(run, i, c):
             self._run = None
-            if self._close_run(run, space, newline):
+            if self._close_run(run, c, space, newline):
                 return
         self._account(i, c, kind, space, newline)
 
@@ -250,14 +252,7 @@ class IncrementalSentenceChunker:
         if c in _PUNCT and not run.closing:
             run.marks += 1
             run.single_period = False
-            if c in CLAUSE_MARKS:
-                run.kind = _CLAUSE_RUN
-            elif c in CJK_CLAUSE_MARKS:
-                run.kind = _CJK_CLAUSE_RUN
-            elif c in CJK_TERMINALS or run.kind == _CJK_TERM:
-                run.kind = _CJK_TERM
-            else:
-                run.kind = _TERM
+            run.kind = _punct_kind(c, run.kind)
             run.end = i + 1
             return True
         if c in CLOSERS:
@@ -266,8 +261,8 @@ class IncrementalSentenceChunker:
             return True
         return False
 
-    def _close_run(self, run: _Run, space: bool, newline: bool) -> bool:
-        """The run ended just before a character that is a space or not; returns whether a cut happened."""
+    def _close_run(self, run: _Run, c: str, space: bool, newline: bool) -> bool:
+        """The run ended just before ``c``; returns whether a cut happened."""
         kind = run.kind
         if kind == _CJK_TERM:
             return self._boundary(run.end, _SENTENCE)
@@ -278,13 +273,14 @@ class IncrementalSentenceChunker:
             if (run.spaced_before and space) or (run.marks >= 2 and not run.spaced_before):
                 return self._boundary(run.end, _CLAUSE)
             return False
-        if not space:
-            return False  # "3.14", "a.b", "10:30", "?c=d": inside a token
-        if kind == _CLAUSE_RUN:
+        if kind == _CLAUSE_RUN and (space or is_cjk(c)):
             return self._boundary(run.end, _CLAUSE)
+        if not space:
+            # "3.14", "a.b", "10:30", "?c=d" are inside a token; "好!我" is CJK written with ASCII marks.
+            return is_cjk(c) and self._boundary(run.end, _SENTENCE)
         if newline:
             return self._boundary(run.end, _SENTENCE)
-        self._pending = _PendingEnd(run.end, run.single_period, run.word, run.at_line_start)
+        self._pending = run
         return False
 
     def _account(self, i: int, c: str, kind: int, space: bool, newline: bool) -> None:
@@ -332,14 +328,7 @@ class IncrementalSentenceChunker:
 
     def _start_run(self, i: int, c: str) -> None:
         if c in _PUNCT:
-            if c in CLAUSE_MARKS:
-                kind = _CLAUSE_RUN
-            elif c in CJK_CLAUSE_MARKS:
-                kind = _CJK_CLAUSE_RUN
-            elif c in CJK_TERMINALS:
-                kind = _CJK_TERM
-            else:
-                kind = _TERM
+            kind = _punct_kind(c)
         elif c in DASHES:
             kind = _DASH
         elif c in HYPHENS:

@@ -21,8 +21,8 @@ DASHES = frozenset("—―")
 """Em dash and horizontal bar: a clause boundary after them, spaced or not ("yes—no")."""
 HYPHENS = frozenset("-–")
 """Hyphen and en dash: a clause boundary only when spaced (" - "), or doubled ("--")."""
-CLOSERS = frozenset("\"'”’)]}»›」』】〉》）〕＂")
-"""Closing quotes and brackets: they stay with the sentence they close."""
+CLOSERS = frozenset("\"'”’)]}»›」』】〉》）〕＂*_`")
+"""Closing quotes and brackets (and Markdown emphasis, "**Done.**"): they stay with the sentence they close."""
 OPENERS = "\"'“‘([{«‹「『【〈《（〔¿¡*_"
 """Stripped from the front of the word before a period when looking it up."""
 

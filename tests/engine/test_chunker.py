@@ -158,6 +158,12 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         ["He said “we are done here.”", "Then everyone went home for the night."],
     ),
     (
+        "markdown-emphasis-stays",
+        "The service restarts at **midnight.** Save your work first, please.",
+        LATER,
+        ["The service restarts at **midnight.**", "Save your work first, please."],
+    ),
+    (
         "sentence-ending-in-a-number",
         "The answer is 42. Everything else is just noise.",
         {},
@@ -364,6 +370,12 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         "「こんにちは。」と彼は言った。それから帰った。",
         {},
         ["「こんにちは。」", "と彼は言った。それから帰った。"],
+    ),
+    (
+        "cjk-with-ascii-punctuation",
+        "你好,我是一个机器人!今天天气很好,我们去公园吧.",
+        {},
+        ["你好,我是一个机器人!", "今天天气很好,我们去公园吧."],
     ),
     (
         "cjk-long-enough-sentences",
