@@ -6,15 +6,18 @@ erring high, with weights calibrated against misaki 0.9.4 (``tests/engine/test_c
 output against this estimate when the spaCy model is installed):
 
 - Letters are counted per *part*, a run of letters (a word, or a piece of a URL/identifier between symbols).
-  A part that reads as a word costs 1.35 per letter (English prose is ~1.0-1.1 phonemes per character, stress
-  marks included; words like "uvula" reach 1.6, spaces and punctuation bring the average back down).
-  Parts that misaki spells letter by letter (ALL CAPS, no vowel, a single letter: "HTML", "xkcd", "W") cost
-  4 per letter and 9 for each W ("dˈʌbᵊlju"); extra capitals inside a mixed-case part (``JSONParser``) cost 4.
-- Digits cost 12 each: "777,777,777" speaks as "seven hundred seventy seven million ...", about 11 per digit.
+  A part that reads as a word costs 1.25 per letter plus 0.5 (English prose is ~1.0-1.1 phonemes per character,
+  stress marks included), 2 per "u" ("music" → "mjˈuzɪk", "uvula"), and 4 per extra capital inside it
+  ("JSONParser"); "a"/"I" cost 2, other two-letter words 4 ("ax" → "ˈæks"), "ok" 5 ("ˌOkˈA"). Parts that misaki
+  spells letter by letter (ALL CAPS, no vowel, a single letter: "HTML", "xkcd", "x") cost 4 per letter, 10
+  per W ("dˈʌbᵊlju") and 10 per other non-ASCII letter ("ñ" → "ˌɛntˈɪldə").
+- Digits cost 13 each: "777,777,777" speaks as "seven hundred seventy seven million ...", about 11 per digit.
 - Symbols are read as words ("$" → "dollars and ... cents", "%" → "percent", "≤" → "less or equal to",
-  emoji → their names), so they cost 10-30. CJK characters cost 15 because the English G2P reads each as
+  emoji → their names), so they cost 10-30. CJK characters cost 16 because the English G2P reads each as
   "Chinese letter"; other scripts it spells by letter name (Thai 19 per letter), so they cost 20, except
   Cyrillic and Devanagari (5) which come out short.
+- On English prose the estimate runs 1.2-1.4 times the real count, so a chunk cut at the 510 ceiling carries
+  roughly 350-420 real phonemes (~350 characters, about where long inputs start to sound rushed).
 - Every character costs at least 1/4, so a buffer under the limit is bounded in characters too.
 
 Weights are integers in quarter phonemes so sums are exact and order-independent.

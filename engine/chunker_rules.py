@@ -54,7 +54,7 @@ the capital; "etc. and" does not. Listed for documentation; they follow the usua
 
 _MULTI_DOT = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
 """U.S, Ph.D, e.g, a.m: letters with inner periods (the final period is not part of the word)."""
-_ROMAN = re.compile(r"(?i)[ivxlcdm]{1,5}")
+_ROMAN = re.compile(r"[ivx]{1,5}|[IVX]{1,5}")
 
 
 def is_list_marker(word: str) -> bool:
@@ -84,8 +84,8 @@ def period_ends_sentence(word: str, next_char: str, *, at_line_start: bool) -> b
         return False
     if lower in MAY_END:
         return True
-    if len(word) == 1 and word.isupper() and next_char.isupper():
-        return False  # an initial: "J. R. R. Tolkien", "George W. Bush"
+    if len(word) == 1 and word.isupper() and word != "I" and next_char.isupper():
+        return False  # an initial: "J. R. R. Tolkien", "George W. Bush" (but "So do I. Then")
     # Other dotted abbreviations (U.S., Ph.D.) mostly run on: "the U.S. Army".
     return not (_MULTI_DOT.fullmatch(word) and next_char.isalnum())
 

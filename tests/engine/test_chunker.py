@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.chunker import IncrementalSentenceChunker, estimate_phonemes
+from engine.chunker_rules import period_ends_sentence, run_ends_sentence
 
 
 def chunk_all(text: str, pieces: list[str] | None = None, **options: object) -> list[str]:
@@ -229,6 +230,12 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         "J. R. R. Tolkien wrote The Lord of the Rings. It is a long book indeed.",
         LATER,
         ["J. R. R. Tolkien wrote The Lord of the Rings.", "It is a long book indeed."],
+    ),
+    (
+        "the-pronoun-i-is-not-an-initial",
+        "Nobody else wanted to go there, but so did I. Then we left together.",
+        LATER,
+        ["Nobody else wanted to go there, but so did I.", "Then we left together."],
     ),
     (
         "no-before-a-number",
@@ -801,3 +808,62 @@ def test_the_longest_chunks_stay_under_kokoros_limit_in_real_g2p(g2p_phonemes) -
     # Not absurdly conservative on prose: a cut long sentence still carries >= 300 real phonemes per chunk.
     prose = chunk_all(LONG_SENTENCE, early_first_fragment=False)
     assert all(sum(g2p_phonemes(chunk)) >= 300 for chunk in prose[:-1])
+
+
+# ---- the rules, one decision at a time ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "next_char", "at_line_start", "ends"),
+    [
+        ("world", "T", False, True),
+        ("Dr", "S", False, False),
+        ("Mrs", "J", False, False),
+        ("e.g", "P", False, False),
+        ("U.S", "A", False, False),
+        ("etc", "T", False, True),
+        ("a.m", "P", False, True),
+        ("No", "5", False, False),
+        ("No", "T", False, True),
+        ("Jan", "1", False, False),
+        ("J", "R", False, False),
+        ("I", "T", False, True),
+        ("1", "F", True, False),
+        ("1", "F", False, True),
+        ("iv", "R", True, False),
+        ("Mix", "T", True, True),
+        ("", "T", False, True),
+    ],
+)
+def test_period_rules(word: str, next_char: str, at_line_start: bool, ends: bool) -> None:
+    assert period_ends_sentence(word, next_char, at_line_start=at_line_start) is ends
+
+
+@pytest.mark.parametrize(
+    ("single_period", "word", "next_char", "ends"),
+    [
+        (False, "", "w", False),  # "wait... what"
+        (False, "", "W", True),  # "wait... What"
+        (False, "", "5", True),
+        (True, "it", ",", False),
+        (True, "it", "(", True),
+        (True, "it", "“", True),
+        (False, "Stop", "s", False),  # '"Stop!" she said'
+    ],
+)
+def test_terminal_run_rules(single_period: bool, word: str, next_char: str, ends: bool) -> None:
+    assert run_ends_sentence(single_period, word, next_char, at_line_start=False) is ends
+
+
+def test_estimate_is_zero_for_nothing_and_grows_with_text() -> None:
+    assert estimate_phonemes("") == 0
+    assert estimate_phonemes("   ") == 3
+    short, longer = "The cat sat.", "The cat sat on the mat."
+    assert 0 < estimate_phonemes(short) < estimate_phonemes(longer)
+    # Conservative, yet not absurd on plain prose: between 1x and 1.6x the characters.
+    prose = LONG_SENTENCE
+    assert len(prose) <= estimate_phonemes(prose) <= 1.6 * len(prose)
+    # Things the G2P expands cost far more than their characters.
+    assert estimate_phonemes("1234567") >= 74  # "one million two hundred thirty four thousand ..."
+    assert estimate_phonemes("W") >= 8  # "dˈʌbᵊlju"
+    assert estimate_phonemes("🎉") >= 10  # "party popper"
