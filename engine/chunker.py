@@ -367,8 +367,10 @@ class IncrementalSentenceChunker:
         return False
 
     def _split_long(self, i: int) -> None:
-        """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary,
-        preferring a sentence end or clause boundary unless it would leave a sliver of under a quarter."""
+        """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary.
+
+        A sentence end beats a clause boundary beats a word boundary, except that a sentence or clause boundary
+        that would release less than a quarter of the ceiling loses to a word boundary (no sliver chunks)."""
         floor = self._max_quarters // 4
         for mark in (self._last_sentence, self._last_clause):
             if mark is not None and mark[1] >= floor:
