@@ -1,0 +1,111 @@
+"""From parsed options to a finished report: opens the engines, the player and the context, runs the lab."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from app.bench_lab.context import LabConfig, LabContext
+from app.bench_lab.lab import machine_facts, run_lab
+from app.bench_lab.report import lab_document
+from engine.chunker import IncrementalSentenceChunker
+from engine.errors import ErrorCode, VoicedeskError
+from engine.factory import EngineSpec, open_engine, parse_engine_args
+
+DAC_OFF = "not playing (add --play to time the first sample at the DAC)"
+
+
+def parse_levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        levels = ()
+    if not levels or levels[0] < 1:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--sessions takes positive integers like 1,2,4; got {text!r}.")
+    return levels
+
+
+def sentences_of(text: str, count: int = 3) -> tuple[str, ...]:
+    """The first ``count`` whole sentences of a text (the seed's check speaks each as its own request)."""
+    chunker = IncrementalSentenceChunker(early_first_fragment=False)
+    chunks = chunker.feed(text)
+    rest = chunker.flush()
+    return tuple([*chunks, *([rest] if rest else [])][:count])
+
+
+def config_from_args(args: argparse.Namespace) -> LabConfig:
+    if args.repeat < 1:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--repeat must be at least 1; got {args.repeat}.")
+    if not args.tokens_per_s > 0:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--tokens-per-s must be above 0; got {args.tokens_per_s}.")
+    config = LabConfig(
+        repeat=args.repeat, voice=args.voice, tokens_per_s=args.tokens_per_s, sessions=parse_levels(args.sessions)
+    )
+    if args.text_file is None:
+        return config
+    try:
+        text = args.text_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Cannot read --text-file {args.text_file}: {exc}.") from None
+    if not text:
+        raise VoicedeskError(ErrorCode.EMPTY_TEXT, f"--text-file {args.text_file} is empty: give it the agent's reply.")
+    return replace(config, text=text, seed_sentences=sentences_of(text))
+
+
+def engine_spec(values: list[str], args: argparse.Namespace) -> EngineSpec:
+    spec = parse_engine_args(values)
+    return replace(spec, device=args.device, token=args.token or spec.token)
+
+
+def _opener(spec: EngineSpec) -> Callable[[], Any]:
+    async def open_it() -> Any:
+        return await open_engine(spec)
+
+    return open_it
+
+
+async def run_from_args(args: argparse.Namespace, names: list[str], progress: Callable[[str], None]) -> dict[str, Any]:
+    config = config_from_args(args)
+    spec = engine_spec(args.engine, args)
+    spec_b = engine_spec(args.engine_b, args) if args.engine_b else None
+    if "ab" in names and spec_b is None and args.lab_command == "ab":
+        progress("bench ab: no --engine-b given: comparing the engine with itself (A/A)")
+    server_url = args.server_url or (spec.target if spec.kind == "websocket" else None)
+    ctx = LabContext(
+        config,
+        _opener(spec),
+        spec.describe(),
+        _opener(spec_b) if spec_b else None,
+        spec_b.describe() if spec_b else None,
+        server_url=server_url,
+        server_token=spec.token,
+        progress=progress,
+    )
+    dac: dict[str, Any] = {"available": False, "why": DAC_OFF}
+    player = None
+    if args.play:
+        from app.bench_lab.playback import LabPlayer
+        from app.player import AudioDeviceError
+
+        try:
+            player = LabPlayer(args.output_device, config.prebuffer_s).open()
+            ctx.player = player
+            dac = {"available": True, "why": None}
+        except AudioDeviceError as exc:
+            dac = {"available": False, "why": f"no sound output: {exc.message}"}
+            progress(f"bench: {dac['why']} — measuring without the DAC stages")
+    try:
+        results = await run_lab(ctx, names)
+    finally:
+        if player is not None:
+            player.close()
+    return lab_document(
+        results,
+        engine=ctx.engine_label,
+        engine_b=ctx.engine_b_label,
+        config=config,
+        machine=machine_facts(ctx),
+        dac=dac,
+    )

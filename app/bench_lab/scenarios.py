@@ -1,0 +1,226 @@
+"""The lab's scenarios: each measures its two (or more) sides in one run, alternating, and reports ratios.
+
+Every scenario only uses ``LabContext``'s engine through the ``engine.api`` protocols, so it runs unchanged
+against ``local``, ``websocket URL`` and ``sagemaker ENDPOINT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from app.bench_lab.context import LabContext
+from app.bench_lab.floor import measure_floor
+from app.bench_lab.probe import Agent, SessionProbe, whole_text
+from app.bench_lab.recorder import UtteranceRecord
+from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
+from engine.metrics import summarize
+
+STREAMING = "streaming"
+GENERATE_THEN_SPEAK = "generate-then-speak"
+
+
+async def _speak(ctx: LabContext, fragments, label: str, origin=None, engine=None, play: bool = True):
+    session, open_s = await ctx.open_session(engine)
+    player = ctx.player if play else None
+    async with SessionProbe(session, ctx.clock, player, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
+        record = await probe.speak(fragments, label, origin)
+    return record, open_s
+
+
+async def run_streaming(ctx: LabContext) -> ScenarioResult:
+    """Scenario 1: the agent's first token → first audible sample, streamed vs generate-then-speak."""
+    cfg = ctx.config
+    result = ScenarioResult("streaming", f"Streaming vs generate-then-speak (agent at {cfg.tokens_per_s:g} tokens/s)")
+    engine = await ctx.get_engine()
+    for i in range(cfg.repeat):
+        order = (STREAMING, GENERATE_THEN_SPEAK) if i % 2 == 0 else (GENERATE_THEN_SPEAK, STREAMING)
+        for group in order:
+            ctx.progress(f"streaming: repeat {i + 1}/{cfg.repeat}: {group}")
+            agent = Agent(cfg.text, cfg.tokens_per_s, ctx.clock)
+            fragments = agent.tokens() if group == STREAMING else agent.whole_reply()
+            record, _ = await _speak(ctx, fragments, f"{group} #{i + 1}", lambda a=agent: a.first_token_s)
+            extra = {"reply_s": (agent.last_token_s or 0.0) - (agent.first_token_s or 0.0)}
+            if group == STREAMING:
+                extra["floor"] = await measure_floor(engine, record.timeline, cfg.voice)
+            result.runs.append(Run(group, i, record, extra))
+    streamed, waited = in_group(result.runs, STREAMING), in_group(result.runs, GENERATE_THEN_SPEAK)
+    floors = [run.extra["floor"] for run in streamed if run.extra["floor"]["available"]]
+    groups = {STREAMING: group_summary(streamed), GENERATE_THEN_SPEAK: group_summary(waited)}
+    result.summary = {
+        "groups": groups,
+        "ratio": ratio(p50(groups[STREAMING]), p50(groups[GENERATE_THEN_SPEAK])),
+        "ratio_of": "p50 time to first audio, streaming ÷ generate-then-speak (from the agent's first token)",
+        "goal": "<= 0.20 on the local engine",
+        "floor": {
+            "floor_s": summarize(f["floor_s"] for f in floors),
+            "ttfa_s": summarize(f["ttfa_s"] for f in floors),
+            "ratio": summarize(f["ratio"] for f in floors),
+            "ratio_of": "streaming time to first audio ÷ floor, per run",
+            "goal": "<= 1.05 on the local engine",
+            "why_absent": None if floors else next((r.extra["floor"]["why"] for r in streamed), "no runs"),
+        },
+    }
+    return result
+
+
+async def run_seed(ctx: LabContext) -> ScenarioResult:
+    """Scenario 2: three sentences on one persistent session, one request each: one audio segment apiece."""
+    cfg = ctx.config
+    result = ScenarioResult("seed", f"The seed's check: {len(cfg.seed_sentences)} sentences on one persistent session")
+    for i in range(cfg.repeat):
+        ctx.progress(f"seed: repeat {i + 1}/{cfg.repeat}")
+        session, _ = await ctx.open_session()
+        async with SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s) as probe:
+            for k, text in enumerate(cfg.seed_sentences):
+                record = await probe.speak(whole_text(text), f"seed #{i + 1} sentence {k + 1}")
+                result.runs.append(Run(f"sentence {k + 1}", i, record, {"text": text}))
+    rows = []
+    for k, text in enumerate(cfg.seed_sentences):
+        runs = in_group(result.runs, f"sentence {k + 1}")
+        sentences = [s for run in runs for s in run.timeline.sentences]
+        rows.append(
+            {
+                "text": text,
+                "sentences_spoken": summarize(len(run.timeline.sentences) for run in runs),
+                "segments": max((n for run in runs for n in run.record.segments.values()), default=0),
+                "audio_s": summarize(s.audio_s for s in sentences),
+                "ttfb_s": summarize(s.ttfb_s for s in sentences),
+                "ttfa_s": summarize(s.ttfa_s for s in sentences),
+                "synthesis_s": summarize(s.synthesis_s for s in sentences),
+                "rtf": summarize(s.rtf for s in sentences),
+            }
+        )
+    result.summary = {
+        "sentences": rows,
+        "one_segment_per_sentence": all(
+            len(run.timeline.sentences) == 1 and list(run.record.segments.values()) == [1] for run in result.runs
+        ),
+        "errors": sum(len(run.record.errors) for run in result.runs),
+    }
+    return result
+
+
+async def run_ab(ctx: LabContext) -> ScenarioResult:
+    """Scenario 3: the same text through engines A and B in alternation, per-sentence latency side by side."""
+    cfg = ctx.config
+    engine_a = await ctx.get_engine()
+    engine_b = await ctx.get_engine_b()
+    label_b = ctx.engine_b_label if engine_b is not None else f"{ctx.engine_label} again"
+    result = ScenarioResult("ab", f"A/B: A = {ctx.engine_label}, B = {label_b}")
+    if engine_b is None:
+        engine_b = engine_a
+        result.notes.append("no --engine-b: B is the same engine (an A/A run: shows the run-to-run noise)")
+    for i in range(cfg.repeat):
+        for group, engine in (("A", engine_a), ("B", engine_b)):
+            ctx.progress(f"ab: repeat {i + 1}/{cfg.repeat}: {group}")
+            record, open_s = await _speak(ctx, whole_text(cfg.text), f"{group} #{i + 1}", engine=engine)
+            result.runs.append(Run(group, i, record, {"session_open_s": open_s}))
+    runs_a, runs_b = in_group(result.runs, "A"), in_group(result.runs, "B")
+    width = max((len(run.timeline.sentences) for run in result.runs), default=0)
+    per_sentence = []
+    for k in range(width):
+        a = summarize(_nth_ttfa(run.record, k) for run in runs_a)
+        b = summarize(_nth_ttfa(run.record, k) for run in runs_b)
+        per_sentence.append({"index": k + 1, "A_ttfa_s": a, "B_ttfa_s": b, "ratio": ratio(b["p50"], a["p50"])})
+    groups = {"A": group_summary(runs_a), "B": group_summary(runs_b)}
+    result.summary = {
+        "engines": {"A": ctx.engine_label, "B": label_b},
+        "groups": groups,
+        "per_sentence": per_sentence,
+        "ratio": ratio(p50(groups["B"]), p50(groups["A"])),
+        "ratio_of": "p50 time to first audio, B ÷ A",
+    }
+    return result
+
+
+def _nth_ttfa(record: UtteranceRecord, k: int) -> float | None:
+    sentences = record.timeline.sentences
+    return sentences[k].ttfa_s if k < len(sentences) else None
+
+
+async def run_concurrency(ctx: LabContext) -> ScenarioResult:
+    """Scenario 4: 1, 2, 4 … sessions speaking at once; p50/p95 time to first audio and stalls per level."""
+    cfg = ctx.config
+    levels = sorted(set(cfg.sessions))
+    result = ScenarioResult("concurrency", f"Concurrency sweep: {', '.join(map(str, levels))} sessions at once")
+    for i in range(cfg.repeat):
+        for n in levels:
+            ctx.progress(f"concurrency: repeat {i + 1}/{cfg.repeat}: {n} session(s)")
+            opened = await asyncio.gather(*(ctx.open_session() for _ in range(n)))
+            records = await asyncio.gather(
+                *(_probe_once(ctx, session, f"{n} sessions #{i + 1}.{j + 1}") for j, (session, _) in enumerate(opened))
+            )
+            for j, record in enumerate(records):
+                result.runs.append(Run(f"{n} sessions", i, record, {"session": j, "session_open_s": opened[j][1]}))
+    rows = []
+    base = None
+    for n in levels:
+        summary = group_summary(in_group(result.runs, f"{n} sessions"))
+        ttfa = summary["time_to_first_audio_s"]
+        base = ttfa["p50"] if base is None else base
+        rows.append(
+            {
+                "sessions": n,
+                "time_to_first_audio_s": ttfa,
+                "stalls": summary["stalls"],
+                "stall_s": summary["stall_s"],
+                "fell_behind": summary["fell_behind"],
+                "min_cumulative_rtf": summary["min_cumulative_rtf"],
+                "underruns": summary["underruns"],
+                "p95_over_p50_at_lowest": ratio(ttfa["p95"], base),
+            }
+        )
+    result.summary = {
+        "levels": rows,
+        "ratio_of": f"p95 time to first audio at each level ÷ p50 at {levels[0]} session(s)",
+        "goal": "p95 at 4 sessions <= 2 x p50 at 1",
+        "stalls_from": "engine.metrics.playback_pacing (a gapless player's stalls; no player in this scenario)",
+    }
+    return result
+
+
+async def _probe_once(ctx: LabContext, session, label: str) -> UtteranceRecord:
+    async with SessionProbe(session, ctx.clock, None, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
+        return await probe.speak(whole_text(ctx.config.text), label)
+
+
+async def run_cold(ctx: LabContext) -> ScenarioResult:
+    """Scenario 6: the first request after start (model load, warm-up, connect) apart from the steady state."""
+    cfg = ctx.config
+    result = ScenarioResult("cold", "Cold vs warm: the first request after start, then the steady state")
+    fresh = ctx.engine is None
+    if fresh:
+        ctx.progress(f"cold: opening {ctx.engine_label} (model load and warm-up for local)…")
+        engine = await ctx.get_engine()
+        open_s = ctx.engine_open_s
+    else:
+        ctx.progress(f"cold: the engine is open already; opening a second {ctx.engine_label}…")
+        started = ctx.clock()
+        engine = await ctx.open_engine()
+        open_s = ctx.clock() - started
+        ctx.on_close(engine.aclose)
+    text = cfg.seed_sentences[0]
+    for i in range(1 + cfg.repeat):
+        group = "cold" if i == 0 else "warm"
+        ctx.progress(f"cold: request {i + 1}: {group}")
+        record, session_open_s = await _speak(ctx, whole_text(text), f"{group} #{i}", engine=engine)
+        result.runs.append(Run(group, i, record, {"session_open_s": session_open_s}))
+    cold, warm = in_group(result.runs, "cold"), in_group(result.runs, "warm")
+    groups = {"cold": group_summary(cold), "warm": group_summary(warm)}
+    session_open = {g: summarize(r.extra["session_open_s"] for r in in_group(result.runs, g)) for g in groups}
+    result.summary = {
+        "engine_open_s": open_s,
+        "engine_open_is_start": fresh,
+        "groups": groups,
+        "session_open_s": session_open,
+        "ratio": ratio(p50(groups["cold"]), p50(groups["warm"])),
+        "ratio_of": "time to first audio of the first request ÷ p50 of the later ones",
+        "start_to_first_audio_s": None
+        if open_s is None
+        else open_s + session_open["cold"]["p50"] + (p50(groups["cold"]) or 0.0),
+    }
+    return result
+
+
+Scenario = Callable[[LabContext], Awaitable[ScenarioResult]]

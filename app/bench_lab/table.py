@@ -1,0 +1,213 @@
+"""The lab's report as readable text (pure): drawn from the JSON document only (``app.bench_lab.report``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from app.bench_lab.report import scenario
+
+Row = dict[str, Any]
+
+
+def ms(value: float | None) -> str:
+    return "—" if value is None else f"{value * 1000:.0f}"
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _goal(value: float | None, limit: float, goal: str) -> str:
+    if value is None:
+        return f"(goal {goal}: not measured)"
+    return f"(goal {goal}: {'met' if value <= limit else 'NOT met'})"
+
+
+def _columns(rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        lines.append(indent + "  ".join(cells).rstrip())
+    return lines
+
+
+GROUP_HEADER = ["", "TTFA p50", "p95", "TTFB p50", "DAC p50", "synth p50", "RTF p50", "min cum RTF", "stalls", "errors"]
+
+
+def _group_row(name: str, g: Row) -> list[str]:
+    sentences = g["sentences"]
+    return [
+        name,
+        ms(g["time_to_first_audio_s"]["p50"]),
+        ms(g["time_to_first_audio_s"]["p95"]),
+        ms(g["time_to_first_byte_s"]["p50"]),
+        ms(g["time_to_dac_s"]["p50"]),
+        ms(sentences["synthesis_s"]["p50"]),
+        num(sentences["rtf"]["p50"]),
+        num(g["min_cumulative_rtf"]),
+        str(g["stalls"]),
+        str(g["errors"] + g["problems"]),
+    ]
+
+
+WATERFALL_HEADER = ["seq", "text", "in", "released", "sent", "1st byte", "audible", "DAC"]
+WATERFALL_HEADER += ["audio", "synth", "RTF", "seam"]
+
+
+def waterfall_lines(timeline: Row) -> list[str]:
+    """One run's per-sentence waterfall (ms since the utterance's origin; audio/synth in ms; RTF ×realtime)."""
+    rows = [WATERFALL_HEADER]
+    for s in timeline["sentences"]:
+        text = (s["text"] or "")[:28] + ("…" if len(s["text"] or "") > 28 else "")
+        rows.append(
+            [
+                str(s["seq"]),
+                text,
+                *(ms(s[f"{stage}_at_s"]) for stage in ("fragment_in", "chunk_released", "sent", "first_byte")),
+                ms(s["first_audible_at_s"]),
+                ms(s["dac_at_s"]),
+                ms(s["audio_s"]),
+                ms(s["synthesis_s"]),
+                num(s["rtf"]),
+                ms(s["seam_gap_s"]),
+            ]
+        )
+    return _columns(rows, "    ")
+
+
+def _first_run(sc: Row, group: str) -> Row | None:
+    return next((run for run in sc["runs"] if run["group"] == group), None)
+
+
+def _streaming(sc: Row) -> list[str]:
+    s = sc["summary"]
+    groups = s["groups"]
+    lines = _columns([GROUP_HEADER, *(_group_row(name, g) for name, g in groups.items())])
+    lines.append(f"  ratio: {s['ratio_of']} = {num(s['ratio'], 3)}  {_goal(s['ratio'], 0.20, s['goal'])}")
+    floor = s["floor"]
+    if floor["ratio"]["p50"] is not None:
+        lines.append(
+            f"  floor p50 {ms(floor['floor_s']['p50'])} ms (first fragment's arrival + one bare forward of it + its "
+            f"leading silence); TTFA ÷ floor p50 {num(floor['ratio']['p50'], 3)}, p95 {num(floor['ratio']['p95'], 3)}  "
+            f"{_goal(floor['ratio']['p50'], 1.05, floor['goal'])}"
+        )
+    else:
+        lines.append(f"  floor: not measured ({floor['why_absent']})")
+    for group in groups:
+        run = _first_run(sc, group)
+        if run is not None:
+            lines += ["", f"  waterfall, {run['timeline']['label']} (ms since the agent's first token):"]
+            lines += waterfall_lines(run["timeline"])
+    return lines
+
+
+def _seed(sc: Row) -> list[str]:
+    s = sc["summary"]
+    rows = [["sentence", "spoken as", "segments", "audio", "TTFB p50", "TTFA p50", "synth p50", "RTF p50"]]
+    for row in s["sentences"]:
+        rows.append(
+            [
+                row["text"][:36],
+                f"{num(row['sentences_spoken']['max'], 0)} sentence(s)",
+                str(row["segments"]),
+                ms(row["audio_s"]["p50"]),
+                ms(row["ttfb_s"]["p50"]),
+                ms(row["ttfa_s"]["p50"]),
+                ms(row["synthesis_s"]["p50"]),
+                num(row["rtf"]["p50"]),
+            ]
+        )
+    verdict = "yes" if s["one_segment_per_sentence"] else "NO"
+    return [*_columns(rows), f"  one audio segment per sentence: {verdict}; errors: {s['errors']}"]
+
+
+def _ab(sc: Row) -> list[str]:
+    s = sc["summary"]
+    lines = _columns([GROUP_HEADER, *(_group_row(f"{k}: {s['engines'][k]}", g) for k, g in s["groups"].items())])
+    rows = [["sentence", "A TTFA p50", "B TTFA p50", "B ÷ A"]]
+    for row in s["per_sentence"]:
+        rows.append([str(row["index"]), ms(row["A_ttfa_s"]["p50"]), ms(row["B_ttfa_s"]["p50"]), num(row["ratio"])])
+    lines += ["", "  per sentence (TTFA = first audible sample − sent, ms):", *_columns(rows, "    ")]
+    lines.append(f"  ratio: {s['ratio_of']} = {num(s['ratio'], 3)}")
+    return lines
+
+
+def _concurrency(sc: Row) -> list[str]:
+    s = sc["summary"]
+    rows = [["sessions", "n", "TTFA p50", "p95", "p95 ÷ p50@lowest", "stalls", "fell behind", "min cum RTF"]]
+    for row in s["levels"]:
+        ttfa = row["time_to_first_audio_s"]
+        rows.append(
+            [
+                str(row["sessions"]),
+                str(ttfa["n"]),
+                ms(ttfa["p50"]),
+                ms(ttfa["p95"]),
+                num(row["p95_over_p50_at_lowest"]),
+                str(row["stalls"]),
+                str(row["fell_behind"]),
+                num(row["min_cumulative_rtf"]),
+            ]
+        )
+    at4 = next((r["p95_over_p50_at_lowest"] for r in s["levels"] if r["sessions"] == 4), None)
+    return [*_columns(rows), f"  {s['ratio_of']} {_goal(at4, 2.0, s['goal'])}", f"  stalls: {s['stalls_from']}"]
+
+
+def _transport(sc: Row) -> list[str]:
+    s = sc["summary"]
+    rows = [["transport", "B per audio s p50", "× raw PCM16"]]
+    for row in s["transports"]:
+        per_s = row["bytes_per_audio_s"]["p50"]
+        rows.append([row["transport"], "—" if per_s is None else f"{per_s:,.0f}", num(row["overhead"])])
+    return [*_columns(rows), f"  ratio: {s['ratio_of']} = {num(s['ratio'], 3)}  (server {s['server']})"]
+
+
+def _cold(sc: Row) -> list[str]:
+    s = sc["summary"]
+    opened = "start of this run" if s["engine_open_is_start"] else "a second engine opened for this scenario"
+    lines = [f"  engine open (model load + warm-up for local; {opened}): {ms(s['engine_open_s'])} ms"]
+    lines += _columns([GROUP_HEADER, *(_group_row(name, g) for name, g in s["groups"].items())])
+    lines.append(
+        f"  session open p50: cold {ms(s['session_open_s']['cold']['p50'])} ms, "
+        f"warm {ms(s['session_open_s']['warm']['p50'])} ms"
+    )
+    lines.append(f"  ratio: {s['ratio_of']} = {num(s['ratio'], 3)}")
+    lines.append(f"  from start to first audio: {ms(s['start_to_first_audio_s'])} ms")
+    return lines
+
+
+SECTIONS: dict[str, Callable[[Row], list[str]]] = {
+    "cold": _cold,
+    "streaming": _streaming,
+    "seed": _seed,
+    "ab": _ab,
+    "concurrency": _concurrency,
+    "transport": _transport,
+}
+
+
+def format_lab(document: Row) -> str:
+    cfg = document["config"]
+    lines = [
+        f"voicedesk bench — engine {document['engine']}"
+        + (f", B {document['engine_b']}" if document["engine_b"] else "")
+        + f"; {document['machine'].get('summary', '')}",
+        f"repeat {cfg['repeat']}, agent at {cfg['tokens_per_s']:g} tokens/s, voice {cfg['voice']}; "
+        "times in ms, p50/p95 over repeats; every ratio is the quotient of the figures shown",
+        f"DAC: {'measured (--play)' if document['dac']['available'] else 'absent: ' + document['dac']['why']}",
+    ]
+    for sc in document["scenarios"]:
+        lines += ["", f"== {sc['title']}"]
+        if sc["skipped"]:
+            lines.append(f"  skipped: {sc['skipped']}")
+            continue
+        lines += SECTIONS[sc["name"]](sc)
+        lines += [f"  note: {note}" for note in sc["notes"]]
+        problems = {p for run in sc["runs"] for p in (*run["errors"], *run["timeline"]["problems"])}
+        lines += [f"  problem: {p}" for p in sorted(problems)[:5]]
+    return "\n".join(lines)
+
+
+__all__ = ["format_lab", "scenario", "waterfall_lines"]
