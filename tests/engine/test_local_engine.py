@@ -1,0 +1,161 @@
+"""The in-process engine end to end: real chunker, session, scheduler thread, Kokoro synthesizer and seams."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from engine.chunker import IncrementalSentenceChunker
+from engine.errors import VoiceError
+from engine.events import (
+    BYTES_PER_SAMPLE,
+    SAMPLE_RATE,
+    Audio,
+    Cancelled,
+    Closed,
+    Error,
+    Event,
+    Flushed,
+    SentenceFinished,
+    SentenceStarted,
+    SessionConfig,
+)
+from engine.local import LocalEngine
+
+EVENT_WAIT_S = 180.0
+"""A guard against hanging forever on a busy 2-core machine, not a speed requirement."""
+
+
+@pytest.fixture
+async def engine(synthesizer) -> AsyncIterator[LocalEngine]:
+    local = LocalEngine(synthesizer)
+    yield local
+    await local.aclose()
+
+
+async def read_until(events: AsyncIterator[Event], done: Callable[[Event], bool]) -> list[Event]:
+    seen: list[Event] = []
+    while True:
+        event = await asyncio.wait_for(anext(events), EVENT_WAIT_S)
+        seen.append(event)
+        if done(event):
+            return seen
+
+
+def expected_chunks(*fragments: str) -> list[str]:
+    chunker = IncrementalSentenceChunker()
+    chunks = [c for f in fragments for c in chunker.feed(f)]
+    rest = chunker.flush()
+    return [*chunks, rest] if rest else chunks
+
+
+def check_sentence_order(events: list[Event]) -> list[int]:
+    """Each sentence: Started, Audio..., Finished, with its audio adding up to its duration. Returns the seqs."""
+    seqs: list[int] = []
+    open_seq: int | None = None
+    audio_bytes = 0
+    for event in events:
+        if isinstance(event, SentenceStarted):
+            assert open_seq is None, f"sentence {event.seq} started while {open_seq} was still open"
+            assert not seqs or event.seq > seqs[-1]
+            open_seq, audio_bytes = event.seq, 0
+            seqs.append(event.seq)
+        elif isinstance(event, Audio):
+            assert event.seq == open_seq
+            audio_bytes += len(event.pcm)
+        elif isinstance(event, SentenceFinished):
+            assert event.seq == open_seq
+            assert audio_bytes > 0
+            assert event.duration_s == pytest.approx(audio_bytes / (BYTES_PER_SAMPLE * SAMPLE_RATE))
+            assert event.words, "word timings are reported"
+            for word in event.words:
+                assert 0.0 <= word.start_s <= word.end_s <= event.duration_s + 1e-9
+            assert event.synthesis_s > 0
+            open_seq = None
+    assert open_seq is None
+    return seqs
+
+
+async def test_two_sentences_and_flush_arrive_in_order(engine, synthesizer):
+    first, second = "Hello there, my good friend. ", "How are you today?"
+    chunks = expected_chunks(first, second)
+    assert len(chunks) == 2
+    session = await engine.open_session(SessionConfig(voice="af_heart"))
+    events = session.events()
+    await session.send_text(first)
+    await session.send_text(second)
+    await session.flush(request_id="r1")
+    seen = await read_until(events, lambda e: isinstance(e, Flushed))
+    assert not [e for e in seen if isinstance(e, Error)]
+    seqs = check_sentence_order(seen)
+    assert seqs == [0, 1]
+    assert [e.text for e in seen if isinstance(e, SentenceStarted)] == chunks
+    assert seen[-1] == Flushed(last_seq=1, request_id="r1")
+    # Seams add the sentence pause to Kokoro's audio (random weights: noise, so nothing is trimmed).
+    raw = synthesizer.synthesize(chunks[0], "af_heart", 1.0)
+    finished = next(e for e in seen if isinstance(e, SentenceFinished) and e.seq == 0)
+    assert finished.duration_s == pytest.approx(raw.duration_s + 0.3, abs=0.05)
+    await session.close()
+    rest = [e async for e in events]
+    assert rest == [Closed()]
+
+
+async def test_cancel_drops_the_rest_and_no_older_audio_follows(engine):
+    fragments = ("The first sentence is here. The second one follows it. ", "A third sentence comes last. ")
+    assert len(expected_chunks(*fragments)) == 3
+    session = await engine.open_session(SessionConfig(voice="am_adam"))
+    events = session.events()
+    for fragment in fragments:
+        await session.send_text(fragment)
+    await session.flush()
+    before = await read_until(events, lambda e: isinstance(e, Audio))
+    await session.cancel()
+    upto_cancel = await read_until(events, lambda e: isinstance(e, Cancelled))
+    cancelled = upto_cancel[-1]
+    assert isinstance(cancelled, Cancelled)
+    started = [e.seq for e in before + upto_cancel if isinstance(e, SentenceStarted)]
+    assert cancelled.last_seq >= max(started)
+    # The cancel came while the utterance was still being spoken: only its first sentence was finished.
+    assert [e.seq for e in before + upto_cancel if isinstance(e, SentenceFinished)] == [0]
+    # A new utterance after the cancel is spoken in full, with fresh sequence numbers.
+    await session.configure(voice="af_heart:0.5,am_adam:0.5")
+    await session.send_text("Now something new.")
+    await session.flush()
+    after = await read_until(events, lambda e: isinstance(e, Flushed))
+    await session.close()
+    after += [e async for e in events]
+    assert isinstance(after[-1], Closed)
+    for event in after:
+        if isinstance(event, Audio | SentenceStarted | SentenceFinished):
+            assert event.seq > cancelled.last_seq, f"{type(event).__name__} of cancelled sentence {event.seq}"
+    new_seqs = check_sentence_order(after)
+    assert len(new_seqs) == 1
+    assert after[-2] == Flushed(last_seq=new_seqs[0])
+
+
+async def test_close_finishes_buffered_text_then_closes(engine):
+    session = await engine.open_session()
+    events = session.events()
+    await session.send_text("Unfinished words without an end")
+    await session.close()
+    seen = [e async for e in events]
+    assert isinstance(seen[-1], Closed)
+    assert [e.text for e in seen if isinstance(e, SentenceStarted)] == ["Unfinished words without an end"]
+    check_sentence_order(seen)
+
+
+async def test_unknown_voice_is_refused_at_open_and_reported_on_configure(engine):
+    with pytest.raises(VoiceError, match="af_heart"):
+        await engine.open_session(SessionConfig(voice="nobody"))
+    session = await engine.open_session(SessionConfig(voice="bf_emma"))
+    events = session.events()
+    await session.configure(voice="zz_missing")
+    await session.close()
+    seen = [e async for e in events]
+    errors = [e for e in seen if isinstance(e, Error)]
+    assert len(errors) == 1 and errors[0].code == "unknown_voice"
+    assert "bf_emma" in errors[0].message
+    assert session.config.voice == "bf_emma"
+    assert isinstance(seen[-1], Closed)
