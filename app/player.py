@@ -18,7 +18,7 @@ import numpy as np
 
 from app.playback_buffer import PlaybackBuffer, SentenceOnset
 from engine.audio import pcm16_to_float
-from engine.errors import VoicedeskError
+from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 class AudioDeviceError(VoicedeskError):
     def __init__(self, message: str) -> None:
-        super().__init__("audio_device", message)
+        super().__init__(ErrorCode.AUDIO_DEVICE, message)
 
 
 def import_sounddevice() -> Any:

@@ -22,6 +22,8 @@ class ErrorCode(StrEnum):
     TOO_MANY_SESSIONS = "too_many_sessions"
     IDLE_TIMEOUT = "idle_timeout"
     NOT_READY = "not_ready"
+    DEVICE_UNAVAILABLE = "device_unavailable"
+    AUDIO_DEVICE = "audio_device"
     SESSION_CLOSING = "session_closing"
     SYNTHESIS_FAILED = "synthesis_failed"
     WEIGHTS_MISSING = "weights_missing"

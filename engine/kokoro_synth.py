@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEVICE_UNAVAILABLE = "device_unavailable"
+DEVICE_UNAVAILABLE = ErrorCode.DEVICE_UNAVAILABLE
 WARM_UP_TEXT = "Hello there."
 MAX_CACHED_BLENDS = 64
 """Blends are cheap to recompute; the cap keeps a client sending ever-new blends from growing memory."""
