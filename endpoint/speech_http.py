@@ -230,7 +230,7 @@ async def _speech_route(
     request: Request, parse: Callable[[bytes, SessionLimits], SpeechRequest], route: str, openai: bool
 ) -> Response:
     runtime: EndpointRuntime = request.app.state.runtime
-    speech: SpeechRequest | None = None
+    body = b""
     try:
         runtime.check_available()
         body = await read_body(request, runtime.settings.max_frame_bytes)
@@ -240,9 +240,22 @@ async def _speech_route(
         _log_request(route, speech)
         return await stream_speech(request, speech)
     except VoicedeskError as exc:
-        return error_response(exc, speech.request_id if speech else None, openai=openai)
+        return error_response(exc, _request_id_of(body), openai=openai)
     except ClientDisconnect:
         return Response(status_code=499)
+    except Exception as exc:  # a bug: answer it like any other error instead of a bare 500
+        log.exception("%s failed", route)
+        error = VoicedeskError(ErrorCode.INTERNAL, f"The server failed on this request: {type(exc).__name__}: {exc}")
+        return error_response(error, _request_id_of(body), openai=openai)
+
+
+def _request_id_of(body: bytes) -> str | None:
+    """The request's ``request_id``, when the body is readable enough to have one (to tag its error)."""
+    try:
+        value = json.loads(body).get("request_id")
+    except (ValueError, AttributeError):
+        return None
+    return None if value is None else str(value)
 
 
 async def invocations(request: Request) -> Response:

@@ -52,22 +52,22 @@ async def test_bad_frames_get_structured_errors_and_the_session_keeps_serving(se
 
 
 async def test_size_limits_are_structured_errors(make_server):
-    limits = SessionLimits(max_message_chars=200, max_buffered_chars=300)
+    limits = SessionLimits(max_message_chars=80, max_buffered_chars=120)
     running = make_server(limits=limits, max_frame_bytes=1024)
     async with bidi(running) as ws:
         error = await _error_for(ws, json.dumps({"type": "text", "text": "a" * 2000}))
         assert error["code"] == ErrorCode.FRAME_TOO_LARGE
         assert "1,024" in error["message"]
-        error = await _error_for(ws, json.dumps({"text": "b" * 250, "request_id": "long"}))
+        error = await _error_for(ws, json.dumps({"text": "b" * 100, "request_id": "long"}))
         assert (error["code"], error["request_id"]) == (ErrorCode.TEXT_TOO_LONG, "long")
-        error = await _error_for(ws, encode_command(SendText("c" * 250)))
+        error = await _error_for(ws, encode_command(SendText("c" * 100)))
         assert error["code"] == ErrorCode.TEXT_TOO_LONG
         # Unfinished words pile up in the chunker until the buffer limit says no.
         for _ in range(2):
-            await ws.send(encode_command(SendText("d" * 150)))
-        error = await _error_for(ws, encode_command(SendText("e" * 150)))
+            await ws.send(encode_command(SendText("d" * 50)))
+        error = await _error_for(ws, encode_command(SendText("e" * 50)))
         assert error["code"] == ErrorCode.BUFFER_FULL
-        error = await _error_for(ws, json.dumps({"text": "f" * 150, "request_id": "full"}))
+        error = await _error_for(ws, json.dumps({"text": "f" * 50, "request_id": "full"}))
         assert (error["code"], error["request_id"]) == (ErrorCode.BUFFER_FULL, "full")
         await ws.send(encode_command(Cancel()))
         await receive_until(ws, "cancelled")

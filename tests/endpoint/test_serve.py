@@ -81,7 +81,11 @@ def test_container_serve_uses_model_data_and_finishes_the_current_sentence_on_si
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_until_ready(process, url)
-        text = "One two. Three four. Five six. Seven eight. Nine ten. Eleven twelve."
+        # Six sentences for the chunker (the first needs 3 words, the others 20 characters).
+        text = (
+            "We go now. The cat sat on a mat. The dog ran off fast. The bird flew up high. The fox hid in a box. "
+            + ("The end is near us now.")
+        )
 
         async def talk_then_terminate():
             async with connect(f"ws://127.0.0.1:{port}{BIDI_PATH}") as ws:
@@ -97,6 +101,7 @@ def test_container_serve_uses_model_data_and_finishes_the_current_sentence_on_si
         output = _stop(process)
     assert close_code == 1001, output
     assert after.messages[-1] == {"type": "closed", "reason": "server shutting down"}
+    assert not before.of_type("error") and not after.of_type("error"), output
     starts = [m["seq"] for m in before.of_type("sentence_start") + after.of_type("sentence_start")]
     ends = [m["seq"] for m in before.of_type("sentence_end") + after.of_type("sentence_end")]
     # The sentence being spoken when SIGTERM came was finished, with its audio...
