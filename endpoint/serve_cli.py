@@ -87,6 +87,15 @@ def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
     from endpoint.runner import serve_forever
     from endpoint.server import create_app
 
+    if not prepare_model:
+        # Fail now, with the fix in the message, rather than serve 503s for a model that can never load.
+        from engine import weights
+        from engine.kokoro_synth import select_device
+
+        select_device(settings.device)
+        weights.require_model_files()
+        weights.require_spacy_model()
+
     def load():  # type: ignore[no-untyped-def]
         if prepare_model:
             from endpoint.model_dir import prepare_model_dir

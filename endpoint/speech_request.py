@@ -51,6 +51,7 @@ _STATUS: dict[str, int] = {
     ErrorCode.NOT_READY: 503,
     ErrorCode.SESSION_CLOSING: 503,
     ErrorCode.WEIGHTS_MISSING: 503,
+    ErrorCode.DEVICE_UNAVAILABLE: 503,
 }
 
 

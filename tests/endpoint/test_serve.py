@@ -141,3 +141,18 @@ def test_voicedesk_serve_binds_loopback_and_reads_the_token_from_the_environment
         output = _stop(process)
     assert "listening on http://127.0.0.1" in output
     assert "Traceback" not in output
+
+
+def test_voicedesk_serve_without_weights_says_how_to_get_them(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(_free_port())],
+        cwd=REPO,
+        env=_env(tmp_path / "empty-hf-home"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "voicedesk models" in result.stderr
+    assert "Traceback" not in result.stderr
