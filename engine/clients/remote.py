@@ -1,0 +1,189 @@
+"""A ``Session`` whose session runs elsewhere: commands out as protocol frames, events back through ClientProtocol.
+
+The websocket and sagemaker engines differ only in how a frame travels (a ``FrameChannel``); everything a
+session means (chunking, ordering, flush, cancel, close) happens in the container. This class only encodes
+commands, decodes frames, and turns a lost connection into ``Error(connection, fatal)`` + ``Closed`` so a caller
+(the app's failover) can react.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
+
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import Closed, Error, Event, SessionConfig
+from engine.protocol import Cancel, ClientProtocol, Close, Command, Configure, Flush, Frame, SendText, encode_command
+
+log = logging.getLogger(__name__)
+
+CLOSE_DRAIN_TIMEOUT_S = 10.0
+"""How long a graceful close waits for the transport to wind down after ``closed`` arrived."""
+
+
+class FrameChannel(Protocol):
+    """One open connection to the container's bidirectional endpoint."""
+
+    description: str
+    """For messages: 'ws://127.0.0.1:8080/…' or "SageMaker endpoint 'x' in us-east-1"."""
+
+    async def send(self, frame: str) -> None:
+        """Sends a JSON text frame; raises ``VoicedeskError`` if the connection is gone."""
+
+    async def receive(self) -> Frame | None:
+        """The next frame from the container; ``None`` when the stream ended; ``VoicedeskError`` on failure."""
+        ...
+
+    async def close(self) -> None:
+        """Graceful end after the session said ``closed``: finish the transport's own close handshake."""
+
+    async def abort(self) -> None:
+        """Ends at once; never raises."""
+
+
+ChannelOpener = Callable[[str], Awaitable[FrameChannel]]
+"""Opens a channel and sends the given first frame on it (a ``config`` command), raising ``VoicedeskError``."""
+
+
+class RemoteSession:
+    """A ``Session`` (engine.api) over a ``FrameChannel``; ``reconnect()`` opens a fresh channel on request."""
+
+    def __init__(self, channel: FrameChannel, opener: ChannelOpener, config: SessionConfig) -> None:
+        self._opener = opener
+        self._config = config
+        self._attach(channel)
+
+    @classmethod
+    async def open(cls, opener: ChannelOpener, config: SessionConfig | None = None) -> RemoteSession:
+        """Connects and tells the server the voice and speed, so both sides agree from the first sentence."""
+        config = config or SessionConfig()
+        channel = await opener(_configure_frame(config))
+        return cls(channel, opener, config)
+
+    def _attach(self, channel: FrameChannel) -> None:
+        self.channel = channel
+        self._protocol = ClientProtocol()
+        self._events: asyncio.Queue[Event] = asyncio.Queue()
+        self._finished = False
+        self._closing = False
+        self._reader = asyncio.create_task(self._read(channel), name=f"read {channel.description}")
+
+    @property
+    def config(self) -> SessionConfig:
+        return self._config
+
+    @property
+    def finished(self) -> bool:
+        """True once ``Closed`` was queued (the peer closed, the connection dropped, or ``aclose``)."""
+        return self._finished
+
+    # ---- Session API -------------------------------------------------------------------------------
+
+    async def send_text(self, fragment: str) -> None:
+        await self._send(SendText(fragment))
+
+    async def flush(self, request_id: str | None = None) -> None:
+        await self._send(Flush(request_id))
+
+    async def cancel(self) -> None:
+        await self._send(Cancel())
+
+    async def configure(self, voice: str | None = None, speed: float | None = None) -> None:
+        self._config = SessionConfig(
+            voice if voice is not None else self._config.voice, speed if speed is not None else self._config.speed
+        )
+        await self._send(Configure(voice, speed))
+
+    async def close(self) -> None:
+        self._closing = True
+        await self._send(Close())
+
+    async def events(self) -> AsyncIterator[Event]:
+        queue = self._events  # bound here: after reconnect() a new call iterates the new connection
+        while True:
+            event = await queue.get()
+            yield event
+            if isinstance(event, Closed):
+                return
+
+    async def aclose(self) -> None:
+        if not self._finished:
+            self._emit([Closed("aborted")])
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+        await self.channel.abort()
+
+    async def reconnect(self) -> None:
+        """Drops this connection (and whatever it still had queued) and opens a new one with the same settings.
+
+        The server-side session is new: text sent before is gone. An ``events()`` iteration begun before ends
+        with ``Closed("aborted")``; call ``events()`` again for the new connection.
+        """
+        await self.aclose()
+        self._attach(await self._opener(_configure_frame(self._config)))
+
+    # ---- internals ---------------------------------------------------------------------------------
+
+    async def _send(self, command: Command) -> None:
+        if self._finished:
+            # Like a local session after Closed: nothing more is accepted, and events() has already ended.
+            log.debug("dropped %s: the session with %s has ended", type(command).__name__, self.channel.description)
+            return
+        try:
+            await self.channel.send(encode_command(command))
+        except VoicedeskError as exc:
+            # The reader usually notices first; if not, report the loss here so events() still ends.
+            self._lost(exc)
+            await self.channel.abort()
+
+    def _emit(self, events: list[Event]) -> None:
+        for event in events:
+            if self._finished:
+                return
+            self._events.put_nowait(event)
+            if isinstance(event, Closed):
+                self._finished = True
+
+    def _lost(self, exc: VoicedeskError) -> None:
+        if not self._finished:
+            log.info("lost %s: %s", self.channel.description, exc.message)
+            self._emit([Error(exc.code, exc.message, fatal=True), Closed("connection lost")])
+
+    async def _read(self, channel: FrameChannel) -> None:
+        try:
+            while True:
+                frame = await channel.receive()
+                if frame is None:
+                    self._lost(
+                        VoicedeskError(
+                            ErrorCode.CONNECTION,
+                            f"{channel.description} ended the stream before the session closed.",
+                        )
+                    )
+                    return
+                events = self._protocol.receive(frame)
+                self._emit(events)
+                if any(isinstance(e, Closed) for e in events):
+                    break
+        except VoicedeskError as exc:
+            self._lost(exc)
+            await channel.abort()
+            return
+        except Exception as exc:  # a bug or an unmapped transport failure must still end the session
+            log.exception("reading from %s failed", channel.description)
+            self._lost(VoicedeskError(ErrorCode.CONNECTION, f"Reading from {channel.description} failed: {exc!r}"))
+            await channel.abort()
+            return
+        try:
+            await asyncio.wait_for(channel.close(), CLOSE_DRAIN_TIMEOUT_S)
+        except (TimeoutError, VoicedeskError, OSError) as exc:
+            log.debug("closing %s: %s", channel.description, exc)
+            await channel.abort()
+
+
+def _configure_frame(config: SessionConfig) -> str:
+    return encode_command(Configure(config.voice, config.speed))

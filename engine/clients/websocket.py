@@ -1,0 +1,199 @@
+"""The websocket engine: a container's ``/invocations-bidirectional-stream`` reached directly (lab box, LAN, loopback).
+
+One WebSocket per session; JSON commands out as text frames, audio back as binary frames. ``websockets`` sends
+keep-alive pings (a dead peer is noticed within ping_interval + ping_timeout). Failures to connect raise a
+``VoicedeskError`` saying what to check; a connection lost mid-session becomes ``Error(connection, fatal)`` +
+``Closed`` on the session's events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import ssl
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import websockets
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidStatus, InvalidURI
+
+from engine.clients.errors import untrusted_certificate
+from engine.clients.remote import RemoteSession
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import SessionConfig
+from engine.factory import EngineSpec
+from engine.protocol import Frame
+
+BIDI_PATH = "/invocations-bidirectional-stream"
+TOKEN_ENV = "VOICEDESK_TOKEN"
+"""Read when no token is given, matching ``voicedesk serve --token``'s environment variable."""
+
+
+def normalize_url(target: str) -> str:
+    """``host:port``, ``http(s)://host:port`` or ``ws(s)://host:port[/path]`` → a full ``ws(s)://`` URL."""
+    if "://" not in target:
+        target = f"ws://{target}"
+    parts = urlsplit(target)
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    if scheme not in ("ws", "wss") or not parts.hostname:
+        raise VoicedeskError(
+            ErrorCode.BAD_MESSAGE,
+            f"{target!r} is not a WebSocket URL; use ws://HOST:PORT (or wss:// for TLS), e.g. ws://127.0.0.1:8080.",
+        )
+    path = parts.path if parts.path not in ("", "/") else BIDI_PATH
+    return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
+
+
+@dataclass(frozen=True, slots=True)
+class WebSocketSettings:
+    url: str
+    token: str | None = None
+    open_timeout_s: float = 10.0
+    ping_interval_s: float | None = 20.0
+    ping_timeout_s: float | None = 20.0
+    close_timeout_s: float = 2.0
+    """How long a close (or a failed keep-alive) waits for the peer's close frame before dropping the socket."""
+    ssl_context: ssl.SSLContext | None = None
+    """For wss:// with a private CA; None uses the system's trust store."""
+
+
+def _connect_error(exc: BaseException, settings: WebSocketSettings) -> VoicedeskError:
+    url = settings.url
+    if isinstance(exc, InvalidStatus):
+        status = exc.response.status_code
+        said = _server_message(exc.response.body)
+        if status == 401:
+            what = "refused the token" if settings.token else "requires a token"
+            return VoicedeskError(
+                ErrorCode.UNAUTHORIZED,
+                f"{url} {what} (HTTP 401{f': {said}' if said else ''}). Pass the token `voicedesk serve --token` "
+                f"was started with (--token, or the {TOKEN_ENV} variable).",
+            )
+        if status in (403, 404):
+            return VoicedeskError(
+                ErrorCode.CONNECTION,
+                f"{url} has no WebSocket at {urlsplit(url).path} (HTTP {status}). A voicedesk endpoint serves "
+                f"{BIDI_PATH}; is this the right host and port?",
+            )
+        return VoicedeskError(
+            ErrorCode.CONNECTION,
+            f"{url} refused the WebSocket upgrade with HTTP {status}{f': {said}' if said else ''}.",
+        )
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return untrusted_certificate(url, exc.verify_message or str(exc))
+    if isinstance(exc, ConnectionRefusedError):
+        return VoicedeskError(
+            ErrorCode.CONNECTION, f"Cannot reach {url} (connection refused). Is `voicedesk serve` running there?"
+        )
+    if isinstance(exc, socket.gaierror):
+        return VoicedeskError(ErrorCode.CONNECTION, f"Cannot resolve the host of {url} ({exc.strerror}).")
+    if isinstance(exc, TimeoutError):
+        return VoicedeskError(
+            ErrorCode.CONNECTION,
+            f"Timed out after {settings.open_timeout_s:g} s connecting to {url}. Check the address, the network "
+            "and any firewall; is the server still loading its model?",
+        )
+    if isinstance(exc, InvalidURI):
+        return VoicedeskError(ErrorCode.BAD_MESSAGE, f"{url} is not a valid WebSocket URL: {exc}")
+    if isinstance(exc, InvalidHandshake):
+        return VoicedeskError(ErrorCode.CONNECTION, f"{url} did not complete a WebSocket handshake: {exc}")
+    return VoicedeskError(ErrorCode.CONNECTION, f"Cannot reach {url}: {exc}")
+
+
+def _server_message(body: bytes | None) -> str | None:
+    """The ``message`` of a voicedesk JSON error body, if that is what the server sent."""
+    try:
+        message = json.loads(body or b"").get("message")
+    except (ValueError, AttributeError):
+        return None
+    return message if isinstance(message, str) else None
+
+
+def _dropped(exc: ConnectionClosed, url: str) -> VoicedeskError:
+    frame = exc.rcvd or exc.sent
+    detail = f"code {frame.code}" + (f": {frame.reason}" if frame.reason else "") if frame else "no close frame"
+    return VoicedeskError(ErrorCode.CONNECTION, f"The connection to {url} dropped mid-session ({detail}).")
+
+
+class WebSocketChannel:
+    """A ``FrameChannel`` on one ``websockets`` client connection."""
+
+    def __init__(self, connection: websockets.ClientConnection, url: str) -> None:
+        self._connection = connection
+        self.description = url
+
+    @classmethod
+    async def open(cls, settings: WebSocketSettings, first_frame: str) -> WebSocketChannel:
+        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else None
+        try:
+            connection = await websockets.connect(
+                settings.url,
+                additional_headers=headers,
+                open_timeout=settings.open_timeout_s,
+                ping_interval=settings.ping_interval_s,
+                ping_timeout=settings.ping_timeout_s,
+                close_timeout=settings.close_timeout_s,
+                ssl=settings.ssl_context if settings.url.startswith("wss:") else None,
+                max_size=None,  # audio frames are bounded by the server's sentence length
+                compression=None,  # PCM does not compress; deflate would only add latency
+            )
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+            raise _connect_error(exc, settings) from exc
+        channel = cls(connection, settings.url)
+        await channel.send(first_frame)
+        return channel
+
+    async def send(self, frame: str) -> None:
+        try:
+            await self._connection.send(frame)
+        except ConnectionClosed as exc:
+            raise _dropped(exc, self.description) from exc
+
+    async def receive(self) -> Frame | None:
+        try:
+            return await self._connection.recv()
+        except ConnectionClosedOK:
+            return None
+        except ConnectionClosed as exc:
+            raise _dropped(exc, self.description) from exc
+
+    async def close(self) -> None:
+        await self._connection.close()
+
+    async def abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._connection.transport.abort()
+
+
+class WebSocketEngine:
+    """Sessions on a container reached over a WebSocket (``voicedesk serve`` on a lab box, or loopback)."""
+
+    name = "websocket"
+
+    def __init__(self, settings: WebSocketSettings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def from_spec(cls, spec: EngineSpec) -> WebSocketEngine:
+        if not spec.target:
+            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The websocket engine needs a URL: --engine websocket URL")
+        options = spec.options
+        return cls(
+            WebSocketSettings(
+                url=normalize_url(spec.target),
+                token=spec.token or os.environ.get(TOKEN_ENV) or None,
+                open_timeout_s=float(options.get("open_timeout_s", 10.0)),  # type: ignore[arg-type]
+                ping_interval_s=float(options.get("ping_interval_s", 20.0)),  # type: ignore[arg-type]
+            )
+        )
+
+    async def _open_channel(self, first_frame: str) -> WebSocketChannel:
+        return await WebSocketChannel.open(self.settings, first_frame)
+
+    async def open_session(self, config: SessionConfig | None = None) -> RemoteSession:
+        return await RemoteSession.open(self._open_channel, config)
+
+    async def aclose(self) -> None:
+        """Sessions own their connections; there is nothing shared to release."""

@@ -1,0 +1,200 @@
+"""The websocket engine against the real endpoint container (uvicorn + random-weight Kokoro) on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+
+from endpoint.runner import ServerThread
+from engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import (
+    BYTES_PER_SAMPLE,
+    SAMPLE_RATE,
+    Audio,
+    Cancelled,
+    Closed,
+    Error,
+    SentenceFinished,
+    SentenceStarted,
+    SessionConfig,
+)
+from engine.factory import EngineSpec, open_engine, parse_engine_args
+from tests.remote.conftest import (
+    GUARD_S,
+    FreezableProxy,
+    abort_connections,
+    collect_until,
+    is_closed,
+    is_flushed,
+)
+
+THREE_SENTENCES = "The sun is up over the hill. Birds are singing now. We walk to the lake."
+
+
+def engine_for(server: ServerThread, **settings: object) -> WebSocketEngine:
+    return WebSocketEngine(WebSocketSettings(url=normalize_url(server.ws_url), **settings))  # type: ignore[arg-type]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_normalize_url_accepts_the_forms_people_type() -> None:
+    assert normalize_url("127.0.0.1:8080") == "ws://127.0.0.1:8080/invocations-bidirectional-stream"
+    assert normalize_url("http://box:8080/") == "ws://box:8080/invocations-bidirectional-stream"
+    assert normalize_url("https://box") == "wss://box/invocations-bidirectional-stream"
+    assert normalize_url("ws://box:1/custom?x=1") == "ws://box:1/custom?x=1"
+    with pytest.raises(VoicedeskError, match="not a WebSocket URL"):
+        normalize_url("ftp://box")
+
+
+async def test_three_sentences_on_one_session(container: ServerThread) -> None:
+    engine = await open_engine(EngineSpec(kind="websocket", target=container.ws_url))
+    assert isinstance(engine, WebSocketEngine)
+    session = await engine.open_session(SessionConfig(voice="af_heart", speed=1.0))
+    await session.send_text(THREE_SENTENCES)
+    await session.flush("turn-1")
+    got = await collect_until(session.events(), is_flushed("turn-1"))
+
+    started = got.of(SentenceStarted)
+    finished = got.of(SentenceFinished)
+    assert [s.text for s in started] == [
+        "The sun is up over the hill.",
+        "Birds are singing now.",
+        "We walk to the lake.",
+    ]
+    assert [f.seq for f in finished] == [s.seq for s in started]
+    for sentence in finished:
+        pcm = got.audio_bytes(sentence.seq)
+        assert pcm > 0
+        assert sentence.duration_s == pytest.approx(pcm / (BYTES_PER_SAMPLE * SAMPLE_RATE), abs=1e-3)
+    assert not got.of(Error)
+
+    await session.close()
+    rest = await collect_until(session.events(), is_closed)
+    assert isinstance(rest.events[-1], Closed)
+    await engine.aclose()
+
+
+async def test_cancel_leaves_no_stale_audio(container: ServerThread) -> None:
+    session = await engine_for(container).open_session()
+    await session.send_text("One two three. Four five six. Seven eight nine. Done now.")
+    await session.flush()
+    await collect_until(session.events(), lambda e: isinstance(e, Audio))
+    await session.cancel()
+    got = await collect_until(session.events(), lambda e: isinstance(e, Cancelled))
+    cancelled = got.of(Cancelled)[0]
+
+    await session.send_text("Fresh words.")
+    await session.flush("after")
+    after = await collect_until(session.events(), is_flushed("after"))
+    stale = [e for e in after.events if isinstance(e, Audio | SentenceStarted) and e.seq <= cancelled.last_seq]
+    assert stale == []
+    assert [s.text for s in after.of(SentenceStarted)] == ["Fresh words."]
+    assert after.audio_bytes() > 0
+    await session.aclose()
+
+
+async def test_close_finishes_what_was_asked_then_ends(container: ServerThread) -> None:
+    session = await engine_for(container).open_session()
+    await session.send_text("Short and sweet.")
+    await session.close()
+    got = await collect_until(session.events(), is_closed)
+    kinds = [type(e).__name__ for e in got.events if not isinstance(e, Audio)]
+    assert kinds == ["SentenceStarted", "SentenceFinished", "Flushed", "Closed"]
+    assert got.audio_bytes() > 0
+    # The iterator has ended; sending more is ignored like on a local session, not an exception.
+    await session.send_text("ignored")
+    assert session.finished
+
+
+async def test_token_is_required_and_checked(make_container) -> None:
+    server = make_container(token="s3cret")
+    with pytest.raises(VoicedeskError, match="requires a token") as missing:
+        await engine_for(server).open_session()
+    assert missing.value.code == ErrorCode.UNAUTHORIZED
+    with pytest.raises(VoicedeskError, match="refused the token"):
+        await engine_for(server, token="wrong").open_session()
+
+    spec = parse_engine_args(["websocket", server.ws_url])
+    engine = WebSocketEngine.from_spec(EngineSpec(kind=spec.kind, target=spec.target, token="s3cret"))
+    session = await engine.open_session()
+    await session.send_text("Token accepted.")
+    await session.close()
+    got = await collect_until(session.events(), is_closed)
+    assert got.audio_bytes() > 0 and not got.of(Error)
+
+
+async def test_token_comes_from_the_environment(make_container, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = make_container(token="from-env")
+    monkeypatch.setenv("VOICEDESK_TOKEN", "from-env")
+    engine = WebSocketEngine.from_spec(EngineSpec(kind="websocket", target=server.ws_url))
+    session = await engine.open_session()
+    await session.close()
+    got = await collect_until(session.events(), is_closed)
+    assert got.of(Closed)[0].reason != "connection lost"
+
+
+async def test_server_down_says_what_to_start() -> None:
+    engine = WebSocketEngine(WebSocketSettings(url=f"ws://127.0.0.1:{free_port()}/invocations-bidirectional-stream"))
+    with pytest.raises(VoicedeskError, match=r"Cannot reach .* Is `voicedesk serve` running") as caught:
+        await engine.open_session()
+    assert caught.value.code == ErrorCode.CONNECTION
+
+
+async def test_wrong_path_is_named(container: ServerThread) -> None:
+    engine = WebSocketEngine(WebSocketSettings(url=f"{container.ws_url}/nope"))
+    with pytest.raises(VoicedeskError, match=r"has no WebSocket at /nope \(HTTP 40[34]\)"):
+        await engine.open_session()
+
+
+async def test_server_dropping_mid_utterance_ends_the_session_with_a_fatal_error(make_container) -> None:
+    server = make_container()
+    session = await engine_for(server).open_session()
+    await session.send_text("This is spoken. This is cut off. Never heard.")
+    await session.flush()
+    await collect_until(session.events(), lambda e: isinstance(e, Audio))
+    assert abort_connections(server) >= 1
+    got = await collect_until(session.events(), is_closed)
+    errors = got.of(Error)
+    assert errors and errors[-1].fatal and errors[-1].code == ErrorCode.CONNECTION
+    assert "dropped mid-session" in errors[-1].message
+    assert got.events[-1] == Closed("connection lost")
+
+    # On request, the same session object reconnects and speaks again.
+    await session.reconnect()
+    await session.send_text("Back again.")
+    await session.close()
+    again = await collect_until(session.events(), is_closed)
+    assert [s.text for s in again.of(SentenceStarted)] == ["Back again."]
+
+
+async def test_keepalive_notices_a_hung_server(container: ServerThread) -> None:
+    proxy = await FreezableProxy(container.port).start()
+    try:
+        engine = WebSocketEngine(
+            WebSocketSettings(url=normalize_url(proxy.ws_url), ping_interval_s=0.2, ping_timeout_s=0.5)
+        )
+        session = await engine.open_session()
+        proxy.frozen.set()  # the connection stays up, but no pong comes back any more
+        got = await collect_until(session.events(), is_closed)
+    finally:
+        await proxy.stop()
+    errors = got.of(Error)
+    assert errors and errors[-1].fatal and errors[-1].code == ErrorCode.CONNECTION
+    assert "keepalive ping timeout" in errors[-1].message
+
+
+async def test_aclose_ends_events_at_once(container: ServerThread) -> None:
+    session = await engine_for(container).open_session()
+    await session.send_text("A sentence that will not be waited for.")
+    await session.flush()
+    reader = asyncio.create_task(collect_until(session.events(), is_closed))
+    await session.aclose()
+    got = await asyncio.wait_for(reader, GUARD_S)
+    assert got.events[-1] == Closed("aborted")
