@@ -1,0 +1,132 @@
+"""The stand-in's ASGI app: SageMaker runtime's three invoke operations in front of one container.
+
+Routes (as the real runtime API lays them out):
+- ``POST /endpoints/{name}/invocations-bidirectional-stream`` (HTTP/2, event stream both ways) → the container's
+  WebSocket ``/invocations-bidirectional-stream``, bridged like SageMaker's sidecar (see ``bridge.py``);
+- ``POST /endpoints/{name}/invocations`` → the container's ``POST /invocations``, body in, body out;
+- ``POST /endpoints/{name}/invocations-response-stream`` → the same, the response as event-stream PayloadParts;
+- ``GET /ping`` → 200 (the stand-in itself is up).
+
+Errors use the service's shapes (``x-amzn-errortype`` + JSON body) so boto3 and the HTTP/2 SDK raise what they
+would raise against AWS.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from endpoint.sagemaker_local.asgi import (
+    ErrorReply,
+    Receive,
+    Scope,
+    Send,
+    drain_request,
+    read_body,
+    send_error,
+    send_error_after_drain,
+)
+from endpoint.sagemaker_local.auth import CredentialCheck
+from endpoint.sagemaker_local.bridge import ContainerTarget, bridge_bidirectional_stream, forward_invocation
+
+log = logging.getLogger(__name__)
+
+ACCOUNT_ID = "123456789012"
+_ROUTE = re.compile(r"^/endpoints/(?P<name>[^/]+)/(?P<operation>[a-z-]+)$")
+_OPERATIONS = {
+    "invocations-bidirectional-stream": "bidi",
+    "invocations": "invoke",
+    "invocations-response-stream": "response-stream",
+}
+
+
+@dataclass(slots=True)
+class StandInConfig:
+    container: ContainerTarget
+    endpoint_names: frozenset[str] = frozenset()
+    """Names the stand-in answers to; empty accepts any name."""
+    credentials: CredentialCheck | None = None
+    variant: str = "AllTraffic"
+    max_part_bytes: int | None = None
+    """Split container frames into PARTIAL parts of at most this many bytes (None: one part per frame)."""
+    calls: list[str] = field(default_factory=list)
+    """Operation names served, in order (logged, and read by tests)."""
+
+
+class StandInApp:
+    def __init__(self, config: StandInConfig) -> None:
+        self.config = config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        method: str = scope["method"]
+        if path == "/ping" and method == "GET":
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        route = _ROUTE.match(path)
+        operation = _OPERATIONS.get(route["operation"]) if route else None
+        if route is None or operation is None or method != "POST":
+            await drain_request(receive)
+            await send_error(send, ErrorReply(404, "UnknownOperationException", f"No runtime operation at {path}."))
+            return
+        name = unquote(route["name"])
+        self.config.calls.append(operation)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        raw_path = scope.get("raw_path", path.encode()).decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+
+        if operation == "bidi":
+            failure = self._check_auth(method, raw_path, query, headers, None)
+            if failure is None and not self._knows(name):
+                failure = _unknown_endpoint(name)
+            if failure is not None:
+                # The SDK reads the error only once the response ends, and the response may only end after the
+                # client's END_STREAM (hypercorn #329): answer headers and body now, finish after the drain.
+                await send_error(send, failure)
+                return
+            await bridge_bidirectional_stream(scope, receive, send, self.config, headers)
+            return
+
+        body = await read_body(receive)
+        if body is None:
+            return
+        failure = self._check_auth(method, raw_path, query, headers, body)
+        if failure is None and not self._knows(name):
+            failure = _unknown_endpoint(name)
+        if failure is not None:
+            await send_error(send, failure)
+            return
+        await forward_invocation(send, self.config, headers, body, streaming=operation == "response-stream")
+
+    def _knows(self, name: str) -> bool:
+        return not self.config.endpoint_names or name in self.config.endpoint_names
+
+    def _check_auth(
+        self, method: str, raw_path: str, query: str, headers: dict[str, str], body: bytes | None
+    ) -> ErrorReply | None:
+        if self.config.credentials is None:
+            return None
+        return self.config.credentials.check(method, raw_path, query, headers, body)
+
+
+def _unknown_endpoint(name: str) -> ErrorReply:
+    # The runtime API's wording for a name it does not know (same status and error type as InvokeEndpoint).
+    return ErrorReply(400, "ValidationError", f"Endpoint {name} of account {ACCOUNT_ID} not found.")
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

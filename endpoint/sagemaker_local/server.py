@@ -1,0 +1,154 @@
+"""Runs the stand-in: hypercorn, HTTP/2 over TLS on 127.0.0.1, with a certificate from a local CA.
+
+TLS is not optional: the awscrt binding cannot speak cleartext HTTP/2, so the SDK only talks to an ``https://``
+endpoint it trusts. The CA lives in a folder (platformdirs cache by default) and is reused between runs, so a
+shell that exported the environment once keeps working; the server certificate is issued fresh each start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import platformdirs
+import trustme
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+
+from endpoint.sagemaker_local.app import StandInApp, StandInConfig
+from endpoint.sagemaker_local.h2_compat import tolerate_finished_streams
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8443
+"""The real service's port for bidirectional streams."""
+DUMMY_ACCESS_KEY_ID = "AKIAVOICEDESKLOCAL00"
+DUMMY_SECRET_ACCESS_KEY = "voicedesk-local-stand-in-secret"
+
+
+def default_state_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("voicedesk")) / "sagemaker-local"
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    ca_file: Path
+    cert_file: Path
+    key_file: Path
+
+
+def prepare_tls(state_dir: Path, host: str = "127.0.0.1") -> TlsFiles:
+    """Loads (or creates) the local CA in ``state_dir`` and issues a server certificate for 127.0.0.1/localhost."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    ca_file, ca_key_file = state_dir / "ca.pem", state_dir / "ca-key.pem"
+    if ca_file.exists() and ca_key_file.exists():
+        ca = trustme.CA.from_pem(ca_file.read_bytes(), ca_key_file.read_bytes())
+    else:
+        ca = trustme.CA(organization_name="voicedesk sagemaker-local")
+        ca_key_file.write_bytes(ca.private_key_pem.bytes())
+        ca_key_file.chmod(0o600)
+        ca.cert_pem.write_to_path(str(ca_file))
+    # The IP SAN is required: the SDK connects to https://127.0.0.1:PORT and checks the address.
+    names = dict.fromkeys([host, "127.0.0.1", "localhost"])
+    leaf = ca.issue_cert(*names)
+    cert_file, key_file = state_dir / "server.pem", state_dir / "server-key.pem"
+    cert_file.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
+    key_file.write_bytes(leaf.private_key_pem.bytes())
+    key_file.chmod(0o600)
+    return TlsFiles(ca_file, cert_file, key_file)
+
+
+class StandInServer:
+    """``async with StandInServer(config) as server:`` serves until the block ends (port 0 picks a free port)."""
+
+    def __init__(
+        self,
+        config: StandInConfig,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        state_dir: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.app = StandInApp(config)
+        self.host = host
+        self._requested_port = port
+        self.state_dir = state_dir or default_state_dir()
+        self.port = 0
+        self.tls: TlsFiles | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}:{self.port}"
+
+    @property
+    def ca_file(self) -> Path:
+        assert self.tls is not None, "start the server first"
+        return self.tls.ca_file
+
+    async def start(self) -> None:
+        tolerate_finished_streams()
+        self.tls = await asyncio.to_thread(prepare_tls, self.state_dir, self.host)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self._requested_port))
+        except OSError as exc:
+            sock.close()
+            raise OSError(
+                f"Cannot listen on {self.host}:{self._requested_port} ({exc.strerror}); pick another --port."
+            ) from exc
+        # Listening before hypercorn starts means a client that connects at once waits in the backlog.
+        sock.listen(128)
+        self.port = sock.getsockname()[1]
+        hyper = Config()
+        hyper.bind = [f"fd://{sock.detach()}"]
+        hyper.certfile = str(self.tls.cert_file)
+        hyper.keyfile = str(self.tls.key_file)
+        hyper.alpn_protocols = ["h2", "http/1.1"]  # h2 for the HTTP/2 SDK, http/1.1 for boto3
+        hyper.graceful_timeout = 1.0
+        hyper.accesslog = None
+        hyper.errorlog = logging.getLogger("hypercorn.error")
+        self._stop.clear()
+        self._task = asyncio.create_task(serve(self.app, hyper, shutdown_trigger=self._stop.wait))  # type: ignore[arg-type]
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def wait(self) -> None:
+        """Serves until cancelled (the CLI's Ctrl-C)."""
+        assert self._task is not None
+        await self._task
+
+    async def __aenter__(self) -> StandInServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    def environment(self, region: str = "us-east-1", with_dummy_credentials: bool = True) -> dict[str, str]:
+        """The variables that point the HTTP/2 SDK, boto3 and voicedesk's engines at this stand-in."""
+        env = {
+            "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2": self.url,
+            "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME": self.url,
+            "AWS_CA_BUNDLE": str(self.ca_file),
+            "AWS_REGION": region,
+        }
+        if with_dummy_credentials:
+            env["AWS_ACCESS_KEY_ID"] = DUMMY_ACCESS_KEY_ID
+            env["AWS_SECRET_ACCESS_KEY"] = DUMMY_SECRET_ACCESS_KEY
+        return env
