@@ -15,6 +15,7 @@ import difflib
 import logging
 import pickle
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
@@ -140,16 +141,12 @@ class KokoroSynthesizer:
         files = weights.require_model_files(repo_id, cache_dir)
         weights.require_spacy_model()
         resolved = select_device(device)
-        from kokoro import KModel
-
-        try:
-            model = KModel(repo_id=repo_id, config=str(files.config), model=str(files.model))
-        except (RuntimeError, OSError, ValueError, EOFError, KeyError, AssertionError, pickle.UnpicklingError) as exc:
-            raise WeightsMissingError(
-                f"The Kokoro model in {files.model.parent} could not be loaded ({type(exc).__name__}: {exc}). "
-                f"The files may be damaged or from another model: delete them and run "
-                f"`{weights.FETCH_COMMAND}`, or `{weights.IMPORT_COMMAND}` with good copies."
-            ) from exc
+        with warnings.catch_warnings():
+            # Known and harmless in kokoro 0.9.4 / torch 2.x; they would bury our own messages on every start.
+            warnings.filterwarnings("ignore", message="dropout option adds dropout", category=UserWarning)
+            warnings.filterwarnings("ignore", message=r".*weight_norm.* is deprecated", category=FutureWarning)
+            warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
+            model = cls._construct_model(repo_id, files)
         model = model.to(resolved).eval()
         synthesizer = cls(model, repo_id, cache_dir)
         synthesizer.pipeline(DEFAULT_LANGUAGE)  # spaCy + lexicons load now, not on the first request
@@ -157,6 +154,19 @@ class KokoroSynthesizer:
             synthesizer.warm_up()
         log.info("Kokoro loaded on %s from %s", resolved, files.model)
         return synthesizer
+
+    @staticmethod
+    def _construct_model(repo_id: str, files: weights.ModelFiles) -> KModel:
+        from kokoro import KModel
+
+        try:
+            return KModel(repo_id=repo_id, config=str(files.config), model=str(files.model))
+        except (RuntimeError, OSError, ValueError, EOFError, KeyError, AssertionError, pickle.UnpicklingError) as exc:
+            raise WeightsMissingError(
+                f"The Kokoro model in {files.model.parent} could not be loaded ({type(exc).__name__}: {exc}). "
+                f"The files may be damaged or from another model: delete them and run "
+                f"`{weights.FETCH_COMMAND}`, or `{weights.IMPORT_COMMAND}` with good copies."
+            ) from exc
 
     @property
     def device(self) -> str:
