@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from app.main import add_app_arguments
 from engine.errors import VoicedeskError
 
 # Modules that add subcommands, in the order --help lists them.
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     app_parser = subparsers.add_parser("app", help="open the desktop app (the default)")
+    add_app_arguments(app_parser)  # app.main imports Qt only when the app runs
     app_parser.set_defaults(handler=_run_app)
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(subparsers)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.api import Engine, Session
@@ -77,9 +77,11 @@ class EngineHub:
         on_status: Callable[[EngineStatus], None],
         opener: EngineOpener = open_engine,
         local_spec: EngineSpec | None = None,
+        fetcher: Callable[..., object] | None = None,
     ) -> None:
         self._on_status = on_status
         self._opener = opener
+        self._fetcher = fetcher
         self.local_spec = local_spec or EngineSpec("local")
         self.spec: EngineSpec = self.local_spec
         self._engine: Engine | None = None
@@ -94,8 +96,11 @@ class EngineHub:
         if spec != self.spec:
             await self._drop_remote()
             self.spec = spec
-        if spec.kind == "local":
+        if spec.kind == "local" and spec != self.local_spec:
             self.local_spec = spec
+            if self._local is not None:  # another device: load the model again there
+                local, self._local = self._local, None
+                await local.aclose()
         try:
             return await self.engine()
         except VoicedeskError:
@@ -129,6 +134,8 @@ class EngineHub:
     async def local(self, report: bool = True) -> Engine:
         """The local engine, loading the model on first use (once, even if asked for twice meanwhile)."""
         if self._local is not None:
+            if report and self.spec.kind == "local" and self.status.kind != "local":
+                self._report(EngineState.READY, "Ready", await asyncio.to_thread(local_device_label, self._local))
             return self._local
         if self._local_loading is None:
             self._local_loading = asyncio.ensure_future(self._load_local(report))
@@ -168,6 +175,10 @@ class EngineHub:
     def local_loaded(self) -> bool:
         return self._local is not None
 
+    @property
+    def local_engine(self) -> Engine | None:
+        return self._local
+
     # ---- sessions ---------------------------------------------------------------------------------
 
     async def open_session(self, engine: Engine, config: SessionConfig) -> Session:
@@ -201,9 +212,10 @@ class EngineHub:
         """Downloads the local model (``voicedesk models fetch``) on a worker thread, then loads it."""
         from engine import weights
 
+        fetch = self._fetcher or weights.fetch
         self._report(EngineState.DOWNLOADING, "Downloading…", "Kokoro-82M from huggingface.co")
         try:
-            await asyncio.to_thread(weights.fetch, None, report=report)
+            await asyncio.to_thread(fetch, None, report=report)
         except VoicedeskError as exc:
             self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", exc.message)
             raise
@@ -234,6 +246,3 @@ class EngineHub:
     def _report(self, state: EngineState, title: str, detail: str = "", message: str = "") -> None:
         self.status = EngineStatus(self.spec.kind, state, title, detail, message)
         self._on_status(self.status)
-
-    def with_options(self, **changes: object) -> EngineSpec:
-        return replace(self.spec, **changes)

@@ -3,7 +3,6 @@ which is also how the app runs on a machine without a sound card."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,8 +14,8 @@ from app.sources import ChatMessage
 from app.sources.scripted import ScriptedSource
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import Audio, Cancelled
-from engine.factory import EngineSpec, open_engine
-from engine.local import LocalEngine
+from engine.factory import EngineSpec
+from tests.app.helpers import opener_for, until
 
 
 class Recorder:
@@ -38,15 +37,6 @@ class Recorder:
         self.notices.append((text, level))
 
 
-def opener_for(synthesizer):
-    async def opener(spec: EngineSpec):
-        if spec.kind == "local":
-            return LocalEngine(synthesizer)
-        return await open_engine(spec)
-
-    return opener
-
-
 @pytest.fixture
 async def controller(synthesizer):
     recorder = Recorder()
@@ -59,15 +49,6 @@ async def controller(synthesizer):
 
 async def whole(text: str) -> AsyncIterator[str]:
     yield text
-
-
-async def until(condition, within_s: float = 120.0) -> None:
-    """Waits for a condition (never a fixed time); the model runs slower than real time on shared CPUs."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError("condition not met")
-        await asyncio.sleep(0.02)
 
 
 async def test_typed_text_is_spoken_sentence_by_sentence_with_a_full_timeline(controller):

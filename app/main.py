@@ -1,0 +1,47 @@
+"""``voicedesk`` (or ``voicedesk app``): the desktop app on Qt's event loop, with asyncio running on it (qasync)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+
+def add_app_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the app (registered by app.cli without importing Qt)."""
+    parser.add_argument(
+        "--settings",
+        type=Path,
+        metavar="PATH",
+        help="settings file to use (default: settings.json in the user's config folder)",
+    )
+
+
+def run_app(args: argparse.Namespace) -> int:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from app.settings import default_settings_path
+    from app.ui.theme import apply_theme
+    from app.ui.window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("voicedesk")
+    app.setApplicationDisplayName("voicedesk")
+    apply_theme(app)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    settings_path = getattr(args, "settings", None) or default_settings_path()
+    window = MainWindow(settings_path)
+    closed = asyncio.Event()
+    app.lastWindowClosed.connect(closed.set)
+    window.show()
+
+    async def main() -> None:
+        window.spawn(window.start())
+        await closed.wait()
+
+    with loop:
+        loop.run_until_complete(main())
+    return 0

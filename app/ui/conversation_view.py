@@ -1,0 +1,229 @@
+"""The conversation: one bubble per turn, the word being spoken highlighted, cuts and failovers marked."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+
+from app.conversation import Run, RunStyle, Turn, TurnKind, TurnState
+from app.ui.theme import PALETTE
+
+RUN_CSS = {
+    RunStyle.SPOKEN: f"color:{PALETTE.text};",
+    RunStyle.CURRENT: f"background-color:{PALETTE.highlight}; color:{PALETTE.accent_text};",
+    RunStyle.UPCOMING: f"color:{PALETTE.text_muted};",
+    RunStyle.PENDING: f"color:{PALETTE.text_muted}; font-style:italic;",
+    RunStyle.UNHEARD: "color:#B4B9C4; text-decoration:line-through;",
+}
+
+STATE_BADGES = {
+    TurnState.WAITING: ("Thinking…", PALETTE.warning),
+    TurnState.SPEAKING: ("Speaking", PALETTE.accent),
+    TurnState.DONE: ("", PALETTE.text_muted),
+    TurnState.CUT: ("Stopped", PALETTE.warning),
+    TurnState.FAILED: ("Failed", PALETTE.error),
+}
+
+
+def runs_html(runs: list[Run]) -> str:
+    parts = []
+    for run in runs:
+        text = html.escape(run.text).replace("\n", "<br>")
+        parts.append(f"<span style='{RUN_CSS[run.style]}'>{text}</span>")
+    return "".join(parts)
+
+
+def _chip(text: str, soft: str, strong: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setStyleSheet(f"background:{soft}; color:{strong}; border-radius:8px; padding:4px 10px; font-size:9pt;")
+    return label
+
+
+class TurnView(QWidget):
+    """A turn: the question (agent turns), the spoken reply with live highlighting, and its marks."""
+
+    def __init__(self, turn: Turn, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.turn = turn
+        self._last_html = ""
+        self._chips: list[QLabel] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        if turn.kind is TurnKind.AGENT:
+            row = QHBoxLayout()
+            row.addStretch(1)
+            self.user_bubble = QFrame()
+            self.user_bubble.setObjectName("UserBubble")
+            user_layout = QVBoxLayout(self.user_bubble)
+            user_layout.setContentsMargins(14, 9, 14, 9)
+            question = QLabel(turn.prompt)
+            question.setTextFormat(Qt.TextFormat.PlainText)
+            question.setObjectName("UserText")
+            question.setWordWrap(True)
+            question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            user_layout.addWidget(question)
+            self.question = question
+            row.addWidget(self.user_bubble)
+            layout.addLayout(row)
+        else:
+            self.user_bubble = None
+        row = QHBoxLayout()
+        self.bubble = QFrame()
+        self.bubble.setObjectName("Bubble")
+        self.bubble.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        bubble_layout = QVBoxLayout(self.bubble)
+        bubble_layout.setContentsMargins(16, 10, 16, 12)
+        bubble_layout.setSpacing(6)
+        self.meta = QLabel()
+        self.meta.setObjectName("BubbleMeta")
+        self.text = QLabel()
+        self.text.setObjectName("BubbleText")
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.chip_box = QVBoxLayout()
+        self.chip_box.setSpacing(4)
+        bubble_layout.addWidget(self.meta)
+        bubble_layout.addWidget(self.text)
+        bubble_layout.addLayout(self.chip_box)
+        row.addWidget(self.bubble)
+        row.addStretch(1)
+        layout.addLayout(row)
+
+    def set_max_width(self, width: int) -> None:
+        self._max_width = width
+        self.bubble.setMaximumWidth(width)
+        if self.user_bubble is not None:
+            self.user_bubble.setMaximumWidth(int(width * 0.85))
+            self.user_bubble.setMinimumWidth(self._fit(self.question, self.turn.prompt, int(width * 0.85), 30))
+        self._fit_bubble()
+
+    def _fit(self, label: QLabel, text: str, limit: int, padding: int) -> int:
+        """The width a bubble needs for ``text`` on one line per paragraph, up to ``limit``."""
+        metrics = label.fontMetrics()
+        widest = max((metrics.horizontalAdvance(line) for line in text.splitlines() or [""]), default=0)
+        return min(widest + padding, limit)
+
+    def _fit_bubble(self) -> None:
+        width = getattr(self, "_max_width", 600)
+        text = self.turn.text or "Waiting for the first words…"
+        needed = max(self._fit(self.text, text, width, 36), 260)
+        self.bubble.setMinimumWidth(min(needed, width))
+
+    def refresh(self, position_s: float | None) -> None:
+        turn = self.turn
+        body = runs_html(turn.runs(position_s))
+        if not body:
+            body = f"<span style='color:{PALETTE.text_muted}; font-style:italic'>Waiting for the first words…</span>"
+        if body != self._last_html:
+            self.text.setText(body)
+            self._last_html = body
+        self.meta.setText(self._meta_html())
+        self._refresh_chips()
+        self._fit_bubble()
+
+    def _meta_html(self) -> str:
+        turn = self.turn
+        who = {TurnKind.SPEAK: "Read aloud", TurnKind.AGENT: "Agent reply", TurnKind.PREVIEW: "Voice preview"}
+        engines = list(dict.fromkeys(s.engine for s in turn.sentences)) or [turn.engine]
+        parts = [who[turn.kind], " → ".join(engines)]
+        if turn.audio_s:
+            parts.append(f"{turn.audio_s:.1f} s")
+        meta = " · ".join(html.escape(p) for p in parts)
+        badge, color = STATE_BADGES[turn.state]
+        if badge:
+            meta += f"&nbsp;&nbsp;<span style='color:{color}; font-weight:600'>● {badge}</span>"
+        return meta
+
+    def _refresh_chips(self) -> None:
+        wanted: list[tuple[str, str, str]] = []
+        turn = self.turn
+        for note in turn.notes:
+            wanted.append((f"⇄  {note}", PALETTE.info_soft, PALETTE.info))
+        if turn.cut is not None:
+            heard = f"heard up to “{turn.cut.quote}”" if turn.cut.quote else "before any word was heard"
+            wanted.append((f"✂  Stopped — {heard}", PALETTE.warning_soft, PALETTE.warning))
+        for sentence in turn.sentences:
+            if sentence.error:
+                wanted.append((f"⚠  Sentence {sentence.index + 1} skipped: {sentence.error}", *_error_colors()))
+        if turn.error:
+            wanted.append((f"⚠  {turn.error}", *_error_colors()))
+        if [c.text() for c in self._chips] == [w[0] for w in wanted]:
+            return
+        for chip in self._chips:
+            chip.deleteLater()
+        self._chips = [_chip(*w) for w in wanted]
+        for chip in self._chips:
+            self.chip_box.addWidget(chip)
+
+
+def _error_colors() -> tuple[str, str]:
+    return PALETTE.error_soft, PALETTE.error
+
+
+class ConversationView(QScrollArea):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Conversation")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        body.setObjectName("ConversationBody")
+        self._layout = QVBoxLayout(body)
+        self._layout.setContentsMargins(24, 20, 24, 20)
+        self._layout.setSpacing(16)
+        self._empty = self._empty_state()
+        self._layout.addWidget(self._empty)
+        self._layout.addStretch(1)
+        self.setWidget(body)
+        self.views: dict[int, TurnView] = {}
+
+    def _empty_state(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 60, 0, 0)
+        title = QLabel("Say something")
+        title.setObjectName("EmptyTitle")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        text = QLabel(
+            "Type below and press <b>Speak</b> — speech starts with the first words, not the whole text.<br>"
+            "Switch to <b>Ask agent</b> to hear a reply while it is still being written. "
+            "<b>Esc</b> stops at once."
+        )
+        text.setObjectName("EmptyHint")
+        text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        text.setWordWrap(True)
+        layout.addWidget(title)
+        layout.addWidget(text)
+        return box
+
+    def show_turn(self, turn: Turn, position_s: float | None) -> TurnView:
+        view = self.views.get(turn.id)
+        if view is None:
+            self._empty.hide()
+            view = TurnView(turn)
+            view.set_max_width(self._bubble_width())
+            self._layout.insertWidget(self._layout.count() - 1, view)
+            self.views[turn.id] = view
+            QTimer.singleShot(0, self._scroll_to_end)
+        at_end = self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - 40
+        view.refresh(position_s)
+        if at_end:
+            QTimer.singleShot(0, self._scroll_to_end)
+        return view
+
+    def _bubble_width(self) -> int:
+        return max(int(self.viewport().width() * 0.8) - 48, 320)
+
+    def _scroll_to_end(self) -> None:
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        for view in self.views.values():
+            view.set_max_width(self._bubble_width())

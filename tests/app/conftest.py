@@ -1,0 +1,58 @@
+"""Fixtures for the app's tests: a qasync loop on pytest-qt's QApplication, the real window, engine openers.
+
+Qt needs a platform before the QApplication exists: tests/run.sh starts Xvfb (QT_QPA_PLATFORM=xcb); without
+a display the window is drawn offscreen, which needs no system packages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+if not os.environ.get("DISPLAY"):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from tests.app.helpers import opener_for
+
+
+@pytest.fixture
+def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
+    """asyncio on Qt's event loop, as in the app (tests drive it with ``qloop.run_until_complete``)."""
+    import qasync
+
+    from app.ui.theme import apply_theme
+
+    apply_theme(qapp)
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def make_window(qtbot, qloop, synthesizer, tmp_path):
+    """Builds the real MainWindow on a private settings file; shuts every one down after the test."""
+    from app.ui.window import MainWindow
+
+    windows = []
+
+    def make(settings_path: Path | None = None, start: bool = True, **options) -> MainWindow:
+        options.setdefault("engine_opener", opener_for(synthesizer))
+        window = MainWindow(settings_path or tmp_path / "settings.json", **options)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        if start:
+            qloop.run_until_complete(window.start())
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        if not window._closing:
+            qloop.run_until_complete(window.shutdown())

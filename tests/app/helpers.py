@@ -1,0 +1,35 @@
+"""Helpers shared by the app's tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.factory import EngineSpec, open_engine
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def opener_for(synthesizer: object) -> Callable:
+    """Opens engines as the app does, except that 'local' reuses the suite's one loaded model."""
+
+    async def opener(spec: EngineSpec):
+        if spec.kind == "local":
+            from engine.local import LocalEngine
+
+            return LocalEngine(synthesizer)
+        return await open_engine(spec)
+
+    return opener
+
+
+async def until(condition: Callable[[], object], within_s: float = 120.0) -> None:
+    """Waits for a condition while Qt and asyncio run (never a fixed time: the model is slower than real
+    time on a shared 2-core machine, so everything is awaited by what it waits for)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while not condition():
+        if loop.time() > deadline:
+            raise TimeoutError("condition not met in time")
+        await asyncio.sleep(0.02)
