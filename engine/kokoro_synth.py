@@ -46,6 +46,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Known and harmless with kokoro 0.9.4 on torch 2.x (raised while kokoro and its imports load); left on, they
+# would bury our own messages on every start.
+warnings.filterwarnings("ignore", message="dropout option adds dropout", category=UserWarning)
+warnings.filterwarnings("ignore", message=r".*weight_norm.* is deprecated", category=FutureWarning)
+warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
+
 DEVICE_UNAVAILABLE = ErrorCode.DEVICE_UNAVAILABLE
 WARM_UP_TEXT = "Hello there."
 MAX_CACHED_BLENDS = 64
@@ -141,12 +147,7 @@ class KokoroSynthesizer:
         files = weights.require_model_files(repo_id, cache_dir)
         weights.require_spacy_model()
         resolved = select_device(device)
-        with warnings.catch_warnings():
-            # Known and harmless in kokoro 0.9.4 / torch 2.x; they would bury our own messages on every start.
-            warnings.filterwarnings("ignore", message="dropout option adds dropout", category=UserWarning)
-            warnings.filterwarnings("ignore", message=r".*weight_norm.* is deprecated", category=FutureWarning)
-            warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
-            model = cls._construct_model(repo_id, files)
+        model = cls._construct_model(repo_id, files)
         model = model.to(resolved).eval()
         synthesizer = cls(model, repo_id, cache_dir)
         synthesizer.pipeline(DEFAULT_LANGUAGE)  # spaCy + lexicons load now, not on the first request
