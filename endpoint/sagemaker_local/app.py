@@ -26,7 +26,6 @@ from endpoint.sagemaker_local.asgi import (
     drain_request,
     read_body,
     send_error,
-    send_error_after_drain,
 )
 from endpoint.sagemaker_local.auth import CredentialCheck
 from endpoint.sagemaker_local.bridge import ContainerTarget, bridge_bidirectional_stream, forward_invocation
@@ -40,6 +39,11 @@ _OPERATIONS = {
     "invocations": "invoke",
     "invocations-response-stream": "response-stream",
 }
+_ACTIONS = {
+    "bidi": "sagemaker:InvokeEndpointWithBidirectionalStream",
+    "invoke": "sagemaker:InvokeEndpoint",
+    "response-stream": "sagemaker:InvokeEndpointWithResponseStream",
+}
 
 
 @dataclass(slots=True)
@@ -49,6 +53,8 @@ class StandInConfig:
     """Names the stand-in answers to; empty accepts any name."""
     credentials: CredentialCheck | None = None
     variant: str = "AllTraffic"
+    region: str = "us-east-1"
+    """Only used in ARNs of error messages; any region's signature is accepted."""
     max_part_bytes: int | None = None
     """Split container frames into PARTIAL parts of at most this many bytes (None: one part per frame)."""
     calls: list[str] = field(default_factory=list)
@@ -83,13 +89,14 @@ class StandInApp:
         raw_path = scope.get("raw_path", path.encode()).decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
 
+        arn = f"arn:aws:sagemaker:{self.config.region}:{ACCOUNT_ID}:endpoint/{name.lower()}"
         if operation == "bidi":
-            failure = self._check_auth(method, raw_path, query, headers, None)
+            failure = self._check_auth(method, raw_path, query, headers, None, _ACTIONS[operation], arn)
             if failure is None and not self._knows(name):
                 failure = _unknown_endpoint(name)
             if failure is not None:
-                # The SDK reads the error only once the response ends, and the response may only end after the
-                # client's END_STREAM (hypercorn #329): answer headers and body now, finish after the drain.
+                # The SDK raises only once the error response has ended, so it ends now, while the client may
+                # still be sending (h2_compat keeps hypercorn from dropping the connection over that).
                 await send_error(send, failure)
                 return
             await bridge_bidirectional_stream(scope, receive, send, self.config, headers)
@@ -98,7 +105,7 @@ class StandInApp:
         body = await read_body(receive)
         if body is None:
             return
-        failure = self._check_auth(method, raw_path, query, headers, body)
+        failure = self._check_auth(method, raw_path, query, headers, body, _ACTIONS[operation], arn)
         if failure is None and not self._knows(name):
             failure = _unknown_endpoint(name)
         if failure is not None:
@@ -110,11 +117,18 @@ class StandInApp:
         return not self.config.endpoint_names or name in self.config.endpoint_names
 
     def _check_auth(
-        self, method: str, raw_path: str, query: str, headers: dict[str, str], body: bytes | None
+        self,
+        method: str,
+        raw_path: str,
+        query: str,
+        headers: dict[str, str],
+        body: bytes | None,
+        action: str,
+        arn: str,
     ) -> ErrorReply | None:
         if self.config.credentials is None:
             return None
-        return self.config.credentials.check(method, raw_path, query, headers, body)
+        return self.config.credentials.check(method, raw_path, query, headers, body, action, arn)
 
 
 def _unknown_endpoint(name: str) -> ErrorReply:

@@ -38,20 +38,8 @@ class ErrorReply:
 
 
 async def send_error(send: Send, error: ErrorReply, request_id: str | None = None) -> None:
-    """For requests whose body was read in full (HTTP/1.1 or finished HTTP/2 streams)."""
     await send(error.start(request_id))
     await send({"type": "http.response.body", "body": error.body(), "more_body": False})
-
-
-async def send_error_after_drain(send: Send, receive: Receive, error: ErrorReply) -> None:
-    """For a stream whose client is still sending: headers and body now, the end only after its END_STREAM.
-
-    hypercorn drops the whole HTTP/2 connection if a response finishes first (hypercorn issue #329).
-    """
-    await send(error.start())
-    await send({"type": "http.response.body", "body": error.body(), "more_body": True})
-    await drain_request(receive)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def read_body(receive: Receive) -> bytes | None:

@@ -64,9 +64,18 @@ def parse_authorization(value: str) -> ParsedAuthorization | None:
 class CredentialCheck:
     """Verifies the SigV4 ``Authorization`` header of a request against known key pairs."""
 
-    def __init__(self, keys: Mapping[str, str], expired: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        keys: Mapping[str, str],
+        expired: Iterable[str] = (),
+        denied: Mapping[str, Iterable[str]] | None = None,
+        account_id: str = "123456789012",
+    ) -> None:
+        """``denied`` maps an access key id to IAM actions its (pretend) policy lacks."""
         self._keys = dict(keys)
         self._expired = frozenset(expired)
+        self._denied = {key: frozenset(actions) for key, actions in (denied or {}).items()}
+        self._account_id = account_id
 
     def check(
         self,
@@ -75,8 +84,13 @@ class CredentialCheck:
         query_string: str,
         headers: Mapping[str, str],
         body: bytes | None = None,
+        action: str | None = None,
+        resource: str | None = None,
     ) -> ErrorReply | None:
-        """``headers`` maps lower-case names to values; ``body`` is needed when no payload hash header is sent."""
+        """``headers`` maps lower-case names to values; ``body`` is needed when no payload hash header is sent.
+
+        ``action`` (e.g. ``sagemaker:InvokeEndpoint``) and ``resource`` (an endpoint ARN) name what is asked for.
+        """
         authorization = parse_authorization(headers.get("authorization", ""))
         if authorization is None:
             return MISSING_TOKEN
@@ -88,6 +102,13 @@ class CredentialCheck:
             return BAD_SIGNATURE
         if authorization.access_key_id in self._expired:
             return EXPIRED_TOKEN
+        if action is not None and action in self._denied.get(authorization.access_key_id, ()):
+            return ErrorReply(
+                403,
+                "AccessDeniedException",
+                f"User: arn:aws:iam::{self._account_id}:user/voicedesk-test is not authorized to perform: {action} "
+                f"on resource: {resource} because no identity-based policy allows the {action} action",
+            )
         return None
 
     @staticmethod

@@ -25,7 +25,7 @@ import httpx
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from endpoint.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error, send_error_after_drain
+from endpoint.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
 from endpoint.sagemaker_local.wire import (
     EVENTSTREAM_CONTENT_TYPE,
     EndOfInput,
@@ -102,7 +102,7 @@ async def bridge_bidirectional_stream(
         failure = ErrorReply(
             424, "ModelError", f"Received server error from primary: the container did not accept {url} ({exc})."
         )
-        await send_error_after_drain(send, receive, failure)
+        await send_error(send, failure)
         return
 
     await send(
@@ -112,8 +112,7 @@ async def bridge_bidirectional_stream(
             "headers": _response_headers(config, EVENTSTREAM_CONTENT_TYPE, request_id),
         }
     )
-    client_done = asyncio.Event()
-    upstream = asyncio.create_task(_pump_up(receive, container, client_done))
+    upstream = asyncio.create_task(_pump_up(receive, container))
     try:
         await _pump_down(send, container, config.max_part_bytes)
     finally:
@@ -121,10 +120,11 @@ async def bridge_bidirectional_stream(
         # Never end the response before the client's END_STREAM (hypercorn #329).
         with contextlib.suppress(Exception):
             await upstream
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        with contextlib.suppress(Exception):  # the client may be gone already
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _pump_up(receive: Receive, container: websockets.ClientConnection, client_done: asyncio.Event) -> None:
+async def _pump_up(receive: Receive, container: websockets.ClientConnection) -> None:
     splitter = FrameSplitter()
     input_open = True
     try:
@@ -154,7 +154,6 @@ async def _pump_up(receive: Receive, container: websockets.ClientConnection, cli
         # The container went away; keep reading so the response can end after END_STREAM.
         await drain_request(receive)
     finally:
-        client_done.set()
         with contextlib.suppress(Exception):
             await container.close()
 

@@ -1,0 +1,99 @@
+"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt, a private CA when asked, fail-fast TLS checks.
+
+- ``AWSCRTHTTPClient`` is the only transport of the SDK that streams both ways (the aiohttp default raises
+  ``UnsupportedTransportError``).
+- A private CA (``voicedesk sagemaker-local``'s, or a TLS-inspecting proxy's) is given to awscrt's own TLS
+  context; the SDK deep-copies its config, so the copy must keep that context too.
+- awscrt reports an untrusted certificate only after s2n's error blinding (10–30 s). For endpoint URLs other
+  than AWS's own, ``check_tls`` does one quick handshake with Python's ``ssl`` first, so a wrong CA fails in
+  milliseconds with a message that says which file to use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from copy import deepcopy
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from awscrt import io as crt_io
+from smithy_http.aio.crt import AWSCRTHTTPClient, AWSCRTHTTPClientConfig, _AWSCRTEventLoop
+
+from engine.clients.errors import untrusted_certificate
+from engine.errors import ErrorCode, VoicedeskError
+
+BIDI_PORT = 8443
+AWS_HOST_SUFFIXES = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
+
+
+def default_endpoint_url(region: str) -> str:
+    """The runtime's bidirectional-stream URL; the SDK's own resolver would pick port 443, which does not serve it."""
+    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"https://runtime.sagemaker.{region}.{suffix}:{BIDI_PORT}"
+
+
+def is_aws_url(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host.endswith(AWS_HOST_SUFFIXES)
+
+
+class CRTClient(AWSCRTHTTPClient):
+    """``AWSCRTHTTPClient`` with a connect timeout and, optionally, a CA file instead of the system trust store."""
+
+    def __init__(
+        self,
+        ca_file: Path | None = None,
+        connect_timeout_s: float = 5.0,
+        eventloop: _AWSCRTEventLoop | None = None,
+        client_config: AWSCRTHTTPClientConfig | None = None,
+    ) -> None:
+        super().__init__(eventloop=eventloop, client_config=client_config or AWSCRTHTTPClientConfig(force_http_2=True))
+        self._ca_file = ca_file
+        self._connect_timeout_s = connect_timeout_s
+        self._socket_options.connect_timeout_ms = int(connect_timeout_s * 1000)
+        if ca_file is not None:
+            options = crt_io.TlsContextOptions()
+            options.override_default_trust_store_from_path(None, str(ca_file))
+            self._tls_ctx = crt_io.ClientTlsContext(options)
+
+    def __deepcopy__(self, memo: Any) -> CRTClient:
+        # The stock copy would rebuild the default trust store and forget the timeout.
+        return CRTClient(self._ca_file, self._connect_timeout_s, self._eventloop, deepcopy(self._config, memo))
+
+
+async def check_tls(url: str, ca_file: Path | None, timeout_s: float) -> None:
+    """One TLS handshake with the trust the CRT client will use; raises a ``VoicedeskError`` that says what to fix."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or 443
+    context = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+    context.set_alpn_protocols(["h2"])
+    try:
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=context, server_hostname=host), timeout_s
+        )
+    except ssl.SSLCertVerificationError as exc:
+        raise untrusted_certificate(url, exc.verify_message or str(exc)) from exc
+    except ConnectionRefusedError as exc:
+        hint = "Is `voicedesk sagemaker-local` running on that port?" if host in ("127.0.0.1", "localhost") else ""
+        raise VoicedeskError(ErrorCode.CONNECTION, f"Cannot reach {url} (connection refused). {hint}".strip()) from exc
+    except TimeoutError as exc:
+        raise VoicedeskError(
+            ErrorCode.CONNECTION, f"Timed out after {timeout_s:g} s connecting to {url}; check the address."
+        ) from exc
+    except (ssl.SSLError, OSError) as exc:
+        raise VoicedeskError(ErrorCode.CONNECTION, f"Cannot open a TLS connection to {url}: {exc}") from exc
+    try:
+        negotiated = writer.get_extra_info("ssl_object").selected_alpn_protocol()
+        if negotiated != "h2":
+            raise VoicedeskError(
+                ErrorCode.CONNECTION,
+                f"{url} does not speak HTTP/2 (ALPN gave {negotiated!r}); bidirectional streams need it. "
+                "Is this the runtime's :8443 URL or `voicedesk sagemaker-local`?",
+            )
+    finally:
+        writer.close()
+        with contextlib.suppress(ssl.SSLError, OSError):
+            await writer.wait_closed()
