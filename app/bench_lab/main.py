@@ -29,7 +29,7 @@ def parse_levels(text: str) -> tuple[int, ...]:
 
 def sentences_of(text: str, count: int = 3) -> tuple[str, ...]:
     """The first ``count`` whole sentences of a text (the seed's check speaks each as its own request)."""
-    chunker = IncrementalSentenceChunker(early_first_fragment=False)
+    chunker = IncrementalSentenceChunker(early_first_fragment=False, min_sentence_chars=0)
     chunks = chunker.feed(text)
     rest = chunker.flush()
     return tuple([*chunks, *([rest] if rest else [])][:count])

@@ -111,7 +111,6 @@ class UtteranceRecorder:
         self.released: list[ReleasedChunk] = []
         self.sentences: dict[int, SentenceRecord] = {}
         self.errors: list[str] = []
-        self.notes: list[str] = []
         # Kept raw until ``build``: the origin (the agent's first token) may only be known at the end.
         self._marks: list[tuple[int, str, float]] = []
         self._measures: list[tuple[int, str, float | int | None]] = []
@@ -188,6 +187,7 @@ class UtteranceRecorder:
         for seq, t, audio_s in self._chunks:
             builder.chunk(seq, t, audio_s)
         seqs = sorted(self.sentences)
+        notes: list[str] = []
         for k, seq in enumerate(seqs):
             record = self.sentences[seq]
             if k < len(self.released):
@@ -196,7 +196,7 @@ class UtteranceRecorder:
                 builder.mark(seq, "chunk_released", chunk.released_s)
                 builder.mark(seq, "sent", chunk.sent_s)
                 if " ".join(chunk.text.split()) != " ".join(record.text.split()):
-                    self.notes.append(
+                    notes.append(
                         f"sentence {seq}: the engine spoke {record.text!r} where this client's chunker released "
                         f"{chunk.text!r}; its fragment_in/chunk_released marks come from the client's chunker"
                     )
@@ -204,11 +204,11 @@ class UtteranceRecorder:
             if record.onset.onset is not None:
                 builder.measure(seq, "leading_silence_s", record.onset.onset / SAMPLE_RATE)
             elif record.pcm:
-                self.notes.append(f"sentence {seq}: no audible sample (nothing held above -40 dBFS for 50 ms)")
+                notes.append(f"sentence {seq}: no audible sample (nothing held above -40 dBFS for 50 ms)")
             if self.playing:
                 builder.measure(seq, "underruns", self._underruns.get(seq, 0))
         if len(self.released) != len(seqs):
-            self.notes.append(
+            notes.append(
                 f"the client's chunker released {len(self.released)} chunk(s) but the engine spoke {len(seqs)} "
                 "sentence(s): the engine chunks differently (another version or settings)"
             )
@@ -217,7 +217,7 @@ class UtteranceRecorder:
             timeline=builder.build(),
             segments={seq: self.sentences[seq].segments for seq in seqs},
             errors=tuple(self.errors),
-            notes=tuple(self.notes),
+            notes=tuple(notes),
             released=tuple(self.released),
         )
 

@@ -24,16 +24,30 @@ def _goal(value: float | None, limit: float, goal: str) -> str:
     return f"(goal {goal}: {'met' if value <= limit else 'NOT met'})"
 
 
-def _columns(rows: list[list[str]], indent: str = "  ") -> list[str]:
+def _columns(rows: list[list[str]], indent: str = "  ", left: int = 1) -> list[str]:
+    """Aligned columns: the first ``left`` ones (names, texts) to the left, numbers to the right."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
-        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        cells = [
+            cell.ljust(w) if i < left else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
         lines.append(indent + "  ".join(cells).rstrip())
     return lines
 
 
-GROUP_HEADER = ["", "TTFA p50", "p95", "TTFB p50", "DAC p50", "synth p50", "RTF p50", "min cum RTF", "stalls", "errors"]
+GROUP_HEADER = [
+    "",
+    "TTFA p50",
+    "p95",
+    "1st byte p50",
+    "DAC p50",
+    "synth p50",
+    "RTF p50",
+    "min cum RTF",
+    "stalls",
+    "errors",
+]
 
 
 def _group_row(name: str, g: Row) -> list[str]:
@@ -74,7 +88,7 @@ def waterfall_lines(timeline: Row) -> list[str]:
                 ms(s["seam_gap_s"]),
             ]
         )
-    return _columns(rows, "    ")
+    return _columns(rows, "    ", left=2)
 
 
 def _first_run(sc: Row, group: str) -> Row | None:
@@ -119,8 +133,13 @@ def _seed(sc: Row) -> list[str]:
                 num(row["rtf"]["p50"]),
             ]
         )
-    verdict = "yes" if s["one_segment_per_sentence"] else "NO"
-    return [*_columns(rows), f"  one audio segment per sentence: {verdict}; errors: {s['errors']}"]
+    segments = "yes" if s["one_segment_per_sentence"] else "NO"
+    sentences = "yes" if s["one_sentence_per_request"] else "no (the chunker split a sentence early)"
+    return [
+        *_columns(rows),
+        f"  one audio segment per sentence: {segments}; each request spoken as one sentence: {sentences}; "
+        f"errors: {s['errors']}",
+    ]
 
 
 def _ab(sc: Row) -> list[str]:

@@ -1,0 +1,32 @@
+"""The lab's real parts on loopback: the random-weight Kokoro (the suite's shared synthesizer) as a local engine,
+and the endpoint container around the same model on 127.0.0.1 for the websocket engine and the transport scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from endpoint.runner import ServerThread
+from endpoint.server import create_app
+from endpoint.settings import ServerSettings
+from engine.local import LocalEngine
+
+TEXT = "Good morning to you. The lights are off."
+"""Two chunks: the early first fragment ends at the first period; the second waits for the flush."""
+SEED = ("Good morning to you.", "The lights are off.", "See you all soon.")
+
+
+@pytest.fixture(scope="session")
+def bench_container(synthesizer) -> Iterator[ServerThread]:
+    with ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120, max_sessions=8))) as running:
+        yield running
+
+
+def local_engine_factory(synthesizer):  # type: ignore[no-untyped-def]
+    """Opens a local engine around the already-loaded model (the suite loads it once)."""
+
+    async def open_local() -> LocalEngine:
+        return LocalEngine(synthesizer)
+
+    return open_local
