@@ -90,7 +90,9 @@ async def run_from_args(args: argparse.Namespace, names: list[str], progress: Ca
         from app.player import AudioDeviceError
 
         try:
-            player = LabPlayer(args.output_device, config.prebuffer_s).open()
+            device = args.output_device
+            device = int(device) if device is not None and device.isdigit() else device  # an index, or a name
+            player = LabPlayer(device, config.prebuffer_s).open()
             ctx.player = player
             dac = {"available": True, "why": None}
         except AudioDeviceError as exc:

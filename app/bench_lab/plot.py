@@ -72,76 +72,9 @@ def _waterfall_runs(document: dict[str, Any]) -> tuple[str, list[dict[str, Any]]
 
 def _waterfall(ax: Axes, document: dict[str, Any]) -> None:
     title, runs = _waterfall_runs(document)
-    labels: list[str] = []
-    y = 0
-    headline = []
-    for run in runs:
-        timeline = run["timeline"]
-        play_end = None
-        for s in timeline["sentences"]:
-            released = s["chunk_released_at_s"] or s["sent_at_s"] or 0.0
-            sent = s["sent_at_s"] if s["sent_at_s"] is not None else released
-            first_byte, audible = s["first_byte_at_s"], s["first_audible_at_s"]
-            # Two lanes per sentence: how its audio was made (top), and how a player would play it (bottom).
-            made, heard = y - 0.12, y + 0.25
-            ax.barh(made, released, color=COLORS["waiting"], height=0.45)
-            if first_byte is not None:
-                ax.barh(made, first_byte - sent, left=sent, color=COLORS["synthesis"], height=0.45)
-                start = audible if audible is not None else first_byte
-                ax.barh(made, start - first_byte, left=first_byte, color=COLORS["silence"], height=0.45)
-                # A gapless player with no prebuffer: each sentence plays on arrival or when the previous ends.
-                play = max(first_byte, play_end or 0.0)
-                if play_end is not None and first_byte > play_end:
-                    ax.barh(
-                        heard,
-                        first_byte - play_end,
-                        left=play_end,
-                        color="white",
-                        edgecolor=COLORS["stall"],
-                        hatch="////",
-                        height=0.22,
-                        linewidth=0.8,
-                    )
-                play_end = play + (s["audio_s"] or 0.0)
-                ax.barh(heard, play_end - play, left=play, color=COLORS["playing"], height=0.22)
-            if s["dac_at_s"] is not None:
-                ax.plot(s["dac_at_s"], heard, marker="v", color=COLORS["dac"], markersize=9)
-            text = s["text"] or ""
-            labels.append(f"{timeline['label']} · {text[:30]}{'…' if len(text) > 30 else ''}")
-            y += 1
-        ttfa = timeline["summary"]["first_audible_at_s"]
-        if ttfa is not None:
-            first_row = y - len(timeline["sentences"])
-            ax.plot([ttfa, ttfa], [first_row - 0.45, y - 0.55], color=COLORS["ttfa"], linewidth=2.5)
-            ax.annotate(
-                f"first audio {ttfa:.2f} s",
-                (ttfa, first_row - 0.45),
-                xytext=(4, -2),
-                textcoords="offset points",
-                color=COLORS["ttfa"],
-                fontsize=10,
-                fontweight="bold",
-                va="bottom",
-            )
-            headline.append(f"{run['group']} {ttfa:.2f} s")
-        reply_s = run.get("extra", {}).get("reply_s")
-        if reply_s is not None:
-            first_row = y - len(timeline["sentences"])
-            ax.plot([reply_s, reply_s], [first_row - 0.45, y - 0.55], color=COLORS["agent"], linestyle=":", linewidth=2)
-            ax.annotate(
-                "agent done",
-                (reply_s, y - 0.55),
-                xytext=(3, 2),
-                textcoords="offset points",
-                fontsize=9,
-                color=COLORS["agent"],
-                va="top",
-            )
-        y += 0.6  # a gap between utterances
-    ax.set_yticks(range(len(labels)) if not runs else _row_positions(runs), labels, fontsize=9)
-    ax.invert_yaxis()
-    ax.set_xlabel("seconds since the utterance began (the agent's first token, or the request)")
-    ax.grid(axis="x", alpha=0.3)
+    headline = draw_waterfall(
+        ax, [(run["group"], run["timeline"], run.get("extra", {}).get("reply_s")) for run in runs]
+    )
     ratio = _streaming_ratio(document)
     ax.set_title(
         f"{title}\nper-sentence waterfall — first audio: "
@@ -152,7 +85,7 @@ def _waterfall(ax: Axes, document: dict[str, Any]) -> None:
     )
     legend = [
         Patch(color=COLORS["waiting"], label="text not complete yet"),
-        Patch(color=COLORS["synthesis"], label="sent → first byte (synthesis, transport)"),
+        Patch(color=COLORS["synthesis"], label="sent → first byte (queue, synthesis, transport)"),
         Patch(color=COLORS["silence"], label="first byte → first audible sample"),
         Patch(color=COLORS["playing"], label="playing (lower lane, gapless player)"),
         Patch(color=COLORS["ttfa"], label="utterance's first audible sample"),
@@ -166,14 +99,78 @@ def _waterfall(ax: Axes, document: dict[str, Any]) -> None:
     ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=9, frameon=False)
 
 
-def _row_positions(runs: list[dict[str, Any]]) -> list[float]:
-    positions, y = [], 0.0
-    for run in runs:
-        for _ in run["timeline"]["sentences"]:
+def draw_waterfall(ax: Axes, utterances: list[tuple[str, dict[str, Any], float | None]]) -> list[str]:
+    """Draws utterances — (name, timeline in the ``voicedesk.timeline/1`` form, when the agent finished writing or
+    None) — one under the other on a shared time axis; returns "name 1.23 s" first-audio headlines. Works on any
+    Axes, so a live panel can draw the same picture."""
+    labels: list[str] = []
+    positions: list[float] = []
+    headline = []
+    y = 0.0
+    for name, timeline, reply_s in utterances:
+        first_row = y
+        play_end = None
+        for s in timeline["sentences"]:
+            play_end = _sentence_lanes(ax, s, y, play_end)
+            text = s["text"] or ""
+            labels.append(f"{timeline['label']} · {text[:30]}{'…' if len(text) > 30 else ''}")
             positions.append(y)
             y += 1
-        y += 0.6
-    return positions
+        span = [first_row - 0.45, y - 0.55]
+        ttfa = timeline["summary"]["first_audible_at_s"]
+        if ttfa is not None:
+            ax.plot([ttfa, ttfa], span, color=COLORS["ttfa"], linewidth=2.5)
+            ax.annotate(
+                f"first audio {ttfa:.2f} s",
+                (ttfa, span[0]),
+                xytext=(4, -2),
+                textcoords="offset points",
+                color=COLORS["ttfa"],
+                fontsize=10,
+                fontweight="bold",
+                va="bottom",
+            )
+            headline.append(f"{name} {ttfa:.2f} s")
+        if reply_s is not None:
+            ax.plot([reply_s, reply_s], span, color=COLORS["agent"], linestyle=":", linewidth=2)
+            ax.annotate(
+                "agent done",
+                (reply_s, span[1]),
+                xytext=(3, 2),
+                textcoords="offset points",
+                fontsize=9,
+                color=COLORS["agent"],
+                va="top",
+            )
+        y += 0.6  # a gap between utterances
+    ax.set_yticks(positions, labels, fontsize=9)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds since the utterance began (the agent's first token, or the request)")
+    ax.grid(axis="x", alpha=0.3)
+    return headline
+
+
+def _sentence_lanes(ax: Axes, s: dict[str, Any], y: float, play_end: float | None) -> float | None:
+    """Two lanes per sentence: how its audio was made (upper), how a player would play it (lower)."""
+    released = s["chunk_released_at_s"] or s["sent_at_s"] or 0.0
+    sent = s["sent_at_s"] if s["sent_at_s"] is not None else released
+    first_byte, audible = s["first_byte_at_s"], s["first_audible_at_s"]
+    made, heard = y - 0.12, y + 0.25
+    ax.barh(made, released, color=COLORS["waiting"], height=0.45)
+    if first_byte is not None:
+        ax.barh(made, first_byte - sent, left=sent, color=COLORS["synthesis"], height=0.45)
+        start = audible if audible is not None else first_byte
+        ax.barh(made, start - first_byte, left=first_byte, color=COLORS["silence"], height=0.45)
+        # A gapless player with no prebuffer: each sentence plays on arrival or when the previous one ends.
+        play = max(first_byte, play_end or 0.0)
+        if play_end is not None and first_byte > play_end:
+            stall = {"color": "white", "edgecolor": COLORS["stall"], "hatch": "////", "linewidth": 0.8}
+            ax.barh(heard, first_byte - play_end, left=play_end, height=0.22, **stall)
+        play_end = play + (s["audio_s"] or 0.0)
+        ax.barh(heard, play_end - play, left=play, color=COLORS["playing"], height=0.22)
+    if s["dac_at_s"] is not None:
+        ax.plot(s["dac_at_s"], heard, marker="v", color=COLORS["dac"], markersize=9)
+    return play_end
 
 
 def _streaming_ratio(document: dict[str, Any]) -> float | None:

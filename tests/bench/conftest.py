@@ -12,9 +12,9 @@ from endpoint.server import create_app
 from endpoint.settings import ServerSettings
 from engine.local import LocalEngine
 
-TEXT = "Good morning to you. The lights are off."
+TEXT = "Good morning to you. Lights off now."
 """Two chunks: the early first fragment ends at the first period; the second waits for the flush."""
-SEED = ("Good morning to you.", "The lights are off.", "See you all soon.")
+SEED = ("Good morning to you.", "Lights off now.", "See you soon.")
 
 
 @pytest.fixture(scope="session")
