@@ -20,8 +20,8 @@ import trustme
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
+from endpoint.sagemaker_local import hypercorn_compat
 from endpoint.sagemaker_local.app import StandInApp, StandInConfig
-from endpoint.sagemaker_local.h2_compat import tolerate_finished_streams
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ class StandInServer:
         self.tls: TlsFiles | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._hypercorn: Config | None = None
 
     @property
     def url(self) -> str:
@@ -94,7 +95,7 @@ class StandInServer:
         return self.tls.ca_file
 
     async def start(self) -> None:
-        tolerate_finished_streams()
+        hypercorn_compat.install()
         self.tls = await asyncio.to_thread(prepare_tls, self.state_dir, self.host)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -116,15 +117,29 @@ class StandInServer:
         hyper.graceful_timeout = 1.0
         hyper.accesslog = None
         hyper.errorlog = logging.getLogger("hypercorn.error")
+        self._hypercorn = hyper
         self._stop.clear()
         self._task = asyncio.create_task(serve(self.app, hyper, shutdown_trigger=self._stop.wait))  # type: ignore[arg-type]
 
-    async def stop(self) -> None:
+    async def stop(self, timeout_s: float = 3.0) -> None:
+        """Stops accepting, lets streams end, then gives up on clients that keep idle TLS connections open.
+
+        (asyncio would otherwise wait 30 s per such connection for a TLS close_notify that never comes.)
+        """
         self._stop.set()
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout_s)
+        except TimeoutError:
+            assert self._hypercorn is not None
+            dropped = hypercorn_compat.abort_connections(self._hypercorn)
+            log.debug("sagemaker-local: dropped %d connection(s) still open after %.1f s", dropped, timeout_s)
+        except Exception as exc:  # a connection's TLS teardown failing must not fail the shutdown
+            log.debug("sagemaker-local: shutdown: %r", exc)
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
 
     async def wait(self) -> None:
         """Serves until cancelled (the CLI's Ctrl-C)."""

@@ -134,7 +134,7 @@ class StandInThread:
     def __init__(self, config: StandInConfig, state_dir: Path) -> None:
         self.config = config
         self.server = StandInServer(config, state_dir=state_dir)
-        self._loop = asyncio.new_event_loop()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._stopped: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._run, name="sagemaker-local", daemon=True)
@@ -142,6 +142,7 @@ class StandInThread:
 
     def _run(self) -> None:
         async def main() -> None:
+            self._loop = asyncio.get_running_loop()
             self._stopped = asyncio.Event()
             try:
                 await self.server.start()
@@ -153,7 +154,7 @@ class StandInThread:
             await self._stopped.wait()
             await self.server.stop()
 
-        self._loop.run_until_complete(main())
+        asyncio.run(main())
 
     def start(self) -> StandInThread:
         self._thread.start()
@@ -163,9 +164,9 @@ class StandInThread:
         return self
 
     def stop(self) -> None:
-        if self._stopped is not None:
+        if self._thread.is_alive() and self._stopped is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(self._stopped.set)
-        self._thread.join(GUARD_S)
+            self._thread.join(GUARD_S)
 
     @property
     def url(self) -> str:
