@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = [
     "engine.models_cli",  # models fetch|status|import
     "endpoint.serve_cli",  # serve
     "app.bench_cli",  # bench engine|server|...
+    "endpoint.sagemaker_local.cli",  # sagemaker-local
 ]
 
 

@@ -156,14 +156,18 @@ class StandInServer:
         await self.stop()
 
     def environment(self, region: str = "us-east-1", with_dummy_credentials: bool = True) -> dict[str, str]:
-        """The variables that point the HTTP/2 SDK, boto3 and voicedesk's engines at this stand-in."""
-        env = {
-            "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2": self.url,
-            "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME": self.url,
-            "AWS_CA_BUNDLE": str(self.ca_file),
-            "AWS_REGION": region,
-        }
-        if with_dummy_credentials:
-            env["AWS_ACCESS_KEY_ID"] = DUMMY_ACCESS_KEY_ID
-            env["AWS_SECRET_ACCESS_KEY"] = DUMMY_SECRET_ACCESS_KEY
-        return env
+        return sdk_environment(self.url, self.ca_file, region, with_dummy_credentials)
+
+
+def sdk_environment(url: str, ca_file: Path, region: str, with_dummy_credentials: bool = True) -> dict[str, str]:
+    """The variables that point the HTTP/2 SDK, boto3 and voicedesk's engines at a stand-in at ``url``."""
+    env = {
+        "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2": url,
+        "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME": url,
+        "AWS_CA_BUNDLE": str(ca_file),
+        "AWS_REGION": region,
+    }
+    if with_dummy_credentials:
+        env["AWS_ACCESS_KEY_ID"] = DUMMY_ACCESS_KEY_ID
+        env["AWS_SECRET_ACCESS_KEY"] = DUMMY_SECRET_ACCESS_KEY
+    return env
