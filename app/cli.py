@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "endpoint.serve_cli",  # serve
     "app.bench_cli",  # bench engine|server|...
     "endpoint.sagemaker_local.cli",  # sagemaker-local
+    "endpoint.deploy_cli",  # deploy [status|destroy|image]
 ]
 
 

@@ -1,0 +1,186 @@
+"""``voicedesk deploy``: create or update the SageMaker endpoint; ``deploy status | destroy | image``.
+
+Registration is import-light (argparse only); boto3 loads when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DEFAULT_ENDPOINT = "voicedesk"
+ROLE_ENV = "VOICEDESK_SAGEMAKER_ROLE"
+ROLE_HELP = (
+    "Create an execution role once (SageMaker assumes it to pull the image and write logs):\n"
+    "  aws iam create-role --role-name voicedesk-sagemaker "
+    "--assume-role-policy-document file://packaging/iam/execution-role-trust-policy.json\n"
+    "  aws iam put-role-policy --role-name voicedesk-sagemaker --policy-name voicedesk "
+    "--policy-document file://packaging/iam/execution-role-policy.json\n"
+    f"then pass its ARN with --role (or {ROLE_ENV})."
+)
+
+
+def _common(suppress: bool) -> argparse.ArgumentParser:
+    """--name/--region/--profile, accepted before or after the action (argparse would reset them otherwise)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    default = (lambda value: argparse.SUPPRESS) if suppress else (lambda value: value)
+    parser.add_argument("--name", default=default(DEFAULT_ENDPOINT), help=f"endpoint name (default {DEFAULT_ENDPOINT})")
+    parser.add_argument("--region", default=default(None), help="AWS region (default: the profile's)")
+    parser.add_argument("--profile", default=default(None), help="AWS profile (default: the default chain)")
+    return parser
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "deploy",
+        parents=[_common(suppress=False)],
+        help="deploy the endpoint container to SageMaker (or: deploy status|destroy|image)",
+        description="Create or update a SageMaker real-time endpoint running the voicedesk container: a new model "
+        "and endpoint config each time, then create_endpoint or update_endpoint, waiting until InService.",
+        epilog=ROLE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--image", help="ECR image URI (default ACCOUNT.dkr.ecr.REGION.amazonaws.com/voicedesk:latest)")
+    parser.add_argument("--role", default=os.environ.get(ROLE_ENV), help=f"execution role ARN (or {ROLE_ENV})")
+    parser.add_argument("--instance-type", default="ml.g5.xlarge", help="default ml.g5.xlarge")
+    parser.add_argument("--instance-count", type=int, default=1, help="default 1")
+    parser.add_argument("--variant", default="AllTraffic", help="production variant name (default AllTraffic)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="container environment")
+    parser.add_argument("--model-data", help="S3 URL of a model.tar.gz with the weights (else baked into the image)")
+    parser.add_argument("--startup-timeout", type=int, default=600, help="seconds for model load before /ping (600)")
+    parser.add_argument("--dry-run", action="store_true", help="print the exact API calls instead of making them")
+    parser.add_argument("--poll", type=float, default=30.0, help=argparse.SUPPRESS)
+    parser.set_defaults(handler=run_deploy)
+
+    actions = parser.add_subparsers(dest="deploy_action", metavar="ACTION")
+    status = actions.add_parser("status", parents=[_common(suppress=True)], help="show the endpoint's state")
+    status.set_defaults(handler=run_status)
+    destroy = actions.add_parser("destroy", parents=[_common(suppress=True)], help="delete endpoint, config, model")
+    destroy.add_argument("--dry-run", action="store_true", help="print the calls instead of making them")
+    destroy.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    destroy.add_argument("--poll", type=float, default=10.0, help=argparse.SUPPRESS)
+    destroy.set_defaults(handler=run_destroy)
+    image = actions.add_parser("image", parents=[_common(suppress=True)], help="how to build and push the image")
+    image.add_argument("--image", help="ECR image URI (default: voicedesk:latest in your account)")
+    image.set_defaults(handler=run_image)
+
+
+def _session(args: argparse.Namespace):  # -> boto3.Session
+    import boto3
+    from botocore.exceptions import BotoCoreError
+
+    from engine.clients.errors import from_credentials
+    from engine.errors import ErrorCode, VoicedeskError
+
+    try:
+        session = boto3.Session(profile_name=args.profile, region_name=args.region)
+    except BotoCoreError as exc:
+        raise from_credentials(exc, args.profile) from exc
+    if session.region_name is None:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "No AWS region: pass --region or set AWS_REGION.")
+    return session
+
+
+def _default_image(session, args: argparse.Namespace) -> str:
+    from endpoint.deploy import call_aws
+
+    if getattr(args, "image", None):
+        return args.image
+    account = call_aws(lambda: session.client("sts").get_caller_identity()["Account"], "sts:GetCallerIdentity")
+    return f"{account}.dkr.ecr.{session.region_name}.amazonaws.com/voicedesk:latest"
+
+
+def _environment(pairs: list[str]) -> dict[str, str]:
+    from engine.errors import ErrorCode, VoicedeskError
+
+    env: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--env takes KEY=VALUE; got {pair!r}.")
+        env[key] = value
+    return env
+
+
+def run_deploy(args: argparse.Namespace) -> int:
+    from endpoint.deploy import Deployer, DeploySettings, check_image, deploy, new_stamp
+    from engine.errors import ErrorCode, VoicedeskError
+
+    if not args.role:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"voicedesk deploy needs an execution role.\n{ROLE_HELP}")
+    session = _session(args)
+    image = _default_image(session, args)
+    settings = DeploySettings(
+        endpoint_name=args.name,
+        image_uri=image,
+        role_arn=args.role,
+        instance_type=args.instance_type,
+        instance_count=args.instance_count,
+        variant_name=args.variant,
+        environment=_environment(args.env),
+        model_data_url=args.model_data,
+        startup_health_check_s=args.startup_timeout,
+    )
+    deployer = Deployer(session.client("sagemaker"), say=_say, poll_s=args.poll)
+    if not args.dry_run:
+        check_image(session.client("ecr"), image, session.region_name)
+    state = deploy(deployer, settings, new_stamp(), dry_run=args.dry_run)
+    if state is not None:
+        print(f"Endpoint {args.name} is {state.status} in {session.region_name}.")
+        print(f'Try it: voicedesk say --engine sagemaker {args.name} --region {session.region_name} "Hello."')
+        print("Callers need packaging/iam/caller-policy.json (with the endpoint's ARN) to invoke it.")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from endpoint.deploy import Deployer, call_aws
+    from engine.clients.http2 import default_endpoint_url
+
+    session = _session(args)
+    deployer = Deployer(session.client("sagemaker"), say=_say)
+    state = call_aws(lambda: deployer.describe(args.name), "DescribeEndpoint")
+    if state is None:
+        print(f"There is no endpoint {args.name} in {session.region_name}.", file=sys.stderr)
+        return 1
+    print(f"Endpoint {state.name} in {session.region_name}: {state.status}")
+    if state.failure_reason:
+        print(f"  failure: {state.failure_reason}")
+    size = f", {state.instance_count} × {state.instance_type}" if state.instance_type else ""
+    print(f"  config {state.config_name}, model {', '.join(state.model_names) or '?'}{size}")
+    url = default_endpoint_url(session.region_name)
+    print(f"  bidirectional stream: {url}/endpoints/{state.name}/invocations-bidirectional-stream")
+    if state.status == "InService":
+        print(f'  try it: voicedesk say --engine sagemaker {state.name} --region {session.region_name} "Hello."')
+    return 0
+
+
+def run_destroy(args: argparse.Namespace) -> int:
+    from endpoint.deploy import Deployer, destroy
+
+    session = _session(args)
+    if not args.dry_run and not args.yes:
+        if not sys.stdin.isatty():
+            from engine.errors import ErrorCode, VoicedeskError
+
+            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Destroying needs --yes when not run in a terminal.")
+        answer = input(f"Delete endpoint {args.name} in {session.region_name}, its config and model? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return 1
+    destroy(Deployer(session.client("sagemaker"), say=_say, poll_s=args.poll), args.name, dry_run=args.dry_run)
+    if not args.dry_run:
+        print(f"Endpoint {args.name} and its config and model are gone.")
+    return 0
+
+
+def run_image(args: argparse.Namespace) -> int:
+    from endpoint.deploy import push_instructions
+
+    session = _session(args)
+    print(push_instructions(_default_image(session, args), session.region_name))
+    return 0
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
