@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import ssl
 from copy import deepcopy
 from pathlib import Path
@@ -24,6 +25,8 @@ from smithy_http.aio.crt import AWSCRTHTTPClient, AWSCRTHTTPClientConfig, _AWSCR
 
 from engine.clients.errors import untrusted_certificate
 from engine.errors import ErrorCode, VoicedeskError
+
+log = logging.getLogger(__name__)
 
 BIDI_PORT = 8443
 AWS_HOST_SUFFIXES = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
@@ -59,9 +62,23 @@ class CRTClient(AWSCRTHTTPClient):
             options.override_default_trust_store_from_path(None, str(ca_file))
             self._tls_ctx = crt_io.ClientTlsContext(options)
 
+    async def _await_response(self, stream: Any) -> Any:
+        # awscrt writes the request body in a task of its own; when the service answers and ends the stream first
+        # (an HTTP error), that task fails with AWS_ERROR_HTTP_STREAM_HAS_COMPLETED and asyncio prints its
+        # traceback at exit. The response already carries the error that matters, so only log the write's fate.
+        writer = getattr(stream, "_writer", None)
+        if isinstance(writer, asyncio.Task):
+            writer.add_done_callback(_log_body_writer)
+        return await super()._await_response(stream)
+
     def __deepcopy__(self, memo: Any) -> CRTClient:
         # The stock copy would rebuild the default trust store and forget the timeout.
         return CRTClient(self._ca_file, self._connect_timeout_s, self._eventloop, deepcopy(self._config, memo))
+
+
+def _log_body_writer(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.debug("request body writer ended early: %s", exc)
 
 
 async def check_tls(url: str, ca_file: Path | None, timeout_s: float) -> None:
