@@ -290,6 +290,8 @@ class SpeechController:
             run.builder.mark(index, "chunk_released", link.released_at[order])
         if order < len(link.sent_at):
             run.builder.mark(index, "sent", link.sent_at[order])
+        if self.player is not None:  # counted from here on by the player's events
+            run.builder.measure(index, "underruns", run.underruns.get(index, 0))
         run.turn.pending = link.ledger.unclaimed
         self._changed(run)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
 from app.ui.widgets import Segmented
@@ -56,7 +56,20 @@ class Composer(QFrame):
         outer.addLayout(row)
         self.speak.clicked.connect(self.speak_requested)
         self.stop.clicked.connect(self.stop_requested)
+        self.editor.installEventFilter(self)
         self.set_mode("speak")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Esc and Ctrl+Enter work while typing, whether or not the window has the focus of the desktop."""
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress:
+            key = event.key()
+            if key == Qt.Key.Key_Escape:
+                self.stop_requested.emit()
+                return True
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                self.speak_requested.emit()
+                return True
+        return super().eventFilter(watched, event)
 
     def _mode_clicked(self, mode: str) -> None:
         self.set_mode(mode)

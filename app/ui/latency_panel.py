@@ -23,7 +23,7 @@ from engine.timeline import CSV_COLUMNS, SentenceTimeline, UtteranceTimeline
 SEGMENTS = (  # (from stage, to stage, colour, legend)
     ("fragment_in", "chunk_released", PALETTE.stage_text, "Text arriving"),
     ("chunk_released", "sent", PALETTE.stage_dispatch, "Queued → sent"),
-    ("sent", "first_byte", PALETTE.stage_synthesis, "Synthesis"),
+    ("sent", "first_byte", PALETTE.stage_synthesis, "Engine, to first byte"),
     ("first_byte", "first_audible", PALETTE.stage_onset, "Leading silence"),
 )
 ROW_HEIGHT = 22
@@ -37,6 +37,12 @@ def format_s(seconds: float | None) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "–"
     return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.2f} s"
+
+
+def format_tick(seconds: float) -> str:
+    if seconds == 0:
+        return "0"
+    return f"{seconds * 1000:g} ms" if seconds < 1 else f"{seconds:g} s"
 
 
 def nice_step(span_s: float, max_ticks: int = 6) -> float:
@@ -141,7 +147,7 @@ class Waterfall(QWidget):
             painter.setPen(QPen(QColor(PALETTE.border), 1, Qt.PenStyle.DotLine if tick else Qt.PenStyle.SolidLine))
             painter.drawLine(QPointF(x, top - 4), QPointF(x, bottom))
             painter.setPen(QColor(PALETTE.text_muted))
-            label = "0" if tick == 0 else format_s(tick)
+            label = format_tick(round(tick, 6))
             painter.drawText(QRectF(x - 40, top - 18, 80, 14), Qt.AlignmentFlag.AlignCenter, label)
             tick += step
         painter.setPen(QColor(PALETTE.text_muted))
