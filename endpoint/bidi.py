@@ -21,6 +21,7 @@ from engine.errors import ErrorCode, VoicedeskError
 from engine.events import Closed, Error, Event, SentenceFinished, SentenceStarted
 from engine.local import LocalSession
 from engine.protocol import (
+    WHOLE_REQUEST_TAG,
     Cancel,
     Close,
     Command,
@@ -185,6 +186,10 @@ class BidiConnection:
                     log.debug("session %s text: %r", session.id[:8], text)
                 await session.send_text(text)
             case Flush(request_id):
+                if request_id is not None and request_id.startswith(WHOLE_REQUEST_TAG):
+                    # The prefix marks the server's own flushes; a client's must not complete whole requests.
+                    await self._send_event(Error(ErrorCode.BAD_MESSAGE, "This request_id is reserved; use another."))
+                    return
                 await session.flush(request_id)
             case Cancel():
                 await session.cancel()

@@ -36,6 +36,7 @@ async def test_bad_frames_get_structured_errors_and_the_session_keeps_serving(se
         ('{"text": "   ", "request_id": "e"}', ErrorCode.EMPTY_TEXT, "e"),
         ('{"type": "config", "voice": "zz_nobody"}', ErrorCode.UNKNOWN_VOICE, None),
         ('{"type": "config", "speed": 0}', ErrorCode.BAD_SPEED, None),
+        ('{"type": "flush", "request_id": "\\u0000whole:1"}', ErrorCode.BAD_MESSAGE, None),
     ]
     async with bidi(server) as ws:
         for frame, code, request_id in cases:
