@@ -40,15 +40,38 @@ def bare_forward(synthesizer: Any, text: str, voice: str) -> BareForward:
     return BareForward(text, seconds, None if onset is None else onset / SAMPLE_RATE)
 
 
-async def measure_floor(engine: Any, timeline: UtteranceTimeline, voice: str) -> dict[str, Any]:
-    """The floor and TTFA ÷ floor for one utterance; ``available`` False (with the reason) when not measurable."""
+def first_fragment(text: str) -> str | None:
+    """The first chunk the session's chunker makes of ``text`` streamed token by token (what the floor models)."""
+    from app.sources.scripted import tokenize
+    from engine.chunker import IncrementalSentenceChunker
+
+    chunker = IncrementalSentenceChunker()
+    for token in tokenize(text):
+        chunks = chunker.feed(token)
+        if chunks:
+            return chunks[0]
+    return chunker.flush()
+
+
+async def measure_bare_forward(engine: Any, text: str | None, voice: str) -> BareForward | str:
+    """One bare forward of ``text`` on the engine's own model, or why there is none."""
     synthesizer = getattr(engine, "synthesizer", None)
     if synthesizer is None:
-        return {"available": False, "why": "the model does not run in this process (remote engine)"}
+        return "the model does not run in this process (remote engine)"
+    if not text:
+        return "no first fragment"
+    return await asyncio.to_thread(bare_forward, synthesizer, text, voice)
+
+
+def floor_figures(timeline: UtteranceTimeline, forward: BareForward | str) -> dict[str, Any]:
+    """The floor and TTFA ÷ floor for one utterance; ``available`` False (with the reason) when not measurable."""
+    if isinstance(forward, str):
+        return {"available": False, "why": forward}
     first = next((s for s in timeline.sentences if s.text), None)
     if first is None or first.chunk_released_at_s is None:
         return {"available": False, "why": "no first fragment was recorded"}
-    forward = await asyncio.to_thread(bare_forward, synthesizer, first.text, voice)
+    if first.text != forward.text:
+        return {"available": False, "why": f"the first fragment was {first.text!r}, not {forward.text!r}"}
     ttfa = timeline.first_audible_at_s
     if ttfa is None or forward.leading_silence_s is None:
         return {"available": False, "why": "no audible sample in the utterance or in the bare forward's audio"}

@@ -12,7 +12,7 @@ from app.bench_lab.report import SCENARIO_ORDER
 from app.bench_lab.runs import ScenarioResult
 from app.bench_lab.scenarios import Scenario, run_ab, run_cold, run_concurrency, run_seed, run_streaming
 from app.bench_lab.transport import run_transport
-from engine.errors import VoicedeskError
+from engine.errors import ErrorCode, VoicedeskError
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +25,22 @@ SCENARIOS: dict[str, Scenario] = {
     "transport": run_transport,
 }
 assert tuple(SCENARIOS) == SCENARIO_ORDER
+STOPPING_CODES = {
+    ErrorCode.UNKNOWN_VOICE,
+    ErrorCode.BAD_SPEED,
+    ErrorCode.UNAUTHORIZED,
+    ErrorCode.WEIGHTS_MISSING,
+    ErrorCode.DEVICE_UNAVAILABLE,
+}
+"""Errors of the options themselves: every scenario would fail the same way, so the run stops and says why."""
 
 
 async def run_lab(ctx: LabContext, names: list[str]) -> list[ScenarioResult]:
     """Runs ``names`` (in ``SCENARIO_ORDER``); a scenario that fails is reported as skipped and the rest go on.
 
-    An engine that cannot be opened at all (weights missing, endpoint unreachable) ends the run with its
-    ``VoicedeskError``, which says what to do.
+    An engine that cannot be opened at all (weights missing, endpoint unreachable) or an option every scenario
+    would trip on (an unknown voice, a refused token) ends the run with its ``VoicedeskError``, which says what
+    to do.
     """
     unknown = sorted(set(names) - set(SCENARIOS))
     if unknown:
@@ -43,7 +52,7 @@ async def run_lab(ctx: LabContext, names: list[str]) -> list[ScenarioResult]:
             try:
                 results.append(await SCENARIOS[name](ctx))
             except VoicedeskError as exc:
-                if ctx.engine is None:
+                if ctx.engine is None or exc.code in STOPPING_CODES:
                     raise
                 results.append(_failed(name, f"{exc.code}: {exc.message}"))
             except Exception as exc:  # one broken scenario must not cost the others' numbers

@@ -79,7 +79,7 @@ def _waterfall(ax: Axes, document: dict[str, Any]) -> None:
     ax.set_title(
         f"{title}\nper-sentence waterfall — first audio: "
         + ", ".join(headline)
-        + (f"  (ratio {ratio:.2f})" if ratio else ""),
+        + (f"  ·  ratio of the p50s over all runs: {ratio:.2f}" if ratio else ""),
         fontsize=12,
         loc="left",
     )
@@ -196,8 +196,10 @@ def _ttfa_comparison(ax: Axes, document: dict[str, Any]) -> None:
         return
     rows = range(len(names))
     ax.barh(rows, p50s, xerr=[[0] * len(whiskers), whiskers], color=colors, capsize=3)
-    for row, value in zip(rows, p50s, strict=True):
-        ax.annotate(f"{value:.2f} s", (value, row), xytext=(3, 0), textcoords="offset points", va="center", fontsize=9)
+    for row, value, whisker in zip(rows, p50s, whiskers, strict=True):
+        end = value + whisker  # the label goes past the whisker, never on it
+        ax.annotate(f"{value:.2f} s", (end, row), xytext=(5, 0), textcoords="offset points", va="center", fontsize=9)
+    ax.margins(x=0.18)
     ax.set_yticks(list(rows), names, fontsize=9)
     ax.invert_yaxis()
     ax.set_xlabel("seconds (bar p50, whisker to p95)")
@@ -232,8 +234,8 @@ def _concurrency(ax: Axes, document: dict[str, Any]) -> None:
     ax.set_xticks(list(xs), [f"{row['sessions']} session(s)" for row in levels])
     ax.set_ylabel("time to first audio (s)")
     ax.set_title("Concurrency: time to first audio per level", fontsize=12, loc="left")
-    ax.legend(fontsize=9, loc="upper left")
-    ax.margins(y=0.25)
+    ax.set_ylim(0, max([*p95, *p50, 2 * (p50[0] or 0.0)]) * 1.45 or 1.0)  # room for the legend and labels
+    ax.legend(fontsize=9, loc="upper left", ncol=2)
     ax.grid(axis="y", alpha=0.3)
 
 

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from app.bench_lab.context import LabContext
-from app.bench_lab.floor import measure_floor
+from app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forward
 from app.bench_lab.probe import Agent, SessionProbe, whole_text
 from app.bench_lab.recorder import UtteranceRecord
 from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
@@ -33,16 +33,21 @@ async def run_streaming(ctx: LabContext) -> ScenarioResult:
     cfg = ctx.config
     result = ScenarioResult("streaming", f"Streaming vs generate-then-speak (agent at {cfg.tokens_per_s:g} tokens/s)")
     engine = await ctx.get_engine()
+    fragment = first_fragment(cfg.text)
     for i in range(cfg.repeat):
         order = (STREAMING, GENERATE_THEN_SPEAK) if i % 2 == 0 else (GENERATE_THEN_SPEAK, STREAMING)
         for group in order:
             ctx.progress(f"streaming: repeat {i + 1}/{cfg.repeat}: {group}")
+            # The floor's bare forward alternates after / before our run, so a model warmed by the same input
+            # (or the machine's drift) does not favour one side.
+            forward = await measure_bare_forward(engine, fragment, cfg.voice) if group == STREAMING and i % 2 else None
             agent = Agent(cfg.text, cfg.tokens_per_s, ctx.clock)
             fragments = agent.tokens() if group == STREAMING else agent.whole_reply()
             record, _ = await _speak(ctx, fragments, f"{group} #{i + 1}", lambda a=agent: a.first_token_s)
-            extra = {"reply_s": (agent.last_token_s or 0.0) - (agent.first_token_s or 0.0)}
+            extra: dict[str, object] = {"reply_s": (agent.last_token_s or 0.0) - (agent.first_token_s or 0.0)}
             if group == STREAMING:
-                extra["floor"] = await measure_floor(engine, record.timeline, cfg.voice)
+                forward = forward or await measure_bare_forward(engine, fragment, cfg.voice)
+                extra["floor"] = floor_figures(record.timeline, forward) | {"forward_before_run": bool(i % 2)}
             result.runs.append(Run(group, i, record, extra))
     streamed, waited = in_group(result.runs, STREAMING), in_group(result.runs, GENERATE_THEN_SPEAK)
     floors = [run.extra["floor"] for run in streamed if run.extra["floor"]["available"]]

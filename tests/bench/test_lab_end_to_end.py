@@ -22,6 +22,7 @@ from app.bench_lab.lab import machine_facts, run_lab
 from app.bench_lab.plot import draw_lab
 from app.bench_lab.report import LAB_SCHEMA, lab_document, scenario
 from app.bench_lab.table import format_lab
+from engine.errors import ErrorCode, VoicedeskError
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 from engine.factory import EngineSpec, open_engine
 from engine.timeline import SCHEMA, UtteranceTimeline
@@ -234,3 +235,11 @@ def test_plot_is_a_png_of_the_expected_size(document, tmp_path: Path):
     pixels = matplotlib.image.imread(path)
     assert pixels.shape[:2] == (1000, 1500)
     assert not math.isclose(float(pixels.std()), 0.0)  # something was drawn
+
+
+def test_an_unknown_voice_stops_the_run_with_what_to_do(synthesizer):
+    ctx = LabContext(LabConfig(text=TEXT, voice="zz_nobody", repeat=1), local_engine_factory(synthesizer))
+    with pytest.raises(VoicedeskError) as caught:
+        asyncio.run(run_lab(ctx, list(ALL)))
+    assert caught.value.code == ErrorCode.UNKNOWN_VOICE
+    assert "zz_nobody" in caught.value.message
