@@ -54,6 +54,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 async def test_three_sentences_on_one_session(stand_in: StandInThread) -> None:
     engine = await open_engine(spec_for(stand_in))
     assert isinstance(engine, SageMakerEngine)
@@ -83,6 +84,7 @@ async def test_three_sentences_on_one_session(stand_in: StandInThread) -> None:
     await engine.aclose()
 
 
+@pytest.mark.slow
 async def test_cancel_then_speak_again(stand_in: StandInThread) -> None:
     engine = SageMakerEngine.from_spec(spec_for(stand_in))
     session = await engine.open_session()

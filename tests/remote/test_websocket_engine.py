@@ -53,6 +53,7 @@ def test_normalize_url_accepts_the_forms_people_type() -> None:
         normalize_url("ftp://box")
 
 
+@pytest.mark.slow
 async def test_three_sentences_on_one_session(container: ServerThread) -> None:
     engine = await open_engine(EngineSpec(kind="websocket", target=container.ws_url))
     assert isinstance(engine, WebSocketEngine)
@@ -81,6 +82,7 @@ async def test_three_sentences_on_one_session(container: ServerThread) -> None:
     await engine.aclose()
 
 
+@pytest.mark.slow
 async def test_cancel_leaves_no_stale_audio(container: ServerThread) -> None:
     session = await engine_for(container).open_session()
     await session.send_text("One two three. Four five six. Seven eight nine. Done now.")
@@ -153,6 +155,7 @@ async def test_wrong_path_is_named(container: ServerThread) -> None:
         await engine.open_session()
 
 
+@pytest.mark.slow
 async def test_server_dropping_mid_utterance_ends_the_session_with_a_fatal_error(make_container) -> None:
     server = make_container()
     session = await engine_for(server).open_session()
