@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from engine.protocol import Cancel, Close, Flush, SendText, SynthesizeRequest, encode_command
@@ -126,12 +127,18 @@ async def test_session_answers_websocket_pings(server):
     assert frames.of_type("synthesis_complete")[0]["request_id"] == "after-ping"
 
 
-async def test_disconnect_mid_utterance_stops_generation(server):
+async def test_ping_answers_while_busy_and_a_disconnect_mid_utterance_stops_generation(server):
     runtime = server.runtime
     async with bidi(server) as ws:
         await ws.send(encode_command(SendText(FIVE_SENTENCES)))
         await ws.send(encode_command(Flush()))
         await receive_until_audio(ws)
+        async with httpx.AsyncClient(base_url=server.http_url) as client:
+            ping = await client.get("/ping")
+        assert ping.status_code == 200 and ping.json()["sessions"] == 1
+        # The utterance was still being synthesized after /ping answered: it never waits for the model thread.
+        more = await receive_until_audio(ws)
+        assert not more.of_type("flushed")
         session_ids = runtime.session_ids()
         assert len(session_ids) == 1
         jobs_before = runtime.scheduler.jobs_run
@@ -139,5 +146,5 @@ async def test_disconnect_mid_utterance_stops_generation(server):
     await wait_for(lambda: runtime.active_sessions == 0, "the server still holds the session")
     assert await runtime.scheduler.wait_idle(60)
     assert not session_ids & runtime.scheduler.pending_sessions()
-    # At most the sentence that was already running when the client left; never the other three.
+    # At most the sentence that was already running when the client left; never the other two.
     assert runtime.scheduler.jobs_run - jobs_before <= 1
