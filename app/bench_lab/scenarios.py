@@ -7,23 +7,30 @@ against ``local``, ``websocket URL`` and ``sagemaker ENDPOINT``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, Awaitable, Callable
 
 from app.bench_lab.context import LabContext
 from app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forward
 from app.bench_lab.probe import Agent, SessionProbe, whole_text
 from app.bench_lab.recorder import UtteranceRecord
 from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
+from engine.api import Engine, Session
 from engine.metrics import summarize
 
 STREAMING = "streaming"
 GENERATE_THEN_SPEAK = "generate-then-speak"
 
 
-async def _speak(ctx: LabContext, fragments, label: str, origin=None, engine=None, play: bool = True):
+async def _speak(
+    ctx: LabContext,
+    fragments: AsyncIterable[str],
+    label: str,
+    origin: Callable[[], float | None] | None = None,
+    engine: Engine | None = None,
+) -> tuple[UtteranceRecord, float]:
+    """One utterance on a fresh session (played when the lab plays); returns it and the session's open time."""
     session, open_s = await ctx.open_session(engine)
-    player = ctx.player if play else None
-    async with SessionProbe(session, ctx.clock, player, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
+    async with SessionProbe(session, ctx.clock, ctx.player, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
         record = await probe.speak(fragments, label, origin)
     return record, open_s
 
@@ -186,7 +193,8 @@ async def run_concurrency(ctx: LabContext) -> ScenarioResult:
     return result
 
 
-async def _probe_once(ctx: LabContext, session, label: str) -> UtteranceRecord:
+async def _probe_once(ctx: LabContext, session: Session, label: str) -> UtteranceRecord:
+    """One of N simultaneous utterances: never played (N voices at once would measure nothing useful)."""
     async with SessionProbe(session, ctx.clock, None, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
         return await probe.speak(whole_text(ctx.config.text), label)
 
@@ -222,11 +230,13 @@ async def run_cold(ctx: LabContext) -> ScenarioResult:
         "session_open_s": session_open,
         "ratio": ratio(p50(groups["cold"]), p50(groups["warm"])),
         "ratio_of": "time to first audio of the first request ÷ p50 of the later ones",
-        "start_to_first_audio_s": None
-        if open_s is None
-        else open_s + session_open["cold"]["p50"] + (p50(groups["cold"]) or 0.0),
+        "start_to_first_audio_s": _sum_or_none(open_s, session_open["cold"]["p50"], p50(groups["cold"])),
     }
     return result
+
+
+def _sum_or_none(*parts: float | None) -> float | None:
+    return None if any(p is None for p in parts) else sum(parts)  # type: ignore[arg-type]
 
 
 Scenario = Callable[[LabContext], Awaitable[ScenarioResult]]
