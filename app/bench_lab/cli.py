@@ -35,6 +35,12 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     common.add_argument("--tokens-per-s", type=float, default=20.0, help="the scripted agent's pace (default 20)")
     common.add_argument("--voice", default="af_heart")
     common.add_argument("--sessions", default="1,2,4", help="concurrency levels (default 1,2,4)")
+    common.add_argument(
+        "--arrival",
+        choices=("spread", "together"),
+        default="spread",
+        help="concurrency: requests at random moments within one request's time (default), or all at once",
+    )
     common.add_argument("--server-url", help="transport: an endpoint's http://HOST:PORT (default: the engine's)")
     common.add_argument("--play", action="store_true", help="play the speech to time its first sample at the DAC")
     common.add_argument("--output-device", help="with --play: PortAudio output device name or index")

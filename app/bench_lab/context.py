@@ -30,6 +30,8 @@ class LabConfig:
     repeat: int = 3
     voice: str = "af_heart"
     sessions: tuple[int, ...] = (1, 2, 4)
+    arrival: str = "spread"
+    """Concurrency: 'spread' (independent callers) or 'together' (the same instant; the worst case)."""
     prebuffer_s: float = 0.15
     """The gapless player's prebuffer, for the stall model (app.player's default)."""
     guard_s: float = 600.0

@@ -41,7 +41,11 @@ def config_from_args(args: argparse.Namespace) -> LabConfig:
     if not args.tokens_per_s > 0:
         raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--tokens-per-s must be above 0; got {args.tokens_per_s}.")
     config = LabConfig(
-        repeat=args.repeat, voice=args.voice, tokens_per_s=args.tokens_per_s, sessions=parse_levels(args.sessions)
+        repeat=args.repeat,
+        voice=args.voice,
+        tokens_per_s=args.tokens_per_s,
+        sessions=parse_levels(args.sessions),
+        arrival=args.arrival,
     )
     if args.text_file is None:
         return config

@@ -6,7 +6,6 @@ against ``local``, ``websocket URL`` and ``sagemaker ENDPOINT``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterable, Awaitable, Callable
 
 from app.bench_lab.context import LabContext
@@ -14,7 +13,7 @@ from app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forw
 from app.bench_lab.probe import Agent, SessionProbe, whole_text
 from app.bench_lab.recorder import UtteranceRecord
 from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
-from engine.api import Engine, Session
+from engine.api import Engine
 from engine.metrics import summarize
 
 STREAMING = "streaming"
@@ -150,53 +149,6 @@ async def run_ab(ctx: LabContext) -> ScenarioResult:
 def _nth_ttfa(record: UtteranceRecord, k: int) -> float | None:
     sentences = record.timeline.sentences
     return sentences[k].ttfa_s if k < len(sentences) else None
-
-
-async def run_concurrency(ctx: LabContext) -> ScenarioResult:
-    """Scenario 4: 1, 2, 4 … sessions speaking at once; p50/p95 time to first audio and stalls per level."""
-    cfg = ctx.config
-    levels = sorted(set(cfg.sessions))
-    result = ScenarioResult("concurrency", f"Concurrency sweep: {', '.join(map(str, levels))} sessions at once")
-    for i in range(cfg.repeat):
-        for n in levels:
-            ctx.progress(f"concurrency: repeat {i + 1}/{cfg.repeat}: {n} session(s)")
-            opened = await asyncio.gather(*(ctx.open_session() for _ in range(n)))
-            records = await asyncio.gather(
-                *(_probe_once(ctx, session, f"{n} sessions #{i + 1}.{j + 1}") for j, (session, _) in enumerate(opened))
-            )
-            for j, record in enumerate(records):
-                result.runs.append(Run(f"{n} sessions", i, record, {"session": j, "session_open_s": opened[j][1]}))
-    rows = []
-    base = None
-    for n in levels:
-        summary = group_summary(in_group(result.runs, f"{n} sessions"))
-        ttfa = summary["time_to_first_audio_s"]
-        base = ttfa["p50"] if base is None else base
-        rows.append(
-            {
-                "sessions": n,
-                "time_to_first_audio_s": ttfa,
-                "stalls": summary["stalls"],
-                "stall_s": summary["stall_s"],
-                "fell_behind": summary["fell_behind"],
-                "min_cumulative_rtf": summary["min_cumulative_rtf"],
-                "underruns": summary["underruns"],
-                "p95_over_p50_at_lowest": ratio(ttfa["p95"], base),
-            }
-        )
-    result.summary = {
-        "levels": rows,
-        "ratio_of": f"p95 time to first audio at each level ÷ p50 at {levels[0]} session(s)",
-        "goal": "p95 at 4 sessions <= 2 x p50 at 1",
-        "stalls_from": "engine.metrics.playback_pacing (a gapless player's stalls; no player in this scenario)",
-    }
-    return result
-
-
-async def _probe_once(ctx: LabContext, session: Session, label: str) -> UtteranceRecord:
-    """One of N simultaneous utterances: never played (N voices at once would measure nothing useful)."""
-    async with SessionProbe(session, ctx.clock, None, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
-        return await probe.speak(whole_text(ctx.config.text), label)
 
 
 async def run_cold(ctx: LabContext) -> ScenarioResult:

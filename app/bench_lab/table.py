@@ -171,7 +171,11 @@ def _concurrency(sc: Row) -> list[str]:
             ]
         )
     at4 = next((r["p95_over_p50_at_lowest"] for r in s["levels"] if r["sessions"] == 4), None)
-    return [*_columns(rows), f"  {s['ratio_of']} {_goal(at4, 2.0, s['goal'])}", f"  stalls: {s['stalls_from']}"]
+    arrivals = f"  arrivals: {s['arrival']}"
+    if s["arrival"] == "spread" and s["window_s"] is not None:
+        arrivals += f" (random moments within {ms(s['window_s'])} ms, one request's time alone)"
+    goal = _goal(at4, 2.0, s["goal"]) if s["arrival"] == "spread" else "(the goal is for spread arrivals)"
+    return [*_columns(rows), arrivals, f"  {s['ratio_of']} {goal}", f"  stalls: {s['stalls_from']}"]
 
 
 def _transport(sc: Row) -> list[str]:

@@ -42,6 +42,7 @@ def test_every_scenario_and_option_is_documented():
         "--tokens-per-s",
         "--voice",
         "--sessions",
+        "--arrival",
         "--server-url",
         "--play",
         "--json",

@@ -176,8 +176,15 @@ def test_ab_alternates_the_local_and_websocket_engines_side_by_side(document):
 
 
 def test_concurrency_levels_report_percentiles_stalls_and_ratios(document):
-    levels = scenario(document, "concurrency")["summary"]["levels"]
+    summary = scenario(document, "concurrency")["summary"]
+    levels = summary["levels"]
     assert [row["sessions"] for row in levels] == [1, 2]
+    # Spread arrivals: level 1 times one request alone; at level 2 each caller speaks up within that time.
+    (alone,) = runs_of(document, "concurrency", "1 sessions")
+    assert summary["arrival"] == "spread" and alone["extra"]["delay_s"] == 0.0
+    assert summary["window_s"] == alone["timeline"]["chunks"][-1]["at_s"]
+    for run in runs_of(document, "concurrency", "2 sessions"):
+        assert 0.0 <= run["extra"]["delay_s"] <= summary["window_s"]
     base = levels[0]["time_to_first_audio_s"]["p50"]
     for row in levels:
         runs = runs_of(document, "concurrency", f"{row['sessions']} sessions")
