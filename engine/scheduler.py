@@ -183,3 +183,6 @@ class SynthesisScheduler:
             finally:
                 self._running_session = None
                 self.jobs_run += 1
+            # Let the job's done-callbacks run first: a session submits its next sentence from there, and the
+            # scheduler must not look idle in between.
+            await asyncio.sleep(0)

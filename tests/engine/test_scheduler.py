@@ -101,3 +101,22 @@ async def test_errors_reach_the_submitter_and_the_worker_keeps_going():
     await scheduler.aclose()
     with pytest.raises(SchedulerClosed):
         scheduler.submit("a", lambda: 1, urgent=True, deadline=0.0)
+
+
+async def test_scheduler_does_not_look_idle_between_a_sessions_sentences():
+    """A session submits its next sentence from the previous one's done-callback; idle must not flash between."""
+    scheduler = SynthesisScheduler()
+    seen_idle_in_callback: list[bool] = []
+    chained: list[asyncio.Future] = []
+
+    def next_sentence(_future):
+        seen_idle_in_callback.append(scheduler._idle.is_set())
+        chained.append(scheduler.submit("a", lambda: "second", urgent=False, deadline=1.0))
+
+    first = scheduler.submit("a", lambda: "first", urgent=True, deadline=0.0)
+    first.add_done_callback(next_sentence)
+    assert await first == "first"
+    await asyncio.sleep(0)
+    assert await chained[0] == "second"
+    assert seen_idle_in_callback == [False]
+    await scheduler.aclose()
