@@ -1,5 +1,5 @@
-"""The lab through the CLI against the sagemaker engine: the real HTTP/2 SDK client, the SageMaker stand-in
-(hypercorn, TLS) and the endpoint container on 127.0.0.1, as ``voicedesk bench lab --engine sagemaker NAME``."""
+"""The lab through the CLI against the remote engines: ``--engine sagemaker NAME`` (the real HTTP/2 SDK client,
+the SageMaker stand-in with hypercorn and TLS, the endpoint container on 127.0.0.1) and ``--engine websocket URL``."""
 
 from __future__ import annotations
 
@@ -59,3 +59,23 @@ def test_seed_check_through_sagemaker_and_transport_says_why_it_cannot_run(stand
         assert sentence["synthesis_s"] > 0  # the container reports it in sentence_end
     assert transport["skipped"].startswith("sagemaker voicedesk-test offers no SSE route")
     assert transport["runs"] == []
+
+
+def test_play_without_a_usable_output_reports_the_dac_stages_absent(bench_container, tmp_path: Path, capsys):
+    """Through the websocket engine; output device 9999 exists nowhere, so there is no sound output here."""
+    text_file = tmp_path / "reply.txt"
+    text_file.write_text(SEED[0], encoding="utf-8")
+    argv = ["bench", "seed", "--engine", "websocket", bench_container.ws_url, "--play", "--output-device", "9999"]
+    argv += ["--repeat", "1", "--text-file", str(text_file), "--json", "-"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["dac"]["available"] is False
+    assert document["dac"]["why"].startswith("no sound output: Cannot open the audio output")
+    assert "measuring without the DAC stages" in captured.err
+    (seed,) = document["scenarios"]
+    (run,) = seed["runs"]
+    (sentence,) = run["timeline"]["sentences"]
+    assert sentence["text"] == SEED[0]
+    assert sentence["dac_at_s"] is None and sentence["underruns"] is None  # absent, not invented
+    assert sentence["first_audible_at_s"] is not None
