@@ -41,6 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--token", help="websocket engine: bearer token (or VOICEDESK_TOKEN)")
     parser.add_argument("--region", help="sagemaker engine: AWS region")
     parser.add_argument("--profile", help="sagemaker engine: AWS profile")
+    parser.add_argument("--variant", help="sagemaker engine: target production variant")
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="sagemaker engine: one whole request through InvokeEndpointWithResponseStream (boto3) "
+        "instead of a bidirectional session",
+    )
     parser.add_argument("--output-device", help="audio output device name (default: the system default)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-sentence progress on stderr")
     parser.set_defaults(handler=run_say)
@@ -82,6 +89,7 @@ def _spec_from_args(args: argparse.Namespace):
         token=args.token or os.environ.get("VOICEDESK_TOKEN"),
         region=args.region,
         profile=args.profile,
+        variant=args.variant,
     )
 
 
@@ -97,6 +105,8 @@ async def say(args: argparse.Namespace) -> int:
     from engine.factory import open_engine
 
     spec = _spec_from_args(args)
+    if args.whole:
+        return await _say_whole(args, spec, player)
     log = (lambda *_: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     log(f"voicedesk: loading the {spec.describe()} engine…")
     engine = await open_engine(spec)
@@ -146,3 +156,58 @@ async def say(args: argparse.Namespace) -> int:
         if player is not None:
             player.close()
     return 1 if errors else 0
+
+
+async def _say_whole(args: argparse.Namespace, spec, player) -> int:
+    """The whole-request path: audio chunks of the SSE response stream played (or saved) as they arrive."""
+    import base64
+
+    from engine.clients.invoke import WholeRequestClient
+
+    if spec.kind != "sagemaker":
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--whole needs --engine sagemaker ENDPOINT.")
+    if args.text == "-":
+        text = await asyncio.to_thread(sys.stdin.read)
+    else:
+        text = args.text
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+
+    def run() -> None:
+        try:
+            with WholeRequestClient.from_spec(spec) as client:
+                for event in client.stream(text, args.voice, args.speed):
+                    if event.event == "audio_chunk":
+                        loop.call_soon_threadsafe(chunks.put_nowait, base64.b64decode(event.data["audio"]))
+                    elif event.event == "error":
+                        raise VoicedeskError(
+                            str(event.data.get("code", ErrorCode.INTERNAL)), str(event.data.get("message"))
+                        )
+        except BaseException as exc:  # handed to the event loop, which re-raises it
+            loop.call_soon_threadsafe(chunks.put_nowait, exc)
+        else:
+            loop.call_soon_threadsafe(chunks.put_nowait, None)
+
+    worker = asyncio.create_task(asyncio.to_thread(run))
+    parts: list[bytes] = []
+    try:
+        if player is not None:
+            player.begin_utterance()
+        while (item := await chunks.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            if player is not None:
+                player.push(item)
+            parts.append(item)
+        if player is not None:
+            player.end_utterance()
+            await player.wait_finished()
+        else:
+            args.out.write_bytes(pcm16_to_wav(b"".join(parts)))
+    finally:
+        await worker
+        if player is not None:
+            player.close()
+    if not args.quiet:
+        print(f"voicedesk: {pcm16_duration_s(b''.join(parts)):.2f} s of audio (whole request)", file=sys.stderr)
+    return 0

@@ -100,6 +100,13 @@ def test_sagemaker_local_then_say_with_the_printed_environment(container: Server
         assert done.returncode == 0, done.stderr
         assert wav_frames(out) > 0
 
+        whole_out = tmp_path / "whole.wav"
+        whole = voicedesk(
+            "say", "--engine", "sagemaker", ENDPOINT, "--whole", "--out", str(whole_out), "-q", "Hello, boto3.", env=env
+        )
+        assert whole.returncode == 0, whole.stderr
+        assert wav_frames(whole_out) > 0
+
         wrong = voicedesk("say", "--engine", "sagemaker", "not-deployed", "--out", str(out), "Hi.", env=env)
         assert wrong.returncode == 2
         assert "There is no endpoint 'not-deployed'" in wrong.stderr
