@@ -36,7 +36,8 @@ class ReadResult:
     underrun: bool = False
     onsets: tuple[SentenceOnset, ...] = ()
     finished: bool = False
-    """The utterance ended and its last sample was read in this call."""
+    """The utterance ended and its last sample was read in this call (or in the previous one, when that call's
+    buffer was filled exactly to the utterance's last sample)."""
 
 
 class PlaybackBuffer:
@@ -139,7 +140,7 @@ class PlaybackBuffer:
                 if filled < frames:
                     if self._ended:
                         if self._read == self._write:
-                            result.finished = n > 0
+                            result.finished = True  # playing until now: this read drained it
                             self._playing = False
                     else:
                         if not self._starved:
