@@ -174,7 +174,7 @@ class SpeechController:
         engine = await self.hub.select(spec)
         if engine is not None and self._link is None:
             with contextlib.suppress(VoicedeskError):
-                await self._usable_link()  # connect now, so the status shows the connection
+                await self._usable_link(fallback=False)  # connect now, so the status shows the connection
         if spec.kind != "local" and self.failover_enabled and not self.hub.local_loaded:
             self._spawn(self._preload_local())
         return engine
@@ -395,7 +395,9 @@ class SpeechController:
 
     # ---- links and failover -----------------------------------------------------------------------
 
-    async def _usable_link(self) -> SessionLink:
+    async def _usable_link(self, fallback: bool = True) -> SessionLink:
+        """The session replies go to, (re)connecting; ``fallback``: the local engine stands in for a remote one
+        that cannot be reached (when speaking; a Connect click should just show the error)."""
         if self._link is not None and self._link.usable:
             return self._link
         if self._link is not None:
@@ -405,7 +407,7 @@ class SpeechController:
             engine = await self.hub.engine()
             link = await self._open_link(engine, KIND_LABELS[self.hub.spec.kind])
         except VoicedeskError as exc:
-            if self.hub.spec.kind == "local" or not self.failover_enabled:
+            if self.hub.spec.kind == "local" or not self.failover_enabled or not fallback:
                 raise
             link = await self._local_fallback_link(exc.message)
         self._link = link
