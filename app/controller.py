@@ -15,7 +15,6 @@ import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.conversation import CutMark, Turn, TurnKind, TurnState
@@ -23,11 +22,11 @@ from app.engines import KIND_LABELS, EngineHub, EngineStatus
 from app.failover import engine_failure, plan_failover
 from app.link import SessionLink
 from app.sources import ChatMessage
+from app.turn_run import TurnRun
 from engine.api import Engine
 from engine.audio import pcm16_to_wav
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import (
-    SAMPLE_RATE,
     Audio,
     Cancelled,
     Closed,
@@ -38,7 +37,6 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.metrics import OnsetDetector, seam_gaps
 from engine.timeline import TimelineBuilder, UtteranceTimeline
 
 log = logging.getLogger(__name__)
@@ -66,21 +64,6 @@ class PlayerLike(Protocol):
     @property
     def output_latency_s(self) -> float: ...
     async def wait_finished(self) -> None: ...
-
-
-@dataclass
-class TurnRun:
-    turn: Turn
-    builder: TimelineBuilder
-    link: SessionLink
-    flush_id: str
-    pcm: list[bytes] = field(default_factory=list)
-    onsets: dict[int, OnsetDetector] = field(default_factory=dict)
-    underruns: dict[int, int] = field(default_factory=dict)
-    text_done: bool = False
-    feeder: asyncio.Task[None] | None = None
-    finisher: asyncio.Task[None] | None = None
-    timeline: UtteranceTimeline | None = None
 
 
 class SpeechController:
@@ -251,16 +234,12 @@ class SpeechController:
         now = self.clock()
         match event:
             case SentenceStarted(seq, text) if run is not None:
-                self._sentence_started(run, seq, text)
+                run.sentence_started(seq, text, count_underruns=self.player is not None)
+                self._changed(run)
             case Audio(seq, pcm) if run is not None:
                 self._audio(run, seq, pcm, now)
             case SentenceFinished(seq, duration_s, words, synthesis_s) if run is not None:
-                index = link.seq_to_index.get(seq)
-                if index is not None:
-                    run.turn.finish_sentence(index, words)
-                    run.builder.measure(index, "audio_s", duration_s)
-                    if synthesis_s > 0:
-                        run.builder.measure(index, "synthesis_s", synthesis_s)
+                if run.sentence_finished(seq, duration_s, words, synthesis_s):
                     self._changed(run)
             case Flushed(_last, request_id) if run is not None and request_id == run.flush_id:
                 run.finisher = asyncio.ensure_future(self._play_out(run))
@@ -275,41 +254,12 @@ class SpeechController:
                 if reason is not None:
                     self._link_failed(link, reason)
 
-    def _sentence_started(self, run: TurnRun, seq: int, text: str) -> None:
-        link = run.link
-        sentence = run.turn.add_sentence(text, link.label)
-        index = sentence.index
-        link.seq_to_index[seq] = index
-        run.builder.describe(index, text)
-        span = link.ledger.sentence_started(seq, text)
-        if span is not None and (t := link.ledger.time_of_char(span[0])) is not None:
-            run.builder.mark(index, "fragment_in", t)
-        order = link.started
-        link.started += 1
-        if order < len(link.released_at):
-            run.builder.mark(index, "chunk_released", link.released_at[order])
-        if order < len(link.sent_at):
-            run.builder.mark(index, "sent", link.sent_at[order])
-        if self.player is not None:  # counted from here on by the player's events
-            run.builder.measure(index, "underruns", run.underruns.get(index, 0))
-        run.turn.pending = link.ledger.unclaimed
-        self._changed(run)
-
     def _audio(self, run: TurnRun, seq: int, pcm: bytes, now: float) -> None:
-        index = run.link.seq_to_index.get(seq)
-        if index is None:
+        placed = run.audio(seq, pcm, now)
+        if placed is None:
             log.warning("audio for sentence %d that was never started; dropped", seq)
             return
-        duration = len(pcm) / (2 * SAMPLE_RATE)
-        first = run.turn.sentences[index].audio_start_s is None
-        run.turn.add_audio(index, duration)
-        run.builder.mark(index, "first_byte", now)
-        run.builder.chunk(index, now, duration)
-        detector = run.onsets.setdefault(index, OnsetDetector())
-        if detector.onset is None and detector.push(pcm) is not None:
-            run.builder.measure(index, "leading_silence_s", detector.onset / SAMPLE_RATE)
-        run.pcm.append(pcm)
-        run.link.ledger.sentence_delivered(seq)
+        index, first = placed
         if self.player is not None:
             player_seq = next(self._player_seqs) if first else None
             if player_seq is not None:
@@ -318,9 +268,7 @@ class SpeechController:
         self._changed(run)
 
     def _engine_error(self, run: TurnRun | None, link: SessionLink, code: str, message: str, seq: int | None) -> None:
-        if run is not None and seq is not None and (index := link.seq_to_index.get(seq)) is not None:
-            run.turn.sentences[index].error = message
-            link.ledger.sentence_delivered(seq)  # skipped, not resent: the engine already said why
+        if run is not None and seq is not None and run.sentence_failed(seq, message):
             self._changed(run)
         self.listener.notice(f"{link.label}: {message}", "warning" if code != ErrorCode.INTERNAL else "error")
 
@@ -332,12 +280,8 @@ class SpeechController:
             run.builder.mark(index, "dac", event.monotonic)
             self._changed(run)
         elif event.kind == "underrun" and self.run is not None:
-            run = self.run
-            # The listener is waiting for the first sentence whose audio has not arrived.
-            index = sum(1 for s in run.turn.sentences if s.audio_start_s is not None)
-            run.underruns[index] = run.underruns.get(index, 0) + 1
-            run.builder.measure(index, "underruns", run.underruns[index])
-            self._changed(run)
+            self.run.underrun()
+            self._changed(self.run)
 
     # ---- ending a turn ----------------------------------------------------------------------------
 
@@ -366,7 +310,7 @@ class SpeechController:
                 self.history.append(ChatMessage("assistant", heard))
             else:
                 self.history.pop()  # nothing was said: the question goes unanswered, not half-recorded
-        self._measure_seams(run)
+        run.measure_seams()
         if self.run is run:
             self.run = None
         if run.link is not self._link:  # a failover's local session: it served this turn only
@@ -378,18 +322,8 @@ class SpeechController:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _measure_seams(self, run: TurnRun) -> None:
-        voiced = [s for s in run.turn.sentences if s.audio_start_s is not None]
-        total = sum(len(p) for p in run.pcm) // 2
-        seams = [(s.index, round(s.audio_start_s * SAMPLE_RATE)) for s in voiced[1:]]
-        seams = [(index, at) for index, at in seams if at <= total]
-        if not seams:
-            return
-        for (index, _at), gap in zip(seams, seam_gaps(b"".join(run.pcm), [at for _, at in seams]), strict=True):
-            run.builder.measure(index, "seam_gap_s", gap.gap_s)
-
     def _changed(self, run: TurnRun) -> None:
-        run.timeline = run.builder.build()
+        run.rebuild()
         self.listener.turn_changed(run.turn)
         self.listener.timeline_changed(run.turn, run.timeline)
 

@@ -7,13 +7,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSlider,
@@ -22,12 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings import AppSettings
-from app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
+from app.ui.engine_card import EngineCard
+from app.ui.forms import PageSwitcher, form_layout, page, picker
+from app.ui.widgets import Card, field_label, hint
 from engine.voices import KNOWN_VOICES, LANGUAGES
 
-ENGINE_PAGES = ("local", "websocket", "sagemaker")
 SOURCE_PAGES = ("scripted", "openai", "bedrock")
-LOCAL_DEVICES = (("auto", "Automatic (CUDA if present)"), ("cpu", "CPU"), ("cuda", "CUDA GPU"))
 
 
 SHORT_LANGUAGES = {"a": "US", "b": "UK", "e": "ES", "f": "FR", "h": "HI", "i": "IT", "j": "JA", "p": "BR", "z": "ZH"}
@@ -46,182 +42,6 @@ def voice_tooltip(name: str) -> str:
     return name
 
 
-def _form() -> QFormLayout:
-    form = QFormLayout()
-    form.setContentsMargins(0, 0, 0, 0)
-    form.setHorizontalSpacing(10)
-    form.setVerticalSpacing(8)
-    form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-    return form
-
-
-class PageSwitcher(QWidget):
-    """Shows one of several pages and is exactly as tall as that page (a QStackedWidget keeps the height of its
-    tallest page once word-wrapped labels are involved)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._pages: list[QWidget] = []
-        self._current = 0
-
-    def addWidget(self, page: QWidget) -> int:
-        self._pages.append(page)
-        self._layout.addWidget(page)
-        page.setVisible(len(self._pages) - 1 == self._current)
-        return len(self._pages) - 1
-
-    def setCurrentIndex(self, index: int) -> None:
-        self._current = index
-        for number, page in enumerate(self._pages):
-            page.setVisible(number == index)
-
-    def currentIndex(self) -> int:
-        return self._current
-
-
-def _combo(min_chars: int = 8) -> QComboBox:
-    combo = QComboBox()
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(min_chars)
-    return combo
-
-
-def _page(form: QFormLayout, *extra: QWidget) -> QWidget:
-    page = QWidget()
-    layout = QVBoxLayout(page)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(8)
-    layout.addLayout(form)
-    for widget in extra:
-        layout.addWidget(widget)
-    return page
-
-
-class EngineCard(Card):
-    kind_changed = Signal(str)
-    connect_requested = Signal()
-    download_requested = Signal()
-    changed = Signal()
-
-    def __init__(self) -> None:
-        super().__init__("Engine")
-        self.switch = Segmented([("local", "Local"), ("websocket", "WebSocket"), ("sagemaker", "SageMaker")])
-        self.switch.changed.connect(self._kind_clicked)
-        self.body.addWidget(self.switch)
-        self.status = StatusPill(stacked=True)
-        self.body.addWidget(self.status)
-        self.message = QLabel()
-        self.message.setObjectName("Message")
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message.hide()
-        self.body.addWidget(self.message)
-        row = QHBoxLayout()
-        self.download = QPushButton("Download model (330 MB)")
-        self.download.setObjectName("Primary")
-        self.download.clicked.connect(self.download_requested)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 0)
-        self.progress.setMaximumHeight(8)
-        row.addWidget(self.download)
-        row.addWidget(self.progress, 1)
-        self.body.addLayout(row)
-        self.download.hide()
-        self.progress.hide()
-
-        self.pages = PageSwitcher()
-        self.device = _combo()
-        for key, text in LOCAL_DEVICES:
-            self.device.addItem(text, key)
-        local_form = _form()
-        local_form.addRow(field_label("Device"), self.device)
-        self.pages.addWidget(_page(local_form, hint("Kokoro-82M on this machine; works offline.")))
-
-        self.ws_url = QLineEdit()
-        self.ws_url.setPlaceholderText("ws://host:8080")
-        self.ws_token = QLineEdit()
-        self.ws_token.setEchoMode(QLineEdit.EchoMode.Password)
-        self.ws_token.setPlaceholderText("optional (or VOICEDESK_TOKEN)")
-        ws_form = _form()
-        ws_form.addRow(field_label("URL"), self.ws_url)
-        ws_form.addRow(field_label("Token"), self.ws_token)
-        self.ws_connect = QPushButton("Connect")
-        self.pages.addWidget(_page(ws_form, self.ws_connect))
-
-        self.sm_endpoint = QLineEdit()
-        self.sm_endpoint.setPlaceholderText("endpoint name")
-        self.sm_region = QLineEdit()
-        self.sm_region.setPlaceholderText("e.g. us-east-1")
-        self.sm_profile = QLineEdit()
-        self.sm_profile.setPlaceholderText("default credentials")
-        sm_form = _form()
-        sm_form.addRow(field_label("Endpoint"), self.sm_endpoint)
-        sm_form.addRow(field_label("Region"), self.sm_region)
-        sm_form.addRow(field_label("Profile"), self.sm_profile)
-        self.sm_connect = QPushButton("Connect")
-        self.pages.addWidget(_page(sm_form, self.sm_connect))
-        self.body.addWidget(self.pages)
-
-        self.failover = QCheckBox("Finish replies locally if a remote fails")
-        self.failover.setToolTip(
-            "If the WebSocket or SageMaker engine fails mid-reply, the local engine continues from the next "
-            "sentence (when the model is on this machine)."
-        )
-        self.body.addWidget(self.failover)
-
-        for button in (self.ws_connect, self.sm_connect):
-            button.clicked.connect(self.connect_requested)
-        for edit in (self.ws_url, self.ws_token, self.sm_endpoint, self.sm_region, self.sm_profile):
-            edit.returnPressed.connect(self.connect_requested)
-            edit.textEdited.connect(self.changed)
-        self.device.currentIndexChanged.connect(self._device_changed)
-        self.failover.toggled.connect(self.changed)
-
-    def _kind_clicked(self, kind: str) -> None:
-        self.pages.setCurrentIndex(ENGINE_PAGES.index(kind))
-        self.kind_changed.emit(kind)
-
-    def _device_changed(self) -> None:
-        self.changed.emit()
-        if self.switch.value() == "local":
-            self.connect_requested.emit()
-
-    def load(self, settings: AppSettings) -> None:
-        engine = settings.engine
-        self.switch.set_value(engine.kind)
-        self.pages.setCurrentIndex(ENGINE_PAGES.index(engine.kind))
-        self.device.blockSignals(True)
-        self.device.setCurrentIndex(max(self.device.findData(engine.local_device), 0))
-        self.device.blockSignals(False)
-        self.ws_url.setText(engine.websocket_url)
-        self.sm_endpoint.setText(engine.sagemaker_endpoint)
-        self.sm_region.setText(engine.sagemaker_region)
-        self.sm_profile.setText(engine.sagemaker_profile)
-        self.failover.setChecked(engine.failover_to_local)
-
-    def store(self, settings: AppSettings) -> None:
-        engine = settings.engine
-        engine.kind = self.switch.value() or "local"
-        engine.local_device = self.device.currentData() or "auto"
-        engine.websocket_url = self.ws_url.text().strip()
-        engine.sagemaker_endpoint = self.sm_endpoint.text().strip()
-        engine.sagemaker_region = self.sm_region.text().strip()
-        engine.sagemaker_profile = self.sm_profile.text().strip()
-        engine.failover_to_local = self.failover.isChecked()
-
-    def show_status(self, state: str, title: str, detail: str, message: str) -> None:
-        self.status.show_state(state, title, detail)
-        self.message.setText(message)
-        self.message.setObjectName("ErrorText" if state == "error" else "Message")
-        self.message.setStyleSheet("")  # re-polish with the new object name
-        self.message.setVisible(bool(message))
-        self.download.setVisible(state == "missing")
-        self.progress.setVisible(state == "downloading")
-
-
 class VoiceCard(Card):
     changed = Signal()
     preview_requested = Signal()
@@ -229,14 +49,14 @@ class VoiceCard(Card):
     def __init__(self) -> None:
         super().__init__("Voice")
         row = QHBoxLayout()
-        self.voice = _combo(12)
+        self.voice = picker(12)
         self.preview = QPushButton("▶ Preview")
         self.preview.setToolTip("Hear this voice (and blend) say a short sentence")
         row.addWidget(self.voice, 1)
         row.addWidget(self.preview)
         self.body.addLayout(row)
-        form = _form()
-        self.blend = _combo(10)
+        form = form_layout()
+        self.blend = picker(10)
         self.blend_weight = QSlider(Qt.Orientation.Horizontal)
         self.blend_weight.setRange(5, 95)
         self.blend_label = QLabel()
@@ -317,7 +137,7 @@ class OutputCard(Card):
     def __init__(self) -> None:
         super().__init__("Output")
         row = QHBoxLayout()
-        self.device = _combo(12)
+        self.device = picker(12)
         self.refresh = QPushButton("↻")
         self.refresh.setToolTip("Look for output devices again")
         self.refresh.setFixedWidth(34)
@@ -348,7 +168,7 @@ class AgentCard(Card):
 
     def __init__(self) -> None:
         super().__init__("Agent")
-        self.source = _combo(12)
+        self.source = picker(12)
         self.source.addItem("Scripted replay", "scripted")
         self.source.addItem("OpenAI-compatible server", "openai")
         self.source.addItem("Amazon Bedrock", "bedrock")
@@ -362,26 +182,26 @@ class AgentCard(Card):
         pace_row = QHBoxLayout()
         pace_row.addWidget(self.tokens_per_s, 1)
         pace_row.addWidget(self.pace_label)
-        scripted = _form()
+        scripted = form_layout()
         scripted.addRow(field_label("Pace"), pace_row)
-        self.pages.addWidget(_page(scripted, hint("Replays what you type, word by word, like a model writing.")))
+        self.pages.addWidget(page(scripted, hint("Replays what you type, word by word, like a model writing.")))
         self.base_url = QLineEdit()
         self.base_url.setPlaceholderText("http://127.0.0.1:11434/v1")
         self.model = QLineEdit()
         self.model.setPlaceholderText("llama3.2")
-        openai = _form()
+        openai = form_layout()
         openai.addRow(field_label("Server"), self.base_url)
         openai.addRow(field_label("Model"), self.model)
-        self.pages.addWidget(_page(openai, hint("llama.cpp, Ollama, vLLM or LM Studio; no internet needed.")))
+        self.pages.addWidget(page(openai, hint("llama.cpp, Ollama, vLLM or LM Studio; no internet needed.")))
         self.bedrock_model = QLineEdit()
         self.bedrock_region = QLineEdit()
         self.bedrock_profile = QLineEdit()
         self.bedrock_profile.setPlaceholderText("default credentials")
-        bedrock = _form()
+        bedrock = form_layout()
         bedrock.addRow(field_label("Model"), self.bedrock_model)
         bedrock.addRow(field_label("Region"), self.bedrock_region)
         bedrock.addRow(field_label("Profile"), self.bedrock_profile)
-        self.pages.addWidget(_page(bedrock))
+        self.pages.addWidget(page(bedrock))
         self.body.addWidget(self.pages)
         self.instructions = QLineEdit()
         self.instructions.setPlaceholderText("System prompt")

@@ -243,3 +243,27 @@ class AppMark(QWidget):
         painter.setPen(pen)
         for x, half in ((8, 3), (12, 7), (16, 10), (20, 6), (24, 3)):
             painter.drawLine(x - 1, 15 - half, x - 1, 15 + half)
+
+
+class AppHeader(QFrame):
+    """The top bar: the mark, the name, and the selected engine's live status on the right."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Header")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(18, 10, 20, 10)
+        layout.setSpacing(10)
+        layout.addWidget(AppMark())
+        name = QLabel("voicedesk")
+        name.setObjectName("AppName")
+        tagline = QLabel("Streaming speech for voice agents · Kokoro-82M")
+        tagline.setObjectName("AppTagline")
+        layout.addWidget(name)
+        layout.addWidget(tagline)
+        layout.addStretch(1)
+        self.engine = QLabel()
+        self.engine.setObjectName("Hint")
+        self.status = StatusPill()
+        layout.addWidget(self.engine)
+        layout.addWidget(self.status)

@@ -8,30 +8,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
+from app.choices import default_player_factory, engine_spec, make_source, whole
 from app.controller import SpeechController
 from app.conversation import Turn, TurnKind
 from app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
-from app.settings import AppSettings, load_settings, save_settings
+from app.settings import load_settings, save_settings
 from app.sources import ChatMessage
-from app.sources.bedrock import BedrockSource
-from app.sources.openai_compat import OpenAICompatibleSource
-from app.sources.scripted import ScriptedSource
 from app.ui.composer import Composer
 from app.ui.conversation_view import ConversationView
-from app.ui.latency_panel import LatencyPanel, write_csv, write_json
+from app.ui.file_actions import FileActions
+from app.ui.latency_panel import LatencyPanel
 from app.ui.sidebar import Sidebar, voice_title
 from app.ui.theme import PALETTE
-from app.ui.widgets import AppMark, BannerStack, StatusPill
+from app.ui.widgets import AppHeader, BannerStack
 from engine.errors import VoicedeskError
 from engine.events import SessionConfig
-from engine.factory import EngineSpec, open_engine
+from engine.factory import open_engine
 from engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
@@ -39,42 +38,6 @@ log = logging.getLogger(__name__)
 PlayerFactory = Callable[..., object]
 HIGHLIGHT_INTERVAL_MS = 40
 NOTICE_COLORS = {"info": PALETTE.text_secondary, "warning": PALETTE.warning, "error": PALETTE.error}
-
-
-def default_player_factory(device: str | None, on_event: Callable, loop: asyncio.AbstractEventLoop) -> object:
-    from app.player import AudioPlayer
-
-    return AudioPlayer(device=device or None, on_event=on_event, loop=loop)
-
-
-def engine_spec(settings: AppSettings, token: str = "", kind: str | None = None) -> EngineSpec:
-    engine = settings.engine
-    kind = kind or engine.kind
-    if kind == "websocket":
-        return EngineSpec("websocket", target=engine.websocket_url, token=token or None)
-    if kind == "sagemaker":
-        return EngineSpec(
-            "sagemaker",
-            target=engine.sagemaker_endpoint,
-            region=engine.sagemaker_region or None,
-            profile=engine.sagemaker_profile or None,
-        )
-    return EngineSpec("local", device=None if engine.local_device == "auto" else engine.local_device)
-
-
-def make_source(settings: AppSettings):
-    source = settings.source
-    if source.kind == "openai":
-        return OpenAICompatibleSource(source.openai_base_url, source.openai_model, source.system_prompt)
-    if source.kind == "bedrock":
-        return BedrockSource(
-            source.bedrock_model_id, source.bedrock_region, source.bedrock_profile, source.system_prompt
-        )
-    return ScriptedSource(source.scripted_tokens_per_s)
-
-
-async def whole(text: str) -> AsyncIterator[str]:
-    yield text
 
 
 class MainWindow(QMainWindow):
@@ -119,7 +82,9 @@ class MainWindow(QMainWindow):
         outer = QVBoxLayout(root)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
-        outer.addWidget(self._header())
+        header = AppHeader()
+        self.header_engine, self.header_status = header.engine, header.status
+        outer.addWidget(header)
         body = QHBoxLayout()
         body.setContentsMargins(0, 0, 0, 0)
         body.setSpacing(0)
@@ -158,45 +123,8 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
         self._notice_timer = QTimer(self, singleShot=True, interval=10_000)
         self._notice_timer.timeout.connect(lambda: self.status_text.setText(""))
-        self._menus()
+        self.files = FileActions(self, lambda: self.latency.timeline, self.controller_wav, self.notice)
         self._connect()
-
-    def _header(self) -> QFrame:
-        header = QFrame()
-        header.setObjectName("Header")
-        layout = QHBoxLayout(header)
-        layout.setContentsMargins(18, 10, 20, 10)
-        layout.setSpacing(10)
-        layout.addWidget(AppMark())
-        name = QLabel("voicedesk")
-        name.setObjectName("AppName")
-        tagline = QLabel("Streaming speech for voice agents · Kokoro-82M")
-        tagline.setObjectName("AppTagline")
-        layout.addWidget(name)
-        layout.addWidget(tagline)
-        layout.addStretch(1)
-        self.header_engine = QLabel()
-        self.header_engine.setObjectName("Hint")
-        self.header_status = StatusPill()
-        layout.addWidget(self.header_engine)
-        layout.addWidget(self.header_status)
-        return header
-
-    def _menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.save_wav_action = QAction("Save last reply as WAV…", self)
-        self.save_wav_action.triggered.connect(self._save_wav_dialog)
-        file_menu.addAction(self.save_wav_action)
-        export_json = QAction("Export latency (JSON)…", self)
-        export_json.triggered.connect(lambda: self._export_dialog("json"))
-        export_csv = QAction("Export latency (CSV)…", self)
-        export_csv.triggered.connect(lambda: self._export_dialog("csv"))
-        file_menu.addActions([export_json, export_csv])
-        file_menu.addSeparator()
-        quit_action = QAction("Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
 
     def _connect(self) -> None:
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.request_stop)
@@ -215,7 +143,7 @@ class MainWindow(QMainWindow):
         self.sidebar.output.changed.connect(lambda: self.spawn(self.open_player()))
         self.sidebar.output.refresh.clicked.connect(self._refresh_devices)
         self.sidebar.agent.changed.connect(self._agent_changed)
-        self.latency.export_requested.connect(self._export_dialog)
+        self.latency.export_requested.connect(self.files.export_dialog)
         self._save_timer = QTimer(self, singleShot=True, interval=400)
         self._save_timer.timeout.connect(self.save_settings)
         self._highlight = QTimer(self, interval=HIGHLIGHT_INTERVAL_MS)
@@ -361,38 +289,14 @@ class MainWindow(QMainWindow):
             names = []
         self.sidebar.output.set_devices(names, self.settings.output_device)
 
-    # ---- exports ----------------------------------------------------------------------------------
+    def controller_wav(self) -> bytes | None:
+        return self.controller.reply_wav()
 
     def export_timeline(self, kind: str, path: Path) -> None:
-        timeline = self.latency.timeline
-        if timeline is None:
-            raise VoicedeskError("bad_message", "Nothing to export yet: speak something first.")
-        (write_json if kind == "json" else write_csv)(timeline, path)
-        self.notice(f"Latency saved to {path}", "info")
+        self.files.export_timeline(kind, path)
 
     def save_wav(self, path: Path) -> None:
-        wav = self.controller.reply_wav()
-        if wav is None:
-            raise VoicedeskError("bad_message", "There is no reply audio to save yet.")
-        path.write_bytes(wav)
-        self.notice(f"Saved the last reply to {path}", "info")
-
-    def _export_dialog(self, kind: str) -> None:
-        suffix = {"json": "JSON (*.json)", "csv": "CSV (*.csv)"}[kind]
-        name, _ = QFileDialog.getSaveFileName(self, "Export latency", f"voicedesk-latency.{kind}", suffix)
-        if name:
-            self._guarded(lambda: self.export_timeline(kind, Path(name)))
-
-    def _save_wav_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Save reply", "voicedesk-reply.wav", "WAV audio (*.wav)")
-        if name:
-            self._guarded(lambda: self.save_wav(Path(name)))
-
-    def _guarded(self, action: Callable[[], None]) -> None:
-        try:
-            action()
-        except (VoicedeskError, OSError) as exc:
-            self.notice(getattr(exc, "message", None) or str(exc), "error")
+        self.files.save_wav(path)
 
     # ---- ControllerListener -------------------------------------------------------------------------
 

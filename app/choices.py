@@ -1,0 +1,48 @@
+"""From settings to the things they describe: the engine spec, the agent source, the audio player."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+from app.settings import AppSettings
+from app.sources.bedrock import BedrockSource
+from app.sources.openai_compat import OpenAICompatibleSource
+from app.sources.scripted import ScriptedSource
+from engine.factory import EngineSpec
+
+
+def default_player_factory(device: str | None, on_event: Callable, loop: asyncio.AbstractEventLoop) -> object:
+    from app.player import AudioPlayer
+
+    return AudioPlayer(device=device or None, on_event=on_event, loop=loop)
+
+
+def engine_spec(settings: AppSettings, token: str = "", kind: str | None = None) -> EngineSpec:
+    engine = settings.engine
+    kind = kind or engine.kind
+    if kind == "websocket":
+        return EngineSpec("websocket", target=engine.websocket_url, token=token or None)
+    if kind == "sagemaker":
+        return EngineSpec(
+            "sagemaker",
+            target=engine.sagemaker_endpoint,
+            region=engine.sagemaker_region or None,
+            profile=engine.sagemaker_profile or None,
+        )
+    return EngineSpec("local", device=None if engine.local_device == "auto" else engine.local_device)
+
+
+def make_source(settings: AppSettings):
+    source = settings.source
+    if source.kind == "openai":
+        return OpenAICompatibleSource(source.openai_base_url, source.openai_model, source.system_prompt)
+    if source.kind == "bedrock":
+        return BedrockSource(
+            source.bedrock_model_id, source.bedrock_region, source.bedrock_profile, source.system_prompt
+        )
+    return ScriptedSource(source.scripted_tokens_per_s)
+
+
+async def whole(text: str) -> AsyncIterator[str]:
+    yield text

@@ -1,0 +1,74 @@
+"""The File menu: save the last reply as WAV, export the latency timeline as JSON or CSV, quit.
+
+These work with no audio device and no engine: whatever was made last can always be written out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMainWindow
+
+from app.ui.latency_panel import write_csv, write_json
+from engine.errors import ErrorCode, VoicedeskError
+from engine.timeline import UtteranceTimeline
+
+
+class FileActions:
+    def __init__(
+        self,
+        window: QMainWindow,
+        timeline: Callable[[], UtteranceTimeline | None],
+        reply_wav: Callable[[], bytes | None],
+        notice: Callable[[str, str], None],
+    ) -> None:
+        self._window = window
+        self._timeline = timeline
+        self._reply_wav = reply_wav
+        self._notice = notice
+        menu = window.menuBar().addMenu("&File")
+        save_wav = QAction("Save last reply as WAV…", window)
+        save_wav.triggered.connect(self.save_wav_dialog)
+        export_json = QAction("Export latency (JSON)…", window)
+        export_json.triggered.connect(lambda: self.export_dialog("json"))
+        export_csv = QAction("Export latency (CSV)…", window)
+        export_csv.triggered.connect(lambda: self.export_dialog("csv"))
+        quit_action = QAction("Quit", window)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(window.close)
+        menu.addActions([save_wav, export_json, export_csv])
+        menu.addSeparator()
+        menu.addAction(quit_action)
+
+    def export_timeline(self, kind: str, path: Path) -> None:
+        timeline = self._timeline()
+        if timeline is None:
+            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Nothing to export yet: speak something first.")
+        (write_json if kind == "json" else write_csv)(timeline, path)
+        self._notice(f"Latency saved to {path}", "info")
+
+    def save_wav(self, path: Path) -> None:
+        wav = self._reply_wav()
+        if wav is None:
+            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "There is no reply audio to save yet.")
+        path.write_bytes(wav)
+        self._notice(f"Saved the last reply to {path}", "info")
+
+    def export_dialog(self, kind: str) -> None:
+        pattern = {"json": "JSON (*.json)", "csv": "CSV (*.csv)"}[kind]
+        name, _ = QFileDialog.getSaveFileName(self._window, "Export latency", f"voicedesk-latency.{kind}", pattern)
+        if name:
+            self._guarded(lambda: self.export_timeline(kind, Path(name)))
+
+    def save_wav_dialog(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(self._window, "Save reply", "voicedesk-reply.wav", "WAV audio (*.wav)")
+        if name:
+            self._guarded(lambda: self.save_wav(Path(name)))
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except (VoicedeskError, OSError) as exc:
+            self._notice(getattr(exc, "message", None) or str(exc), "error")

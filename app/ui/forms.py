@@ -1,0 +1,61 @@
+"""Form helpers shared by the sidebar's cards."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
+
+
+class PageSwitcher(QWidget):
+    """Shows one of several pages and is exactly as tall as that page (a QStackedWidget keeps the height of its
+    tallest page once word-wrapped labels are involved)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._pages: list[QWidget] = []
+        self._current = 0
+
+    def addWidget(self, page: QWidget) -> int:
+        self._pages.append(page)
+        self._layout.addWidget(page)
+        page.setVisible(len(self._pages) - 1 == self._current)
+        return len(self._pages) - 1
+
+    def setCurrentIndex(self, index: int) -> None:
+        self._current = index
+        for number, page in enumerate(self._pages):
+            page.setVisible(number == index)
+
+    def currentIndex(self) -> int:
+        return self._current
+
+
+def picker(min_chars: int = 8) -> QComboBox:
+    """A combo box that asks for little width (long entries are elided, not widening the sidebar)."""
+    combo = QComboBox()
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(min_chars)
+    return combo
+
+
+def form_layout() -> QFormLayout:
+    form = QFormLayout()
+    form.setContentsMargins(0, 0, 0, 0)
+    form.setHorizontalSpacing(10)
+    form.setVerticalSpacing(8)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    return form
+
+
+def page(form: QFormLayout, *extra: QWidget) -> QWidget:
+    widget = QWidget()
+    layout = QVBoxLayout(widget)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(8)
+    layout.addLayout(form)
+    for item in extra:
+        layout.addWidget(item)
+    return widget
