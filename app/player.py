@@ -35,7 +35,7 @@ def import_sounddevice() -> Any:
     except OSError as exc:
         raise AudioDeviceError(
             f"Audio output is unavailable: {exc}. Install PortAudio (Debian/Ubuntu: "
-            "`sudo apt install libportaudio2`; macOS: `brew install portaudio`), or write a file with --out."
+            "`sudo apt install libportaudio2`; macOS: `brew install portaudio`), or write audio to a file instead."
         ) from None
     return sounddevice
 
@@ -99,7 +99,8 @@ class AudioPlayer:
             devices = output_devices()
             hint = f"Output devices seen: {', '.join(devices)}." if devices else "PortAudio sees no output device."
             raise AudioDeviceError(
-                f"Cannot open the audio output ({exc}). {hint} Pick another device, or write a file with --out."
+                f"Cannot open the audio output ({exc}). {hint} Pick another output device, or write audio to a file "
+                "instead (`voicedesk say --out FILE`)."
             ) from None
         self._stream = stream
 

@@ -185,8 +185,8 @@ async def measure(
             if sessions == 1:
                 report.window_s = percentile(level.request_s, 50) or 0.0
     progress("bench server: wire bytes per audio second, binary WebSocket vs SSE…")
-    report.binary_bytes_per_audio_s = await _binary_wire_cost(ws_url, headers, plan.text, plan.voice)
-    report.sse_bytes_per_audio_s = await _sse_wire_cost(http_url, headers, plan.text, plan.voice)
+    report.binary_bytes_per_audio_s = await binary_wire_cost(ws_url, headers, plan.text, plan.voice)
+    report.sse_bytes_per_audio_s = await sse_wire_cost(http_url, headers, plan.text, plan.voice)
     return report
 
 
@@ -254,7 +254,8 @@ async def _one_request(ws, text: str, voice: str, request_id: str, delay_s: floa
                 return Outcome(ttfa, time.perf_counter() - started)
 
 
-async def _binary_wire_cost(ws_url: str, headers: dict[str, str], text: str, voice: str) -> float | None:
+async def binary_wire_cost(ws_url: str, headers: dict[str, str], text: str, voice: str) -> float | None:
+    """Bytes on the WebSocket per second of audio for one whole request (binary PCM frames + JSON control)."""
     from websockets.asyncio.client import connect
 
     from engine.metrics import transport_cost
@@ -272,7 +273,8 @@ async def _binary_wire_cost(ws_url: str, headers: dict[str, str], text: str, voi
     return transport_cost(wire, audio_s).bytes_per_audio_s if audio_s > 0 else None
 
 
-async def _sse_wire_cost(http_url: str, headers: dict[str, str], text: str, voice: str) -> float | None:
+async def sse_wire_cost(http_url: str, headers: dict[str, str], text: str, voice: str) -> float | None:
+    """Bytes of the SSE body per second of audio for the same request (base64 audio in events)."""
     import httpx
 
     from engine.metrics import transport_cost

@@ -52,7 +52,7 @@ async def _server(ctx: LabContext) -> AsyncIterator[str | None]:
 
 
 async def run_transport(ctx: LabContext) -> ScenarioResult:
-    from endpoint.bench_server import _binary_wire_cost, _sse_wire_cost
+    from endpoint.bench_server import binary_wire_cost, sse_wire_cost
 
     cfg = ctx.config
     result = ScenarioResult("transport", "Transport overhead: wire bytes per second of audio")
@@ -69,8 +69,8 @@ async def run_transport(ctx: LabContext) -> ScenarioResult:
         sse: list[float | None] = []
         for i in range(cfg.repeat):
             ctx.progress(f"transport: repeat {i + 1}/{cfg.repeat} against {http_url}")
-            binary.append(await _binary_wire_cost(ws_url, headers, cfg.text, cfg.voice))
-            sse.append(await _sse_wire_cost(http_url, headers, cfg.text, cfg.voice))
+            binary.append(await binary_wire_cost(ws_url, headers, cfg.text, cfg.voice))
+            sse.append(await sse_wire_cost(http_url, headers, cfg.text, cfg.voice))
     raw = SAMPLE_RATE * BYTES_PER_SAMPLE
     rows = []
     for name, values in ((BINARY, binary), (SSE, sse)):
