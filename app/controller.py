@@ -280,7 +280,7 @@ class SpeechController:
             run.builder.mark(index, "dac", event.monotonic)
             self._changed(run)
         elif event.kind == "underrun" and self.run is not None:
-            self.run.underrun()
+            self.run.underrun(event.monotonic)
             self._changed(self.run)
 
     # ---- ending a turn ----------------------------------------------------------------------------

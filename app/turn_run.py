@@ -27,6 +27,7 @@ class TurnRun:
     """Every Audio event's PCM queued for playback, in order: the reply as heard."""
     onsets: dict[int, OnsetDetector] = field(default_factory=dict)
     underruns: dict[int, int] = field(default_factory=dict)
+    first_audio_at: dict[int, float] = field(default_factory=dict)
     text_done: bool = False
     feeder: asyncio.Task[None] | None = None
     finisher: asyncio.Task[None] | None = None
@@ -59,6 +60,8 @@ class TurnRun:
             return None
         duration = len(pcm) / (2 * SAMPLE_RATE)
         first = self.turn.sentences[index].audio_start_s is None
+        if first:
+            self.first_audio_at[index] = now
         self.turn.add_audio(index, duration)
         self.builder.mark(index, "first_byte", now)
         self.builder.chunk(index, now, duration)
@@ -87,11 +90,16 @@ class TurnRun:
         self.link.ledger.sentence_delivered(seq)  # skipped, not resent: the engine already said why
         return True
 
-    def underrun(self) -> None:
-        # The listener is waiting for the first sentence whose audio has not arrived.
-        index = sum(1 for s in self.turn.sentences if s.audio_start_s is not None)
+    def underrun(self, at: float) -> None:
+        """The player ran dry at ``at``: the listener was waiting for the first sentence whose audio had not
+        arrived by then (the event reaches the loop a little later, so "by then", not "by now")."""
+        index = next(
+            (s.index for s in self.turn.sentences if self.first_audio_at.get(s.index, at + 1) > at),
+            len(self.turn.sentences),
+        )
         self.underruns[index] = self.underruns.get(index, 0) + 1
-        self.builder.measure(index, "underruns", self.underruns[index])
+        if index < len(self.turn.sentences):  # else counted once that sentence starts (none may: end of reply)
+            self.builder.measure(index, "underruns", self.underruns[index])
 
     def measure_seams(self) -> None:
         """The silence heard at each seam between sentences of the reply as played."""

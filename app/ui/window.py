@@ -55,6 +55,7 @@ class MainWindow(QMainWindow):
         self._player_factory = player_factory
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
+        self._shutdown: asyncio.Future[None] | None = None
         self._loading = True  # widgets being filled from the settings: their signals are not edits
         self.setWindowTitle("voicedesk")
         self.resize(1240, 780)
@@ -158,17 +159,27 @@ class MainWindow(QMainWindow):
         await self.open_player()
         await self.controller.use_engine(engine_spec(self.settings, self.sidebar.engine.ws_token.text()))
 
-    async def shutdown(self) -> None:
-        """Saves the settings, stops speech, closes the engines and the audio output (closing then is instant)."""
-        self._closing = True
+    def shutdown(self) -> asyncio.Future[None]:
+        """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
+
+        Idempotent: every caller (the close button, a test) awaits the same shutdown to its end.
+        """
+        if self._shutdown is None:
+            self._closing = True
+            self._shutdown = asyncio.ensure_future(self._shut_down())
+        return self._shutdown
+
+    async def _shut_down(self) -> None:
         self._highlight.stop()
         self.save_settings()
-        await self.controller.aclose()
-        if self.player is not None:
-            self.player.close()
-            self.player = None
-        for task in list(self._tasks):
-            task.cancel()
+        try:
+            await self.controller.aclose()
+        finally:
+            if self.player is not None:
+                self.player.close()
+                self.player = self.controller.player = None
+            for task in list(self._tasks):
+                task.cancel()
 
     def closeEvent(self, event) -> None:
         if self._closing:
@@ -268,11 +279,16 @@ class MainWindow(QMainWindow):
     async def download_model(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            await self.hub.fetch_models(lambda text: loop.call_soon_threadsafe(self.notice, text, "info"))
+            await self.hub.fetch_models(lambda text: loop.call_soon_threadsafe(self._download_progress, text))
         except VoicedeskError as exc:
             self.notice(exc.message, "error")
             return
         self.notice("The model is downloaded and loaded.", "info")
+
+    def _download_progress(self, text: str) -> None:
+        self.sidebar.engine.message.setText(text)
+        self.sidebar.engine.message.show()
+        self.notice(text, "info")
 
     def _select_engine(self) -> None:
         self.sidebar.store(self.settings)

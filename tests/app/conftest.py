@@ -44,7 +44,8 @@ def make_window(qtbot, qloop, synthesizer, tmp_path):
     def make(settings_path: Path | None = None, start: bool = True, **options) -> MainWindow:
         options.setdefault("engine_opener", opener_for(synthesizer))
         window = MainWindow(settings_path or tmp_path / "settings.json", **options)
-        qtbot.addWidget(window)
+        # Not qtbot.addWidget: pytest-qt would close the window before this fixture's teardown, starting the
+        # app's shutdown on a loop that is no longer run. The teardown below shuts each window down fully.
         window.show()
         qtbot.waitExposed(window)
         if start:
@@ -54,5 +55,6 @@ def make_window(qtbot, qloop, synthesizer, tmp_path):
 
     yield make
     for window in windows:
-        if not window._closing:
-            qloop.run_until_complete(window.shutdown())
+        qloop.run_until_complete(window.shutdown())
+        window.close()
+        window.deleteLater()

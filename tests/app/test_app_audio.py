@@ -165,3 +165,38 @@ def test_escape_fades_out_marks_the_cut_and_nothing_stale_follows(make_window, q
     assert np.array_equal(captured[start : start + heard], pushed[:heard])
     fade_end = start + heard + int(0.03 * SAMPLE_RATE)
     assert not np.any(captured[fade_end:])  # silence after the 30 ms fade: no stale audio, ever
+
+
+def test_the_output_device_picker_lists_devices_and_reopens_the_player(make_window, qloop, tmp_path):
+    require_null_sink()
+    from app.player import output_devices
+    from app.settings import AppSettings, save_settings
+
+    settings = AppSettings()
+    settings.output_device = "no-such-card"
+    save_settings(settings, tmp_path / "settings.json")
+    window = make_window(tmp_path / "settings.json")
+    # A saved device that is gone: said plainly, the app still runs, and the picker keeps the name visible.
+    assert window.player is None
+    assert any("No audio output" in text for text in window.banners.visible_texts())
+    picker = window.sidebar.output.device
+    assert picker.currentText() == "no-such-card (not found)"
+    names = [picker.itemData(i) for i in range(picker.count())]
+    assert set(output_devices()) <= set(names)
+
+    picker.setCurrentIndex(picker.findData(""))  # System default
+
+    async def reopened():
+        await until(lambda: window.player is not None)
+
+    qloop.run_until_complete(reopened())
+    assert window.player.device is None and window.player.output_latency_s > 0
+    assert not any("No audio output" in text for text in window.banners.visible_texts())
+    assert load_output_device(tmp_path / "settings.json", window) == ""
+
+
+def load_output_device(path, window) -> str:
+    from app.settings import load_settings
+
+    window.save_settings()
+    return load_settings(path).settings.output_device

@@ -161,3 +161,22 @@ def test_a_missing_model_is_explained_and_the_download_is_offered(make_window, q
 
     qloop.run_until_complete(speak_refused())
     assert window.controller.turns == []
+
+
+def test_voice_preview_speaks_the_chosen_blend(make_window, qtbot, qloop):
+    window = make_window()
+    voice = window.sidebar.voice
+    voice.blend.setCurrentIndex(voice.blend.findData("am_adam"))
+    voice.blend_weight.setValue(30)
+    assert window.controller.voice.voice == "af_heart:0.70,am_adam:0.30"
+    qtbot.mouseClick(voice.preview, Qt.MouseButton.LeftButton)
+
+    async def scenario():
+        await until(lambda: window.controller.turns and not window.controller.turns[-1].active)
+
+    qloop.run_until_complete(scenario())
+    turn = window.controller.turns[-1]
+    assert turn.kind.value == "preview" and turn.state is TurnState.DONE
+    assert turn.prompt == "Heart blended with Adam"
+    assert "Voice preview" in window.conversation.views[turn.id].meta.text()
+    assert turn.sentences and all(s.error is None for s in turn.sentences)  # the engine accepted the blend

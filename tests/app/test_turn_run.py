@@ -1,0 +1,74 @@
+"""A turn's bookkeeping without an engine: timeline marks from the link's ledger and mirror chunker, audio
+placement, and underruns attributed to the sentence the listener was waiting for."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.conversation import Turn, TurnKind
+from app.link import SessionLink
+from app.turn_run import TurnRun
+from engine.timeline import TimelineBuilder
+
+
+def make_run() -> TurnRun:
+    link = SessionLink(engine=None, label="Local")  # type: ignore[arg-type]
+    link.new_turn()
+    return TurnRun(Turn(1, TurnKind.AGENT, "q", "Local"), TimelineBuilder("t", origin_s=0.0), link, "turn-1")
+
+
+def pcm(seconds: float) -> bytes:
+    return b"\x10\x00" * round(seconds * 24_000)
+
+
+def test_marks_come_from_when_text_was_sent_and_released():
+    from engine.chunker import IncrementalSentenceChunker
+
+    run = make_run()
+    link = run.link
+    reference = IncrementalSentenceChunker()  # what the engine's own chunker does with the same text
+    released_at = []
+    for t, fragment in ((0.1, "Well, here is the first sentence."), (0.5, " And the second one"), (0.9, " ends.")):
+        chunks = reference.feed(fragment)
+        released_at += [t] * len(chunks)
+        link.record_sent(link.record_fragment(fragment, t), t + 0.01)
+    released_at += [1.0] if reference.flush() else []
+    link.record_sent(link.record_flush(1.0), 1.02)
+    assert link.released_at == released_at
+    first = IncrementalSentenceChunker().feed("Well, here is the first sentence. And")[0]
+    run.sentence_started(0, first, True)
+    row = run.rebuild().sentences[0]
+    assert row.text == first
+    assert row.fragment_in_at_s == pytest.approx(0.1)
+    assert row.chunk_released_at_s == pytest.approx(released_at[0])
+    assert row.sent_at_s == pytest.approx(released_at[0] + 0.01)
+
+
+def test_underruns_go_to_the_sentence_that_had_not_arrived_yet():
+    run = make_run()
+    for text in ["One.", "Two.", "Three."]:
+        run.link.ledger.add(text + " ", 0.0)
+    run.sentence_started(0, "One.", True)
+    run.audio(0, pcm(0.5), now=1.0)
+    run.sentence_started(1, "Two.", True)
+    run.audio(1, pcm(0.5), now=3.0)
+    run.underrun(at=2.0)  # delivered late, after sentence 1 arrived: still sentence 1's fault
+    run.underrun(at=4.0)  # everything so far had arrived: waiting for a sentence not started yet
+    rows = {s.seq: s.underruns for s in run.rebuild().sentences}
+    assert rows == {0: 0, 1: 1}  # no phantom row for the sentence that may never come
+    run.sentence_started(2, "Three.", True)
+    assert run.rebuild().sentences[2].underruns == 1
+
+
+def test_audio_is_placed_end_to_end_and_kept_for_the_wav():
+    run = make_run()
+    run.link.ledger.add("A b. C d.", 0.0)
+    run.sentence_started(0, "A b.", False)
+    assert run.audio(0, pcm(0.25), now=0.5) == (0, True)
+    assert run.audio(0, pcm(0.25), now=0.6) == (0, False)
+    run.sentence_started(1, "C d.", False)
+    assert run.audio(1, pcm(0.5), now=0.7) == (1, True)
+    assert [s.audio_start_s for s in run.turn.sentences] == [0.0, 0.5]
+    assert run.audio(7, pcm(0.1), now=0.8) is None  # a sentence never announced
+    assert len(run.pcm) == 3
+    assert run.link.ledger.delivered_cursor == len("A b. C d.")
