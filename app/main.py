@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ def add_app_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_app(args: argparse.Namespace) -> int:
     import qasync
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from app.settings import default_settings_path
@@ -36,6 +38,11 @@ def run_app(args: argparse.Namespace) -> int:
     window = MainWindow(settings_path)
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
+    window.shut_down.connect(closed.set)  # the window hides first and shuts down after
+    # Ctrl+C in the terminal (or a TERM from a session manager) closes the window the normal way, so the
+    # settings are saved and the engines and the audio stream are shut down.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: QTimer.singleShot(0, window.close))
     window.show()
 
     async def main() -> None:

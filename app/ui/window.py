@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
@@ -41,6 +41,9 @@ NOTICE_COLORS = {"info": PALETTE.text_secondary, "warning": PALETTE.warning, "er
 
 
 class MainWindow(QMainWindow):
+    shut_down = Signal()
+    """Emitted once the window has shut everything down (the app's main loop ends on it)."""
+
     def __init__(
         self,
         settings_path: Path,
@@ -180,6 +183,7 @@ class MainWindow(QMainWindow):
                 self.player = self.controller.player = None
             for task in list(self._tasks):
                 task.cancel()
+            self.shut_down.emit()
 
     def closeEvent(self, event) -> None:
         if self._closing:
