@@ -21,12 +21,14 @@ from app.conversation import CutMark, Turn, TurnKind, TurnState
 from app.engines import KIND_LABELS, EngineHub, EngineStatus
 from app.failover import engine_failure, plan_failover
 from app.link import SessionLink
+from app.playback_buffer import PlaybackBuffer
 from app.sources import ChatMessage
 from app.turn_run import TurnRun
 from engine.api import Engine
 from engine.audio import pcm16_to_wav
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import (
+    SAMPLE_RATE,
     Audio,
     Cancelled,
     Closed,
@@ -53,7 +55,7 @@ class ControllerListener(Protocol):
 class PlayerLike(Protocol):
     """What the controller needs of ``app.player.AudioPlayer``."""
 
-    prebuffer_s: float
+    buffer: PlaybackBuffer
 
     def begin_utterance(self) -> None: ...
     def push(self, pcm16: bytes, seq: int | None = None) -> None: ...
@@ -104,7 +106,8 @@ class SpeechController:
                 return None
             turn = Turn(next(self._turn_ids), kind, prompt, link.label)
             link.new_turn()
-            prebuffer = getattr(self.player, "prebuffer_s", 0.0)
+            # The timeline's pacing model plays the reply the way this player will (same prebuffer).
+            prebuffer = self.player.buffer.prebuffer / SAMPLE_RATE if self.player is not None else 0.0
             run = TurnRun(turn, TimelineBuilder(f"turn {turn.id}", prebuffer_s=prebuffer), link, f"turn-{turn.id}")
             self.run = self.last_run = run
             self.turns.append(turn)

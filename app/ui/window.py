@@ -249,9 +249,7 @@ class MainWindow(QMainWindow):
         said = voice_title(name).split(" · ")[0]
         if blend and blend != name:
             said += f" blended with {voice_title(blend).split(' · ')[0]}"
-        return await self.controller.speak(
-            TurnKind.PREVIEW, said, whole(f"Hello! This is {said}. I read whatever you type, as you type it.")
-        )
+        return await self.controller.speak(TurnKind.PREVIEW, said, whole(f"Hello, this is {said}."))
 
     async def open_player(self) -> None:
         """(Re)opens the audio output on the chosen device; without one, replies can still be saved as WAV."""

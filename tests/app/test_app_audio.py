@@ -117,6 +117,7 @@ def test_streamed_reply_reaches_the_sink_exactly_and_gapless(make_window, qtbot,
     differs = np.flatnonzero(captured[start : start + len(produced)] != produced)
     assert differs.size == 0, f"{differs.size} samples differ, the first at {differs[0] / SAMPLE_RATE:.3f} s"
     # Gapless: each sentence's first sample reached the DAC exactly one sentence after the previous one.
+    assert run.timeline.problems == ()  # every stage in order, DAC times included
     dac = [s.dac_at_s for s in run.timeline.sentences]
     assert None not in dac
     durations = [s.audio_s for s in turn.sentences]
