@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -266,7 +267,7 @@ class MainWindow(QMainWindow):
             player = self._player_factory(device, self.controller.on_player_event, asyncio.get_running_loop())
             player.open()
         except AudioDeviceError as exc:
-            reason = exc.message.split(" Pick another device")[0]  # the rest is advice for the CLI
+            reason = re.split(r"\s+Pick another", exc.message)[0]  # the rest is the CLI's advice
             self.banners.show_message(
                 "audio",
                 f"<b>No audio output.</b> {reason}<br>Pick another output device, or keep going without sound: "
@@ -336,16 +337,6 @@ class MainWindow(QMainWindow):
         self.header_status.show_state(status.state, status.title, status.detail)
         if status.state is EngineState.READY and status.kind == "local":
             self._show_local_voices()
-        if status.state is EngineState.MISSING:
-            self.banners.show_message(
-                "model",
-                f"<b>The Kokoro model is not on this machine yet.</b> {status.message}",
-                "warning",
-                "Download model",
-                lambda: self.spawn(self.download_model()),
-            )
-        elif status.state in (EngineState.READY, EngineState.DOWNLOADING) or status.kind != "local":
-            self.banners.dismiss("model")
 
     def notice(self, text: str, level: str = "info") -> None:
         color = NOTICE_COLORS.get(level, PALETTE.text_secondary)
