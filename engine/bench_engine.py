@@ -41,11 +41,18 @@ class EngineBenchReport:
 
     @property
     def throughput_ratio(self) -> float:
-        return statistics.median(self.bare_s) / statistics.median(self.ours_s)
+        """Median over pairs of bare ÷ ours: each pair ran back to back, so a load spike hits one pair only."""
+        return statistics.median(b / o for b, o in zip(self.bare_s, self.ours_s, strict=True))
+
+    @property
+    def best_ratio(self) -> float:
+        """Best bare ÷ best ours: the least disturbed run of each (the usual throughput convention)."""
+        return min(self.bare_s) / min(self.ours_s)
 
     def to_json(self) -> dict[str, object]:
         body = asdict(self)
         body["throughput_ratio"] = self.throughput_ratio
+        body["best_ratio"] = self.best_ratio
         body["goal"] = ">= 0.97"
         return body
 
@@ -166,11 +173,12 @@ def format_report(report: EngineBenchReport) -> str:
     med = statistics.median
     lines = [
         f"Engine throughput on {report.device}: {report.chunks} chunks, {report.audio_s:.2f} s of audio, "
-        f"{report.repeats} alternating pairs (median)",
+        f"{report.repeats} alternating pairs (median times)",
         "",
         f"  bare KPipeline, same chunks   {med(report.bare_s):8.3f} s",
         f"  voicedesk engine path         {med(report.ours_s):8.3f} s",
-        f"  throughput ratio (bare/ours)  {report.throughput_ratio:8.3f}   goal >= 0.97",
+        f"  throughput ratio (bare/ours)  {report.throughput_ratio:8.3f}   goal >= 0.97 (median of pair ratios)",
+        f"  best bare / best ours         {report.best_ratio:8.3f}",
         f"  whole-text KPipeline (context){med(report.whole_text_s):8.3f} s   "
         f"(one call; sentence streaming trades this for early first audio)",
         "",
