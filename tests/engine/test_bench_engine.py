@@ -1,4 +1,4 @@
-"""`voicedesk bench engine` on the real random-weight engine: the report's structure and arithmetic (no speed claims)."""
+"""`voicedesk bench engine` on the real random-weight engine: report structure and arithmetic (no speed claims)."""
 
 from __future__ import annotations
 
