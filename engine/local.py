@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from engine.audio import float_to_pcm16
 from engine.chunker import IncrementalSentenceChunker
 from engine.errors import ErrorCode, VoicedeskError
-from engine.events import Closed, Error, Event, SessionConfig, WordTiming
+from engine.event_stream import EventStream
+from engine.events import Error, Event, SessionConfig, WordTiming
 from engine.scheduler import SchedulerClosed, SynthesisScheduler
 from engine.seams import shape_sentence
 from engine.session import SessionCore, SessionLimits, SynthesisJob
@@ -59,10 +60,9 @@ class LocalSession:
         self._scheduler = scheduler
         self._core = SessionCore(chunker_factory(), config or SessionConfig(), limits or SessionLimits())
         self._clock = clock
-        self._events: asyncio.Queue[Event] = asyncio.Queue()
+        self._events = EventStream()
         self._in_flight: asyncio.Future[RenderedSentence] | None = None
         self._utterance_t0: float | None = None
-        self._finished = False
 
     @property
     def core(self) -> SessionCore:
@@ -107,22 +107,13 @@ class LocalSession:
         self._in_flight = None
         self._emit(self._core.abort("aborted"))
 
-    async def events(self) -> AsyncIterator[Event]:
-        while not self._finished or not self._events.empty():
-            event = await self._events.get()
-            yield event
-            if isinstance(event, Closed):
-                return
+    def events(self) -> AsyncIterator[Event]:
+        return aiter(self._events)
 
     # ---- internals ---------------------------------------------------------------------------------
 
     def _emit(self, events: list[Event]) -> None:
-        for event in events:
-            if self._finished:
-                return
-            self._events.put_nowait(event)
-            if isinstance(event, Closed):
-                self._finished = True
+        self._events.emit(events)
 
     def _pump(self) -> None:
         if self._in_flight is not None:

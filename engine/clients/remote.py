@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from engine.errors import ErrorCode, VoicedeskError
+from engine.event_stream import EventStream
 from engine.events import Closed, Error, Event, SessionConfig
 from engine.protocol import Cancel, ClientProtocol, Close, Command, Configure, Flush, Frame, SendText, encode_command
 
@@ -66,8 +67,7 @@ class RemoteSession:
     def _attach(self, channel: FrameChannel) -> None:
         self.channel = channel
         self._protocol = ClientProtocol()
-        self._events: asyncio.Queue[Event] = asyncio.Queue()
-        self._finished = False
+        self._events = EventStream()
         self._closing = False
         self._reader = asyncio.create_task(self._read(channel), name=f"read {channel.description}")
 
@@ -78,7 +78,7 @@ class RemoteSession:
     @property
     def finished(self) -> bool:
         """True once ``Closed`` was queued (the peer closed, the connection dropped, or ``aclose``)."""
-        return self._finished
+        return self._events.finished
 
     # ---- Session API -------------------------------------------------------------------------------
 
@@ -101,16 +101,12 @@ class RemoteSession:
         self._closing = True
         await self._send(Close())
 
-    async def events(self) -> AsyncIterator[Event]:
-        queue = self._events  # bound here: after reconnect() a new call iterates the new connection
-        while True:
-            event = await queue.get()
-            yield event
-            if isinstance(event, Closed):
-                return
+    def events(self) -> AsyncIterator[Event]:
+        # Bound here: after reconnect() a new call iterates the new connection's events.
+        return aiter(self._events)
 
     async def aclose(self) -> None:
-        if not self._finished:
+        if not self._events.finished:
             self._emit([Closed("aborted")])
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -129,7 +125,7 @@ class RemoteSession:
     # ---- internals ---------------------------------------------------------------------------------
 
     async def _send(self, command: Command) -> None:
-        if self._finished:
+        if self._events.finished:
             # Like a local session after Closed: nothing more is accepted, and events() has already ended.
             log.debug("dropped %s: the session with %s has ended", type(command).__name__, self.channel.description)
             return
@@ -141,15 +137,10 @@ class RemoteSession:
             await self.channel.abort()
 
     def _emit(self, events: list[Event]) -> None:
-        for event in events:
-            if self._finished:
-                return
-            self._events.put_nowait(event)
-            if isinstance(event, Closed):
-                self._finished = True
+        self._events.emit(events)
 
     def _lost(self, exc: VoicedeskError) -> None:
-        if not self._finished:
+        if not self._events.finished:
             log.info("lost %s: %s", self.channel.description, exc.message)
             self._emit([Error(exc.code, exc.message, fatal=True), Closed("connection lost")])
 
