@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import wave
@@ -16,6 +15,7 @@ import pytest
 from app.cli import main
 from endpoint.runner import ServerThread
 from tests.remote.conftest import ENDPOINT, GUARD_S, REGION
+from tests.support.net import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,12 +35,6 @@ def wav_frames(path: Path) -> int:
     with wave.open(str(path)) as reader:
         assert (reader.getframerate(), reader.getnchannels(), reader.getsampwidth()) == (24_000, 1, 2)
         return reader.getnframes()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_say_through_the_websocket_engine(container: ServerThread, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ Path of every byte: RemoteSession → aws_sdk_sagemaker_runtime_http2 (SigV4, ev
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,18 +39,13 @@ from tests.remote.conftest import (
     is_closed,
     is_flushed,
 )
+from tests.support.net import free_port
 
 
 def spec_for(stand_in: StandInThread, name: str = ENDPOINT, **fields: object) -> EngineSpec:
     options = {"endpoint_url": stand_in.url, "ca_file": str(stand_in.ca_file)}
     fields.setdefault("region", REGION)
     return EngineSpec(kind="sagemaker", target=name, options=options, **fields)  # type: ignore[arg-type]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.slow

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import pytest
 
@@ -30,18 +29,13 @@ from tests.remote.conftest import (
     is_closed,
     is_flushed,
 )
+from tests.support.net import free_port
 
 THREE_SENTENCES = "The sun is up over the hill. Birds are singing now. We walk to the lake."
 
 
 def engine_for(server: ServerThread, **settings: object) -> WebSocketEngine:
     return WebSocketEngine(WebSocketSettings(url=normalize_url(server.ws_url), **settings))  # type: ignore[arg-type]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_normalize_url_accepts_the_forms_people_type() -> None:
