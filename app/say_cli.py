@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import codecs
+import contextlib
 import os
 import sys
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from engine.audio import pcm16_duration_s, pcm16_to_wav
 from engine.errors import ErrorCode, VoicedeskError
-from engine.events import Audio, Closed, Error, SentenceFinished, SessionConfig
+from engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted, SessionConfig
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -77,6 +78,29 @@ async def _single(text: str) -> AsyncIterator[str]:
     yield text
 
 
+SLICE_CHARS = 2_000
+"""Largest piece sent at once: a whole book given on the command line must not hit the per-message limit."""
+AHEAD_CHARS = 8_000
+"""Text sent but not yet started, at most: keeps a long pipe well inside the session's buffer limit."""
+
+
+def text_slices(text: str, size: int = SLICE_CHARS) -> list[str]:
+    """Cuts ``text`` into pieces of at most ``size`` characters, at whitespace where there is any."""
+    pieces = []
+    while len(text) > size:
+        cut = text.rfind(" ", size // 2, size) + 1 or size
+        pieces.append(text[:cut])
+        text = text[cut:]
+    if text:
+        pieces.append(text)
+    return pieces
+
+
+def _letters(text: str) -> int:
+    # Chunks come back stripped of surrounding whitespace, so pacing counts everything else.
+    return sum(not c.isspace() for c in text)
+
+
 def _spec_from_args(args: argparse.Namespace):
     from dataclasses import replace
 
@@ -114,10 +138,20 @@ async def say(args: argparse.Namespace) -> int:
     try:
         session = await engine.open_session(SessionConfig(voice=args.voice, speed=args.speed))
         source = _stdin_fragments() if args.text == "-" else _single(args.text)
+        sent = spoken = 0
+        progress = asyncio.Condition()
+
+        def caught_up() -> bool:
+            return sent - spoken <= AHEAD_CHARS
 
         async def feed() -> None:
+            nonlocal sent
             async for fragment in source:
-                await session.send_text(fragment)
+                for piece in text_slices(fragment):
+                    async with progress:
+                        await progress.wait_for(caught_up)
+                    await session.send_text(piece)
+                    sent += _letters(piece)
             await session.close()
 
         feeder = asyncio.create_task(feed())
@@ -126,6 +160,10 @@ async def say(args: argparse.Namespace) -> int:
         first_audio = True
         async for event in session.events():
             match event:
+                case SentenceStarted(_seq, text):
+                    spoken += _letters(text)
+                    async with progress:
+                        progress.notify_all()
                 case Audio(seq, pcm):
                     if player is not None:
                         if first_audio:
@@ -143,7 +181,10 @@ async def say(args: argparse.Namespace) -> int:
                     print(f"voicedesk: error ({code}): {message}", file=sys.stderr)
                 case Closed():
                     break
-        await feeder
+        if not feeder.done():  # the session ended early (a fatal error): stop feeding it
+            feeder.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await feeder
         if player is not None:
             player.end_utterance()
             await player.wait_finished()

@@ -1,0 +1,44 @@
+"""`voicedesk say` pieces that decide whether long input is spoken in full."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.say_cli import text_slices
+
+
+@given(st.text(max_size=9000), st.integers(min_value=4, max_value=3000))
+def test_slices_keep_every_character_in_order_and_stay_under_the_size(text, size):
+    pieces = text_slices(text, size)
+    assert "".join(pieces) == text
+    assert all(0 < len(p) <= size for p in pieces)
+
+
+def test_slices_cut_at_whitespace_when_there_is_some():
+    pieces = text_slices("word " * 1000, 2000)
+    assert all(p.endswith(" ") for p in pieces[:-1])
+
+
+@pytest.mark.slow
+def test_long_input_is_paced_and_spoken_in_full(monkeypatch, tmp_path, capsys):
+    """With tiny limits, text far beyond them still comes out whole: slices wait for speech to catch up."""
+    import wave
+
+    from app import say_cli
+    from app.cli import main
+
+    monkeypatch.setattr(say_cli, "SLICE_CHARS", 24)
+    monkeypatch.setattr(say_cli, "AHEAD_CHARS", 30)
+    text = "One two three four. Five six seven eight. Nine ten eleven twelve. Thirteen fourteen done."
+    out = tmp_path / "long.wav"
+    assert main(["say", "--device", "cpu", "--out", str(out), text]) == 0
+    log = capsys.readouterr().err
+    assert "error" not in log
+    with wave.open(str(out)) as wav:
+        frames = wav.getnframes()
+    # Every sentence was spoken: the log has one line per sentence and the WAV holds all of their audio.
+    durations = [float(line.split("] ")[1].split(" s")[0]) for line in log.splitlines() if line.startswith("  [")]
+    assert len(durations) >= 4
+    assert frames == pytest.approx(sum(durations) * 24_000, abs=0.005 * 24_000 * len(durations))  # log rounds to 10 ms
