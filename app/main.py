@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from pathlib import Path
+
+from engine.errors import ErrorCode, VoicedeskError
 
 
 def add_app_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +22,22 @@ def add_app_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def require_display(environ: dict[str, str] | None = None, platform: str = sys.platform) -> None:
+    """Fails with advice instead of Qt's abort ("no Qt platform plugin could be initialized") on a headless Linux."""
+    env = os.environ if environ is None else environ
+    if not platform.startswith("linux") or env.get("QT_QPA_PLATFORM"):
+        return
+    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+        raise VoicedeskError(
+            ErrorCode.BAD_MESSAGE,
+            "The desktop app needs a graphical session, and this one has no display (DISPLAY and WAYLAND_DISPLAY "
+            "are unset). On a headless machine use `voicedesk say` or `voicedesk serve`, or run the app under "
+            "Xvfb (`xvfb-run voicedesk`).",
+        )
+
+
 def run_app(args: argparse.Namespace) -> int:
+    require_display()
     import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

@@ -1,4 +1,5 @@
-"""`voicedesk say` pieces that decide whether long input is spoken in full."""
+"""The commands people run: `voicedesk say` pieces that decide whether long input is spoken whole, and `voicedesk`
+on a machine without a display."""
 
 from __future__ import annotations
 
@@ -42,3 +43,14 @@ def test_long_input_is_paced_and_spoken_in_full(monkeypatch, tmp_path, capsys):
     durations = [float(line.split("] ")[1].split(" s")[0]) for line in log.splitlines() if line.startswith("  [")]
     assert len(durations) >= 4
     assert frames == pytest.approx(sum(durations) * 24_000, abs=0.005 * 24_000 * len(durations))  # log rounds to 10 ms
+
+
+def test_the_app_on_a_headless_machine_says_what_to_do_instead_of_aborting():
+    from app.main import require_display
+    from engine.errors import VoicedeskError
+
+    with pytest.raises(VoicedeskError, match="voicedesk say"):
+        require_display({}, "linux")
+    require_display({"DISPLAY": ":0"}, "linux")
+    require_display({"QT_QPA_PLATFORM": "offscreen"}, "linux")
+    require_display({}, "darwin")
