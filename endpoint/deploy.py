@@ -66,7 +66,9 @@ def resource_name(endpoint_name: str, stamp: str) -> str:
 
 
 def new_stamp(now: float | None = None) -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    """UTC time to the millisecond: two deploys in the same second must not reuse a model or config name."""
+    millis = round((time.time() if now is None else now) * 1000)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime(millis // 1000)) + f"-{millis % 1000:03d}"
 
 
 def plan_deploy(settings: DeploySettings, existing: EndpointState | None, stamp: str) -> list[ApiCall]:

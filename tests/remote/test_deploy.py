@@ -246,3 +246,10 @@ def test_a_rejected_deploy_leaves_nothing_behind(aws: boto3.Session, capsys) -> 
     assert "ValidationException" in captured.err and "rolling back: delete_model" in captured.out
     client = aws.client("sagemaker")
     assert client.list_models()["Models"] == [] and client.list_endpoint_configs()["EndpointConfigs"] == []
+
+
+def test_deploys_in_the_same_second_get_distinct_names() -> None:
+    from endpoint.deploy import new_stamp
+
+    assert new_stamp(1_764_000_000.100) != new_stamp(1_764_000_000.900)
+    assert new_stamp(1_764_000_000.100) == "20251124-160000-100"
