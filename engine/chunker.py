@@ -4,8 +4,11 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
 
 - **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
   the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
-  ``min_first_words`` words, or is forced at the word boundary after ``first_fragment_max_words`` words. First audio
-  then waits for a few words, not for a long first sentence (peers' top complaint). Later chunks are whole sentences.
+  ``min_first_words`` words. Failing both, it is forced once it has ``first_fragment_max_words`` words, at a phrase
+  boundary (``engine.chunker_phrases``): before a conjunction, relative pronoun, preposition or "to", never inside
+  a phrase ("the living | room", "enough | time"), waiting up to a few more words for one ("Let me check the
+  current thermostat settings in the living room | for you."). First audio then waits for a few words, not for a
+  long first sentence (peers' top complaint). Later chunks are whole sentences.
 - **Sentence ends.** ``.`` ``!`` ``?`` ``…`` and runs of them (``?!``, ``...``) end a sentence before whitespace;
   CJK ``。！？`` end it at once (no space follows them); every newline ends one (list items, agent replies).
   Closing quotes and brackets after the punctuation stay with their sentence.
@@ -20,15 +23,24 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
   times, URLs, e-mail addresses, file names ("3.14", "v1.2.3", "10:30", "a.b?c=d", "x@y.org", "report.pdf").
   When a rule is unsure it does not cut: a missed cut costs a little latency, a wrong cut an audible pause.
 - **Floor and ceiling.** A sentence shorter than ``min_sentence_chars`` is held and merged with the next one
-  ("Ok." alone sounds odd and costs a model call; a CJK character counts as three, being a syllable); the early
-  first fragment is exempt (it has its word minimum; each CJK character counts as a word).
+  when that is already in hand ("Ok. Let me look." is one chunk: "Ok." alone sounds odd and costs a model call; a
+  CJK character counts as three, being a syllable); the early first fragment is exempt (it has its word minimum;
+  each CJK character counts as a word), and so is the rest of a sentence cut before its end (by the first
+  fragment, the ceiling or ``release_all``): "for you." goes out at its end, not glued to the next sentence.
   A chunk whose phoneme estimate (``engine.chunker_phonemes``, conservative, no G2P) would exceed
   ``max_chunk_phonemes`` (Kokoro's 510) is cut at its last sentence end, else its last clause boundary, else its
   last word boundary, else where it is.
+- **Never sit on finished text: say what is held.** The chunker has no clock. ``held`` (``engine.chunker_held``)
+  tells the session how much it holds, whether that ends a sentence as far as it can tell (waiting only for
+  look-ahead, for CJK closers, or to merge a short sentence) and where the last sentence end is; after a quiet
+  spell the session calls ``release_sentences()`` (up to that end) or ``release_all()``. Neither ends the
+  utterance (``flush`` does); the early first fragment is spent once anything was released.
 - **Fragmentation invariance.** Every decision depends only on the characters, never on how they were split
-  into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks.
-- **Linear cost.** Each character is examined once, plus once more after a cut for the few characters past the
-  cut (bounded by a chunk); the held text is bounded by the ceiling; ``scanned_chars`` counts the work.
+  into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks
+  and the same ``held``.
+- **Linear cost.** Each character is examined once, plus once more after a cut for the characters past the
+  cut (bounded by a chunk: a release, or a first-fragment cut at an earlier phrase boundary); the held text is
+  bounded by the ceiling; ``scanned_chars`` counts the work.
 
 Chunks are the input text between cuts, stripped of surrounding whitespace (inner newlines are kept), never
 empty: concatenated, they hold every non-space character of the input in order.
@@ -38,7 +50,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.chunker_held import HeldEnd, HeldText
 from engine.chunker_phonemes import CJK, QUARTERS, SPACE, PhonemeEstimator, char_kind, estimate_phonemes, is_cjk
+from engine.chunker_phrases import FirstCutPlanner
 from engine.chunker_rules import (
     CJK_CLAUSE_MARKS,
     CJK_TERMINALS,
@@ -51,9 +65,10 @@ from engine.chunker_rules import (
     clean_word,
     cut_may_follow,
     run_ends_sentence,
+    run_ends_unless_lower,
 )
 
-__all__ = ["IncrementalSentenceChunker", "estimate_phonemes"]
+__all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
 _SENTENCE = 0
 _CLAUSE = 1
@@ -140,9 +155,7 @@ class IncrementalSentenceChunker:
             return []
         self._buf += fragment
         self._scan()
-        self._compact()
-        out, self._out = self._out, []
-        return out
+        return self._take()
 
     def flush(self) -> str | None:
         """Ends the utterance: returns what is held as one last chunk (None if only whitespace) and starts over,
@@ -156,6 +169,45 @@ class IncrementalSentenceChunker:
     def reset(self) -> None:
         """Drops everything held (cancel) and starts a new utterance."""
         self._reset_utterance()
+
+    def release_sentences(self) -> list[str]:
+        """Releases the held text up to and including its last sentence end (``held.sentence_chars``) as the
+        chunks a cut there makes (one: the held text is always under the phoneme ceiling); [] if none.
+
+        For the owner of the clock, once text has waited long enough ("release on quiet"). Unlike ``flush`` it
+        does not end the utterance, except that the early first fragment is spent; the rest stays held and
+        what is fed next continues it."""
+        end, _ = self._last_end()
+        if end is None:
+            return []
+        self._cut(end, sentence_end=True)
+        self._scan()
+        return self._take()
+
+    def release_all(self) -> list[str]:
+        """Releases everything held as the chunks a cut at its end makes (one), even mid-sentence; [] if
+        nothing is held. Like ``release_sentences`` it keeps the utterance going: text fed next that finishes
+        the released sentence is a continuation, released at its sentence end however short."""
+        if self._start is None:
+            return []
+        _, tail = self._last_end()
+        line_has_content = self._line_has_content  # nothing is rescanned, so the line state stays true
+        self._cut(self._base + len(self._buf), sentence_end=tail is not HeldEnd.OPEN)
+        self._line_has_content = line_has_content
+        return self._take()
+
+    @property
+    def held(self) -> HeldText | None:
+        """What is held and how it ends (see ``HeldText`` and ``HeldEnd``), or None when nothing is (whitespace
+        alone is never held). A snapshot: pure, no clock; the session turns it into release deadlines."""
+        if self._start is None:
+            return None
+        end, tail = self._last_end()
+        return HeldText(
+            chars=self.buffered_chars,
+            sentence_chars=0 if end is None else end - self._start,
+            end=tail,
+        )
 
     @property
     def buffered_chars(self) -> int:
@@ -188,12 +240,48 @@ class IncrementalSentenceChunker:
         self._first_alnum: int | None = None
         self._content_end = 0
         self._run: _Run | None = None
+        """The punctuation run the last character belongs to, if any (so it ends the held text)."""
         self._pending: _Run | None = None
         """A terminal run followed by spaces, waiting for the next non-space character to decide it."""
         # Boundaries seen in the held chunk, as (cut position, estimate there), for the ceiling.
         self._last_sentence: tuple[int, int] | None = None
         self._last_clause: tuple[int, int] | None = None
         self._last_word: tuple[int, int] | None = None
+        self._continues = False
+        """The chunk goes on with a sentence whose start was cut off (not at a sentence end): no floor applies."""
+        self._planner = FirstCutPlanner(self._min_first_words, self._max_first_words) if self._first else None
+
+    def _take(self) -> list[str]:
+        self._compact()
+        out, self._out = self._out, []
+        return out
+
+    def _last_end(self) -> tuple[int | None, HeldEnd]:
+        """The last sentence end held (absolute position, or None) and how the held text ends."""
+        speakable = self._first_alnum
+        pending = self._pending
+        if (
+            pending is not None
+            and speakable is not None
+            and speakable < pending.end
+            and run_ends_unless_lower(pending.single_period, pending.word, at_line_start=pending.at_line_start)
+        ):
+            return pending.end, HeldEnd.LOOK_AHEAD
+        run = self._run
+        if run is not None and speakable is not None and speakable < run.end and run.kind == _CJK_TERM:
+            return run.end, HeldEnd.CLOSERS
+        end = None if self._last_sentence is None else self._last_sentence[0]
+        if end is not None and self._content_end <= end:
+            return end, HeldEnd.MERGING
+        if (
+            run is not None
+            and speakable is not None
+            and speakable < run.end
+            and run.kind == _TERM
+            and run_ends_unless_lower(run.single_period, run.word, at_line_start=run.at_line_start)
+        ):
+            return end, HeldEnd.UNSPACED
+        return end, HeldEnd.OPEN
 
     def _slice(self, start: int, end: int) -> str:
         return self._buf[start - self._base : end - self._base]
@@ -222,6 +310,7 @@ class IncrementalSentenceChunker:
             if space:
                 if newline:
                     self._line_has_content = False
+                    self._continues = False  # a newline ends the sentence a cut chunk was continuing
                 self._prev = c
                 return
             self._start = i
@@ -290,7 +379,7 @@ class IncrementalSentenceChunker:
             if token_start is not None:
                 self._token_start = None
                 self._last_word = (i, self._est.quarters)
-                if self._forced_first_cut_allowed(token_start, i) and self._cut(i):
+                if self._planner is not None and self._first_word_done(token_start, i):
                     return
             if newline:
                 self._line_has_content = False
@@ -309,7 +398,7 @@ class IncrementalSentenceChunker:
                 if i > self._start and prev.isalnum() and (kind == CJK or is_cjk(prev)):
                     # A word boundary inside unspaced text ("机器|人", "用|Python").
                     self._last_word = (i, self._est.quarters)
-                    if self._first and self._words >= self._max_first_words and self._cut(i):
+                    if self._first and self._words >= self._max_first_words and self._cut(i, sentence_end=False):
                         return
                 if kind == CJK:
                     self._words += 1
@@ -340,12 +429,19 @@ class IncrementalSentenceChunker:
         spaced_before = not self._prev or self._prev.isspace()
         self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".")
 
-    def _forced_first_cut_allowed(self, token_start: int, i: int) -> bool:
-        if not self._first or self._words < self._max_first_words:
-            return False
+    def _first_word_done(self, token_start: int, i: int) -> bool:
+        """A token of the early first fragment ended at ``i``: the planner may force the cut (at ``i`` or an
+        earlier phrase boundary); returns whether it did."""
+        assert self._planner is not None
         if i - token_start > _MAX_WORD:
-            return True
-        return cut_may_follow(self._slice(token_start, i), at_line_start=self._token_at_line_start)
+            token, may_follow = "", True  # too long to be an abbreviation or a function word
+        else:
+            token = self._slice(token_start, i)
+            may_follow = cut_may_follow(token, at_line_start=self._token_at_line_start)
+        cut = self._planner.word_done(token, i, self._words, may_follow)
+        if cut is None or (cut < i and may_follow and self._pending is not None):
+            return False  # nothing yet, or the token ends a sentence if the next character agrees: better cut
+        return self._cut(cut, sentence_end=False)
 
     # ---- cutting --------------------------------------------------------------------------------------
 
@@ -354,15 +450,15 @@ class IncrementalSentenceChunker:
         if self._first_alnum is None or self._first_alnum >= p or self._start is None:
             return False  # nothing speakable before it
         if self._first and self._words >= self._min_first_words:
-            return self._cut(p)
+            return self._cut(p, sentence_end=kind == _SENTENCE)
         mark = (p, self._est.quarters)
         if kind == _CLAUSE:
             self._last_clause = mark
             return False
         # A CJK character is a syllable, about three Latin letters' worth of speech.
         length = min(self._content_end, p) - self._start + 2 * self._cjk_chars
-        if not self._first and length >= self._min_sentence_chars:
-            return self._cut(p)
+        if not self._first and (self._continues or length >= self._min_sentence_chars):
+            return self._cut(p, sentence_end=True)
         self._last_sentence = mark
         return False
 
@@ -372,25 +468,28 @@ class IncrementalSentenceChunker:
         A sentence end beats a clause boundary beats a word boundary, except that a sentence or clause boundary
         that would release less than a quarter of the ceiling loses to a word boundary (no sliver chunks)."""
         floor = self._max_quarters // 4
-        for mark in (self._last_sentence, self._last_clause):
+        sentence, clause, word = self._last_sentence, self._last_clause, self._last_word
+        for mark, ends in ((sentence, True), (clause, False)):
             if mark is not None and mark[1] >= floor:
-                self._cut(mark[0])
+                self._cut(mark[0], sentence_end=ends)
                 return
-        for mark in (self._last_word, self._last_sentence, self._last_clause):
+        for mark, ends in ((word, False), (sentence, True), (clause, False)):
             if mark is not None:
-                self._cut(mark[0])
+                self._cut(mark[0], sentence_end=ends)
                 return
         if self._start is not None and i > self._start:
-            self._cut(i)
+            self._cut(i, sentence_end=False)
 
-    def _cut(self, p: int) -> bool:
-        """Releases the held text up to ``p`` as a chunk and rescans what follows it as a new chunk."""
+    def _cut(self, p: int, *, sentence_end: bool) -> bool:
+        """Releases the held text up to ``p`` as a chunk and rescans what follows it as a new chunk (which
+        continues a sentence unless ``p`` ends one)."""
         assert self._start is not None and p > self._start
         chunk = self._slice(self._start, p).rstrip()
         if chunk:
             self._out.append(chunk)
         self._first = False
         self._new_chunk()
+        self._continues = not sentence_end
         self._line_has_content = True
         self._prev = self._buf[p - 1 - self._base]
         self._pos = p

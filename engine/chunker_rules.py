@@ -104,12 +104,20 @@ def run_ends_sentence(single_period: bool, word: str, next_char: str, *, at_line
     return period_ends_sentence(word, next_char, at_line_start=at_line_start)
 
 
+def run_ends_unless_lower(single_period: bool, word: str, *, at_line_start: bool) -> bool:
+    """Whether a terminal run followed by whitespace ends a sentence whatever comes next, short of a lower-case
+    word (which would show the sentence goes on): not after "Dr.", "J.", "No.", "U.S." or a list marker, since a
+    capital or a digit next would make those run on. "!", "?", "..." and "etc." end it."""
+    if not single_period:
+        return True
+    return period_ends_sentence(word, "X", at_line_start=at_line_start) and period_ends_sentence(
+        word, "5", at_line_start=at_line_start
+    )
+
+
 def cut_may_follow(token: str, *, at_line_start: bool) -> bool:
     """Whether a forced cut may come right after ``token`` (not after "Dr.", "J.", "No." or a list marker)."""
     word = clean_word(token)
     if not word.endswith("."):
         return True
-    word = word[:-1]
-    return period_ends_sentence(word, "X", at_line_start=at_line_start) and period_ends_sentence(
-        word, "5", at_line_start=at_line_start
-    )
+    return run_ends_unless_lower(True, word[:-1], at_line_start=at_line_start)

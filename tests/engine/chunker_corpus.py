@@ -84,6 +84,92 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         {},
         ["one two three four five six seven eight nine ten eleven Dr. Smith", "arrived late today."],
     ),
+    # ---- the forced first cut lands at a phrase boundary (engine.chunker_phrases) --------------------
+    (
+        "forced-cut-before-a-preposition-not-inside-the-living-room",
+        "Let me check the current thermostat settings in the living room for you. It only takes a moment.",
+        {},
+        ["Let me check the current thermostat settings in the living room", "for you.", "It only takes a moment."],
+    ),
+    (
+        "forced-cut-never-after-enough",
+        "So I was just wondering whether or not we would have enough time to do this.",
+        {},
+        ["So I was just wondering", "whether or not we would have enough time to do this."],
+    ),
+    (
+        "forced-cut-before-to",
+        "I do not think we will have enough time to finish all of the work before the deadline tomorrow.",
+        {},
+        ["I do not think we will have enough time", "to finish all of the work before the deadline tomorrow."],
+    ),
+    (
+        "forced-cut-never-after-the-or-inside-its-phrase",
+        "Could you please turn down the heat a bit in the living room tonight?",
+        {},
+        ["Could you please turn down the heat a bit", "in the living room tonight?"],
+    ),
+    (
+        "forced-cut-prefers-a-conjunction",
+        "I checked the weather for tomorrow morning and it looks like it will rain all day long.",
+        {},
+        ["I checked the weather for tomorrow morning", "and it looks like it will rain all day long."],
+    ),
+    (
+        "forced-cut-before-and-not-inside-a-phrasal-verb",
+        "Please turn on all of the lights in the house and close every single window upstairs now.",
+        {},
+        ["Please turn on all of the lights in the house", "and close every single window upstairs now."],
+    ),
+    (
+        "forced-cut-waits-a-few-words-for-a-conjunction",
+        "Okay so the new smart thermostat firmware update fixes several annoying temperature sensor bugs and more.",
+        {},
+        [
+            "Okay so the new smart thermostat firmware update fixes several annoying temperature sensor bugs",
+            "and more.",
+        ],
+    ),
+    (
+        "forced-cut-waits-for-the-sentence-end",
+        "The new smart thermostat firmware update fixes several annoying temperature sensor calibration bugs "
+        "reported recently. Done.",
+        {},
+        [
+            "The new smart thermostat firmware update fixes several annoying temperature sensor calibration bugs "
+            "reported recently.",
+            "Done.",
+        ],
+    ),
+    (
+        "forced-cut-past-the-bound-without-a-function-word",
+        "The new smart thermostat firmware update fixes several annoying temperature sensor calibration bugs "
+        "reported recently nationwide yesterday evening.",
+        {},
+        [
+            "The new smart thermostat firmware update fixes several annoying temperature sensor calibration bugs "
+            "reported recently nationwide",
+            "yesterday evening.",
+        ],
+    ),
+    (
+        "forced-cut-never-before-a-sentence-end-it-could-have-waited-for",
+        "Let me check the current thermostat settings in the big living room. Thanks a lot for waiting.",
+        {},
+        ["Let me check the current thermostat settings in the big living room.", "Thanks a lot for waiting."],
+    ),
+    (
+        "forced-cut-in-another-language-keeps-the-plain-rule",
+        "Je pense que nous devrions partir demain matin très tôt pour éviter les embouteillages sur la route.",
+        {},
+        ["Je pense que nous devrions partir demain matin très tôt pour éviter", "les embouteillages sur la route."],
+    ),
+    (
+        "the-rest-of-a-cut-sentence-is-not-merged",
+        "Well, I think so, yes. And then we left together for the day.",
+        {},
+        ["Well, I think so,", "yes.", "And then we left together for the day."],
+    ),
     (
         "no-early-fragment-when-disabled",
         "Well, I think that the best approach here, given your constraints, would be to wait. Then go.",

@@ -1,7 +1,9 @@
-"""The chunker gives the same chunks however its text is split, keeps every character, and works in linear time."""
+"""The chunker gives the same chunks however its text is split, keeps every character (releases interleaved
+included), says consistently what it holds, and works in linear time."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -10,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.chunker import IncrementalSentenceChunker, estimate_phonemes
+from engine.chunker_rules import NEWLINES
 from tests.engine.chunker_corpus import LONG_TEXTS, REALISTIC, chunk_all, split_at
 
 # ---- fragmentation invariance (property tests) ----------------------------------------------------------
@@ -116,6 +119,112 @@ def test_realistic_texts_give_the_same_chunks_however_they_are_split(
     whole = fed_in_pieces(text, [text], **options)
     assert fed_in_pieces(text, random_pieces(text, seed, count), **options) == whole
     check_chunks(text, whole, options["max_chunk_phonemes"])
+
+
+# ---- held and releases, interleaved with feeding ----------------------------------------------------------
+
+
+def check_held(chunker: IncrementalSentenceChunker, fed: str) -> None:
+    """``held`` agrees with ``buffered_chars`` and with the text: the held text is the last ``chars`` fed."""
+    held = chunker.held
+    assert (held is None) == (chunker.buffered_chars == 0)
+    if held is None:
+        return
+    assert held.chars == chunker.buffered_chars
+    text = fed[len(fed) - held.chars :]
+    assert text[:1].strip(), "held text starts at a non-space character"
+    assert 0 <= held.sentence_chars <= held.chars
+    if held.sentence_chars:
+        # The end is a punctuation mark or closer, or the character before a newline.
+        assert text[held.sentence_chars - 1].strip() or text[held.sentence_chars] in NEWLINES
+    if held.ends_sentence:
+        assert held.sentence_chars > 0
+        assert not text[held.sentence_chars :].strip(), "only whitespace after the end of an ended sentence"
+
+
+ACTIONS = ["feed", "feed", "held", "release_sentences", "release_all"]
+
+
+def fed_with_releases(pieces: list[str], actions: list[str], **options: object) -> list[str]:
+    """Feeds the pieces, after each doing the next action; checks every release against ``held``."""
+    chunker = IncrementalSentenceChunker(**options)
+    out: list[str] = []
+    fed = ""
+    for piece, action in zip(pieces, itertools.cycle(actions or ["feed"]), strict=False):
+        out.extend(chunker.feed(piece))
+        fed += piece
+        check_held(chunker, fed)
+        held = chunker.held
+        held_text = "" if held is None else fed[len(fed) - held.chars :]
+        if action == "release_sentences":
+            chunks = chunker.release_sentences()
+            if held is None or not held.sentence_chars:
+                assert chunks == []
+                assert chunker.held == held
+            else:
+                assert chunks == [held_text[: held.sentence_chars].strip()]
+                after = chunker.held
+                assert after is None or after.sentence_chars == 0, "release_sentences left a sentence end"
+                assert chunker.buffered_chars == len(held_text[held.sentence_chars :].lstrip())
+            out.extend(chunks)
+        elif action == "release_all":
+            chunks = chunker.release_all()
+            assert chunks == ([held_text.strip()] if held_text else [])
+            assert chunker.held is None
+            out.extend(chunks)
+        check_held(chunker, fed)
+    rest = chunker.flush()
+    if rest is not None:
+        out.append(rest)
+    return out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tokens=st.lists(st.sampled_from(SOUP), max_size=200),
+    options=OPTIONS,
+    seed=st.integers(0, 2**32),
+    count=st.integers(0, 60),
+    actions=st.lists(st.sampled_from(ACTIONS), max_size=20),
+)
+def test_releases_between_feeds_keep_every_character_once(
+    tokens: list[str], options: dict, seed: int, count: int, actions: list[str]
+) -> None:
+    text = "".join(tokens)
+    check_chunks(
+        text, fed_with_releases(random_pieces(text, seed, count), actions, **options), options["max_chunk_phonemes"]
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    picks=st.lists(st.sampled_from(REALISTIC), min_size=1, max_size=3),
+    options=OPTIONS,
+    seed=st.integers(0, 2**32),
+    count=st.integers(1, 80),
+    actions=st.lists(st.sampled_from(ACTIONS), max_size=20),
+)
+def test_releases_in_realistic_replies_keep_every_character_once(
+    picks: list[str], options: dict, seed: int, count: int, actions: list[str]
+) -> None:
+    text = " ".join(picks)
+    check_chunks(
+        text, fed_with_releases(random_pieces(text, seed, count), actions, **options), options["max_chunk_phonemes"]
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tokens=st.lists(st.sampled_from(SOUP), max_size=120), options=OPTIONS, seed=st.integers(0, 2**32))
+def test_held_does_not_depend_on_how_the_text_was_split(tokens: list[str], options: dict, seed: int) -> None:
+    text = "".join(tokens)
+    chunker = IncrementalSentenceChunker(**options)
+    fed = ""
+    for piece in random_pieces(text, seed, 12):
+        chunker.feed(piece)
+        fed += piece
+        whole = IncrementalSentenceChunker(**options)
+        whole.feed(fed)
+        assert chunker.held == whole.held
 
 
 def test_token_sized_pieces_of_a_realistic_reply() -> None:
