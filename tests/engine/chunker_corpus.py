@@ -122,6 +122,18 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         ["Please turn on all of the lights in the house", "and close every single window upstairs now."],
     ),
     (
+        "forced-cut-before-a-preposition-not-before-the-article",
+        "There is a ninety percent chance of heavy rain in Seattle over the next three days.",
+        {},
+        ["There is a ninety percent chance of heavy rain in Seattle", "over the next three days."],
+    ),
+    (
+        "forced-cut-before-a-subordinate-clause",
+        "I'm going to need a little more information before I can book the flight for you.",
+        {},
+        ["I'm going to need a little more information", "before I can book the flight for you."],
+    ),
+    (
         "forced-cut-waits-a-few-words-for-a-conjunction",
         "Okay so the new smart thermostat firmware update fixes several annoying temperature sensor bugs and more.",
         {},

@@ -9,6 +9,7 @@ import pytest
 
 from engine.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
 from engine.chunker_phrases import FirstCutPlanner, opening_tier, phrase_word
+from engine.chunker_rules import run_ends_unless_lower
 from tests.engine.chunker_corpus import LATER
 
 # ---- held: the texts, left by an agent that went quiet without flush ------------------------------
@@ -198,6 +199,26 @@ def test_reset_and_flush_clear_what_is_held() -> None:
     chunker.feed("Sure. ")
     assert chunker.flush() == "Sure."
     assert chunker.held is None
+
+
+@pytest.mark.parametrize(
+    ("single_period", "word", "at_line_start", "ends"),
+    [
+        (True, "lights", False, True),
+        (True, "etc", False, True),
+        (True, "3", False, True),
+        (False, "", False, True),  # "?!", "..."
+        (True, "Dr", False, False),
+        (True, "e.g", False, False),
+        (True, "J", False, False),
+        (True, "No", False, False),  # "No. 5" would run on
+        (True, "U.S", False, False),
+        (True, "1", True, False),
+        (True, "1", False, True),
+    ],
+)
+def test_which_held_periods_end_a_sentence(single_period: bool, word: str, at_line_start: bool, ends: bool) -> None:
+    assert run_ends_unless_lower(single_period, word, at_line_start=at_line_start) is ends
 
 
 # ---- the phrase rule's parts ---------------------------------------------------------------------------------
