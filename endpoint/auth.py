@@ -13,6 +13,7 @@ import logging
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from endpoint.log_safety import escape
 from endpoint.settings import OPEN_PATHS
 from engine.errors import ErrorCode
 
@@ -21,11 +22,13 @@ log = logging.getLogger(__name__)
 WS_POLICY_VIOLATION = 1008
 
 
-def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The token as the client sent it, raw bytes: compared with the server's token encoded as UTF-8, so a non-ASCII
+    token matches (decoding the header as latin-1 first, as HTTP libraries do, never could)."""
     for name, value in headers:
         if name.lower() == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
+            scheme, _, token = value.partition(b" ")
+            if scheme.lower() == b"bearer" and token.strip():
                 return token.strip()
     return None
 
@@ -33,7 +36,7 @@ def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
 class BearerTokenMiddleware:
     def __init__(self, app: ASGIApp, token: str, open_paths: frozenset[str] = OPEN_PATHS) -> None:
         self.app = app
-        self._token = token.encode()
+        self._token = token.encode("utf-8")
         self._open_paths = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -41,7 +44,7 @@ class BearerTokenMiddleware:
             await self.app(scope, receive, send)
             return
         presented = bearer_token(scope.get("headers", []))
-        if presented is not None and hmac.compare_digest(presented.encode(), self._token):
+        if presented is not None and hmac.compare_digest(presented, self._token):
             await self.app(scope, receive, send)
             return
         message = (
@@ -50,7 +53,9 @@ class BearerTokenMiddleware:
             if presented is None
             else "The bearer token is not the one this server was started with."
         )
-        log.info("refused %s %s: %s", scope["type"], scope["path"], "no token" if presented is None else "bad token")
+        log.info(
+            "refused %s %s: %s", scope["type"], escape(scope["path"]), "no token" if presented is None else "bad token"
+        )
         body = {"code": str(ErrorCode.UNAUTHORIZED), "message": message}
         if scope["type"] == "websocket" and "websocket.http.response" not in scope.get("extensions", {}):
             await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": message[:120]})

@@ -2,8 +2,13 @@
 (tests, ``voicedesk bench server``).
 
 uvicorn on its own would answer SIGTERM by closing every WebSocket with 1012 at once. ``GracefulServer`` first
-stops accepting, then lets each session finish its current sentence and say ``closed`` (code 1001), and only
-then hands over to uvicorn's own shutdown, all within the settings' grace period (SageMaker kills after 30 s).
+stops accepting, then lets each session finish its current sentence and say ``closed`` (code 1001), then hands
+over to uvicorn's own shutdown, and finally aborts any transport still open (a client that stopped reading would
+otherwise hold the process). The budget, worst case, within SageMaker's 30 s: ``shutdown_grace_s`` (20 s) for
+sessions and HTTP streams to finish their sentence, ``UVICORN_GRACE_S`` (4 s) for closing handshakes, then abort.
+
+HTTP/1.1 runs on uvicorn's h11 protocol and WebSockets on its sans-I/O websockets protocol, each with the limits of
+``endpoint.transport_guards`` (header timeout and size, connection cap, send timeout).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from starlette.applications import Starlette
 
 from endpoint.runtime import EndpointRuntime
 from endpoint.settings import ServerSettings
+from endpoint.transport_guards import guarded_protocols
+
+UVICORN_GRACE_S = 4
 
 
 class GracefulServer(uvicorn.Server):
@@ -32,25 +40,36 @@ class GracefulServer(uvicorn.Server):
             sock.close()
         await self.runtime.drain()
         await super().shutdown(sockets)
+        for connection in list(self.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if transport is not None and not transport.is_closing():
+                transport.abort()
 
 
 def uvicorn_config(
     app: Starlette, settings: ServerSettings, log_config: object = uvicorn.config.LOGGING_CONFIG
 ) -> uvicorn.Config:
+    http, ws = guarded_protocols(settings)
     return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         lifespan="on",
-        ws="websockets-sansio",
+        http=http,
+        ws=ws,
         ws_max_size=settings.ws_max_size,
         ws_ping_interval=settings.ws_ping_interval_s,
         ws_ping_timeout=settings.ws_ping_interval_s,
         # PCM barely compresses, and deflate would add latency to every audio frame.
         ws_per_message_deflate=False,
-        timeout_graceful_shutdown=int(settings.shutdown_grace_s) + 2,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+        timeout_keep_alive=int(settings.keepalive_timeout_s),
+        timeout_graceful_shutdown=UVICORN_GRACE_S,
+        ssl_certfile=settings.tls_cert,
+        ssl_keyfile=settings.tls_key,
         log_config=log_config,  # type: ignore[arg-type]
         access_log=False,
+        server_header=False,
     )
 
 

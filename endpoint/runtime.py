@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -45,10 +45,13 @@ class Lease:
     """A slot held by one WebSocket connection or HTTP stream for as long as it runs."""
 
     kind: str
+    client: str | None = None
+    """The peer's address, for the per-client cap (None: not counted, e.g. unknown)."""
     drain: Callable[[], Awaitable[None]] | None = None
     """Winds the session down on shutdown (finish the current sentence, say goodbye, close)."""
+    stop: Callable[[], None] | None = None
+    """Drops the session's work at once (the server is stopping for good)."""
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    session: LocalSession | None = None
     opened_at: float = field(default_factory=time.monotonic)
 
 
@@ -116,7 +119,11 @@ class EndpointRuntime:
         return self.state is RuntimeState.READY
 
     async def drain(self) -> None:
-        """Stops admitting sessions and winds down the open ones (SIGTERM, before connections are cut)."""
+        """Stops admitting sessions and winds down the open ones (SIGTERM, before connections are cut).
+
+        Each session finishes the sentence being synthesized and says goodbye; whatever is still running when
+        ``shutdown_grace_s`` is up is stopped (the transport layer then aborts what will not close).
+        """
         if self.state in (RuntimeState.DRAINING, RuntimeState.STOPPED):
             return
         self.state = RuntimeState.DRAINING
@@ -128,7 +135,14 @@ class EndpointRuntime:
             async with asyncio.timeout(self.settings.shutdown_grace_s):
                 await asyncio.gather(*(lease.drain() for lease in leases), return_exceptions=True)  # type: ignore[misc]
         except TimeoutError:
-            log.warning("sessions did not finish within %.0f s; closing them", self.settings.shutdown_grace_s)
+            log.warning("sessions did not finish within %.0f s; stopping them", self.settings.shutdown_grace_s)
+            self.stop_all()
+
+    def stop_all(self) -> None:
+        """Drops every session's work at once."""
+        for lease in list(self._leases.values()):
+            if lease.stop is not None:
+                lease.stop()
 
     async def aclose(self) -> None:
         self.state = RuntimeState.STOPPED
@@ -136,9 +150,7 @@ class EndpointRuntime:
             self._loader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loader
-        for lease in list(self._leases.values()):
-            if lease.session is not None:
-                await lease.session.aclose()
+        self.stop_all()
         await self.scheduler.aclose()
 
     # ---- admission ----------------------------------------------------------------------------------
@@ -153,35 +165,42 @@ class EndpointRuntime:
             raise self.load_error
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
 
-    def admit(self, kind: str, drain: Callable[[], Awaitable[None]] | None = None) -> Lease:
+    def admit(self, kind: str, client: str | None = None) -> Lease:
         self.check_available()
-        if len(self._leases) >= self.settings.max_sessions:
+        settings = self.settings
+        if len(self._leases) >= settings.max_sessions:
             raise VoicedeskError(
                 ErrorCode.TOO_MANY_SESSIONS,
-                f"This server already runs {len(self._leases)} sessions (limit {self.settings.max_sessions}); "
+                f"This server already runs {len(self._leases)} sessions (limit {settings.max_sessions}); "
                 "retry later, or start the server with a higher --max-sessions.",
             )
-        lease = Lease(kind, drain)
+        cap = settings.max_sessions_per_client
+        if client is not None and cap is not None:
+            held = sum(1 for lease in self._leases.values() if lease.client == client)
+            if held >= cap:
+                raise VoicedeskError(
+                    ErrorCode.TOO_MANY_SESSIONS,
+                    f"Your address already holds {held} sessions here (limit {cap} per client); close one first, "
+                    "or start the server with a higher --max-sessions-per-client.",
+                )
+        lease = Lease(kind, client)
         self._leases[lease.id] = lease
+        self.sessions_opened += 1
         return lease
 
     def release(self, lease: Lease) -> None:
         self._leases.pop(lease.id, None)
 
-    @contextlib.contextmanager
-    def leased(self, kind: str, drain: Callable[[], Awaitable[None]] | None = None) -> Iterator[Lease]:
-        lease = self.admit(kind, drain)
-        try:
-            yield lease
-        finally:
-            self.release(lease)
-
     def open_session(self, lease: Lease, config: SessionConfig | None = None) -> LocalSession:
         """A session on the shared model and scheduler: the same session code the local engine runs."""
         assert self.synthesizer is not None, "open_session before the model is ready"
         session = LocalSession(self.synthesizer, self.scheduler, config or SessionConfig(), self.settings.limits)
-        lease.session = session
-        self.sessions_opened += 1
+        session.id = lease.id
+
+        def stop() -> None:
+            asyncio.get_running_loop().create_task(session.aclose())
+
+        lease.stop = stop
         return session
 
     # ---- introspection (tests, benchmarks, /ping) ---------------------------------------------------
@@ -191,7 +210,8 @@ class EndpointRuntime:
         return len(self._leases)
 
     def session_ids(self) -> set[str]:
-        return {lease.session.id for lease in self._leases.values() if lease.session is not None}
+        """The ids under which the open sessions' jobs run on the scheduler."""
+        return set(self._leases)
 
     async def check_voice(self, voice: str) -> str:
         """Normalises a voice spec, or raises ``VoiceError`` naming the voices that exist. Off the event loop.

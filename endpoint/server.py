@@ -18,11 +18,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 
 from endpoint.auth import BearerTokenMiddleware
-from endpoint.bidi import BIDI_PATH, bidi_endpoint
+from endpoint.bidi import bidi_endpoint
 from endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from endpoint.settings import ServerSettings
 from endpoint.speech_http import invocations, openai_speech, openai_voices
 from engine.errors import ErrorCode
+from engine.protocol import BIDI_PATH
 
 
 async def ping(request: Request) -> JSONResponse:

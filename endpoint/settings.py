@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.connection import ConnectionLimits
 from engine.protocol import DEFAULT_MAX_FRAME_BYTES
 from engine.session import SessionLimits
 
@@ -21,14 +22,42 @@ class ServerSettings:
     """Torch device for the model; None picks CUDA when present."""
     max_sessions: int = 16
     """Concurrent WebSocket sessions plus HTTP streams; more are refused with ``too_many_sessions``."""
+    max_sessions_per_client: int | None = 8
+    """Sessions one peer address may hold at once (None: no per-client cap, as behind SageMaker's sidecar,
+    where every session comes from localhost)."""
     idle_timeout_s: float = 300.0
-    """A WebSocket session that neither receives a frame nor speaks for this long is closed."""
+    """A WebSocket client that neither sends a valid command nor takes audio for this long is closed."""
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     """Largest request frame answered with a structured ``frame_too_large`` error (and otherwise decoded)."""
-    ws_max_size: int = 16 * 1024 * 1024
+    ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
+    frames_per_s: float = 100.0
+    frame_burst: int = 400
     limits: SessionLimits = field(default_factory=SessionLimits)
-    shutdown_grace_s: float = 25.0
-    """On SIGTERM, how long sessions get to finish their current sentence (SageMaker kills after 30 s)."""
+    send_timeout_s: float = 20.0
+    """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
+    connection: the slot is freed and the session's work dropped."""
+    header_timeout_s: float = 10.0
+    """A connection must finish sending its request headers within this long (slow-header attacks)."""
+    keepalive_timeout_s: float = 5.0
+    """An idle keep-alive HTTP connection is closed after this long."""
+    max_header_bytes: int = 32 * 1024
+    """Request line plus headers; larger requests get 400 before they are buffered."""
+    max_connections: int = 256
+    """Open TCP connections (any state); more are closed at once."""
+    shutdown_grace_s: float = 20.0
+    """On SIGTERM, how long sessions get to finish their current sentence; whatever is left is then stopped and
+    its transport aborted, so the process exits within SageMaker's 30 s."""
     ws_ping_interval_s: float | None = 20.0
     """Server-side keepalive pings; the server also answers the client's (and SageMaker's) pings."""
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    @property
+    def connection_limits(self) -> ConnectionLimits:
+        return ConnectionLimits(
+            max_frame_bytes=self.max_frame_bytes,
+            idle_timeout_s=self.idle_timeout_s,
+            frames_per_s=self.frames_per_s,
+            frame_burst=self.frame_burst,
+        )

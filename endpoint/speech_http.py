@@ -8,6 +8,7 @@ scheduling and seams are the same; audio is streamed as each sentence is ready. 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -23,12 +24,11 @@ from endpoint.runtime import EndpointRuntime, Lease
 from endpoint.speech_request import (
     OPENAI_VOICES,
     SpeechRequest,
-    http_status,
     parse_invocation,
     parse_openai_speech,
 )
 from engine.audio import streaming_wav_header
-from engine.errors import ErrorCode, VoicedeskError, VoiceError
+from engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished, SessionConfig
 from engine.session import SessionLimits
 
@@ -44,7 +44,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def error_response(error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> JSONResponse:
-    status = http_status(str(error.code))
+    status = http_status_for(str(error.code))
     if openai:
         # The shape the openai client parses into APIStatusError.message / .code.
         body: dict[str, object] = {
@@ -115,10 +115,14 @@ def _log_request(route: str, request: SpeechRequest) -> None:
 
 
 async def session_events(runtime: EndpointRuntime, lease: Lease, request: SpeechRequest) -> AsyncIterator[Event]:
-    """Speaks the whole text through a session and yields its events up to ``Closed``."""
+    """Speaks the whole text as one request through a session and yields its events up to ``Closed``.
+
+    The events are taken as the response body is sent: a client that stops reading stops synthesis after
+    ``SessionLimits.max_audio_ahead_s`` of audio (backpressure), and the transport's send timeout then aborts it.
+    """
     session = runtime.open_session(lease, SessionConfig(voice=request.voice, speed=request.speed))
-    await session.send_text(request.text)
-    await session.flush(request.request_id)
+    lease.drain = session.wind_down
+    await session.synthesize(request.text, request_id=request.request_id)
     await session.close()
     async for event in session.events():
         yield event
@@ -200,7 +204,7 @@ async def openai_sse_body(events: AsyncIterator[Event], request: SpeechRequest) 
 async def stream_speech(request: Request, speech: SpeechRequest) -> Response:
     """Admits the request, then streams its audio in the transport it asked for."""
     runtime: EndpointRuntime = request.app.state.runtime
-    lease = runtime.admit("http")
+    lease = runtime.admit("http", request.client.host if request.client else None)
     try:
         events = session_events(runtime, lease, speech)
         if speech.transport == "sse":
@@ -219,8 +223,8 @@ async def stream_speech(request: Request, speech: SpeechRequest) -> Response:
         raise
 
     async def finish() -> None:
-        if lease.session is not None:
-            await lease.session.aclose()
+        if lease.stop is not None:
+            lease.stop()
         runtime.release(lease)
 
     return SessionStreamResponse(body, finish, media_type=media_type, headers=headers)
@@ -233,7 +237,8 @@ async def _speech_route(
     body = b""
     try:
         runtime.check_available()
-        body = await read_body(request, runtime.settings.max_frame_bytes)
+        async with asyncio.timeout(runtime.settings.header_timeout_s):
+            body = await read_body(request, runtime.settings.max_frame_bytes)
         speech = parse(body, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
         speech = replace(speech, voice=voice)
@@ -243,9 +248,15 @@ async def _speech_route(
         return error_response(exc, _request_id_of(body), openai=openai)
     except ClientDisconnect:
         return Response(status_code=499)
-    except Exception as exc:  # a bug: answer it like any other error instead of a bare 500
+    except TimeoutError:
+        error = VoicedeskError(
+            ErrorCode.IDLE_TIMEOUT,
+            f"The request body did not arrive within {runtime.settings.header_timeout_s:g} s; send it at once.",
+        )
+        return error_response(error, None, openai=openai)
+    except Exception:  # a bug: answer it like any other error instead of a bare 500
         log.exception("%s failed", route)
-        error = VoicedeskError(ErrorCode.INTERNAL, f"The server failed on this request: {type(exc).__name__}: {exc}")
+        error = VoicedeskError(ErrorCode.INTERNAL, "The server failed on this request; its log says why.")
         return error_response(error, _request_id_of(body), openai=openai)
 
 

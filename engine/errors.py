@@ -1,15 +1,26 @@
-"""Error codes shared by the engine, the wire protocol and the server.
+"""Errors, with owners (the way h11 separates local from remote protocol errors).
 
-Every failure a person can act on carries a stable ``code`` (for programs) and a message that says what was
-wrong and what to do (for people).
+- **Wire errors** (``ErrorCode``): what a voicedesk server says to a client, on every transport. Each code has one
+  row in ``WIRE_ERRORS``: its HTTP status on the HTTP routes and the WebSocket close code when it refuses or ends a
+  session. ``docs/protocol.md`` lists them; a test keeps the two in step.
+- **Local errors** (``LocalErrorCode``): what goes wrong on this machine and never crosses the wire: a command-line
+  argument or setting (``usage``), the sound card (``audio_device``), the connection to a server (``connection``),
+  a server that broke the protocol (``server_protocol``).
+
+Every failure a person can act on is a ``VoicedeskError``: a stable ``code`` for programs, a ``message`` saying what
+was wrong, and, where there is one, ``advice`` saying what to do — a separate field, so a window can show them apart
+without parsing text.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
 class ErrorCode(StrEnum):
+    """Codes a server sends (``{"type": "error", "code": ...}``, HTTP error bodies, SSE error events)."""
+
     BAD_JSON = "bad_json"
     BAD_MESSAGE = "bad_message"
     UNKNOWN_TYPE = "unknown_type"
@@ -19,36 +30,139 @@ class ErrorCode(StrEnum):
     TEXT_TOO_LONG = "text_too_long"
     FRAME_TOO_LARGE = "frame_too_large"
     BUFFER_FULL = "buffer_full"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    RATE_LIMITED = "rate_limited"
     TOO_MANY_SESSIONS = "too_many_sessions"
     IDLE_TIMEOUT = "idle_timeout"
     NOT_READY = "not_ready"
     DEVICE_UNAVAILABLE = "device_unavailable"
-    AUDIO_DEVICE = "audio_device"
     SESSION_CLOSING = "session_closing"
     SYNTHESIS_FAILED = "synthesis_failed"
     WEIGHTS_MISSING = "weights_missing"
     UNAUTHORIZED = "unauthorized"
-    CONNECTION = "connection"
     INTERNAL = "internal"
+    # Local: never sent by a server (see LocalErrorCode); kept here while callers move over.
+    AUDIO_DEVICE = "audio_device"
+    CONNECTION = "connection"
+
+
+class LocalErrorCode(StrEnum):
+    """Codes of errors that happen on this machine and never cross the wire."""
+
+    USAGE = "usage"
+    """A command-line argument, a setting or a deploy option is wrong."""
+    AUDIO_DEVICE = "audio_device"
+    CONNECTION = "connection"
+    """A client could not reach a server, or lost it."""
+    SERVER_PROTOCOL = "server_protocol"
+    """A server sent something this client cannot understand (the server's fault, not the request's)."""
+
+
+WS_NORMAL = 1000
+WS_GOING_AWAY = 1001
+WS_POLICY_VIOLATION = 1008
+WS_INTERNAL_ERROR = 1011
+WS_TRY_AGAIN_LATER = 1013
+
+
+@dataclass(frozen=True, slots=True)
+class WireError:
+    http_status: int
+    close_code: int
+    """WebSocket close code when this error refuses a connection or ends a session (``fatal``)."""
+    client_fault: bool
+    """The request was wrong (fix it and retry) rather than the server unable (retry later or tell the operator)."""
+
+
+WIRE_ERRORS: dict[ErrorCode, WireError] = {
+    ErrorCode.BAD_JSON: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.BAD_MESSAGE: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.UNKNOWN_TYPE: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.UNKNOWN_VOICE: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.BAD_SPEED: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.EMPTY_TEXT: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.TEXT_TOO_LONG: WireError(413, WS_POLICY_VIOLATION, True),
+    ErrorCode.FRAME_TOO_LARGE: WireError(413, WS_POLICY_VIOLATION, True),
+    ErrorCode.BUFFER_FULL: WireError(413, WS_POLICY_VIOLATION, True),
+    ErrorCode.BUDGET_EXCEEDED: WireError(413, WS_POLICY_VIOLATION, True),
+    ErrorCode.RATE_LIMITED: WireError(429, WS_POLICY_VIOLATION, True),
+    ErrorCode.TOO_MANY_SESSIONS: WireError(429, WS_TRY_AGAIN_LATER, False),
+    ErrorCode.IDLE_TIMEOUT: WireError(408, WS_NORMAL, True),
+    ErrorCode.NOT_READY: WireError(503, WS_TRY_AGAIN_LATER, False),
+    ErrorCode.DEVICE_UNAVAILABLE: WireError(503, WS_INTERNAL_ERROR, False),
+    ErrorCode.SESSION_CLOSING: WireError(503, WS_GOING_AWAY, False),
+    ErrorCode.SYNTHESIS_FAILED: WireError(500, WS_INTERNAL_ERROR, False),
+    ErrorCode.WEIGHTS_MISSING: WireError(503, WS_INTERNAL_ERROR, False),
+    ErrorCode.UNAUTHORIZED: WireError(401, WS_POLICY_VIOLATION, True),
+    ErrorCode.INTERNAL: WireError(500, WS_INTERNAL_ERROR, False),
+}
+WIRE_CODES = frozenset(WIRE_ERRORS)
+"""The codes a server may send (``AUDIO_DEVICE`` and ``CONNECTION`` are not among them)."""
+
+_UNKNOWN = WireError(500, WS_INTERNAL_ERROR, False)
+
+
+def wire_error(code: str) -> WireError:
+    return WIRE_ERRORS.get(code, _UNKNOWN)  # type: ignore[call-overload]
+
+
+def http_status_for(code: str) -> int:
+    return wire_error(code).http_status
+
+
+def close_code_for(code: str) -> int:
+    return wire_error(code).close_code
 
 
 class VoicedeskError(Exception):
     """An error with a stable code and a message written for the person who has to fix it."""
 
-    def __init__(self, code: ErrorCode | str, message: str) -> None:
+    def __init__(self, code: ErrorCode | LocalErrorCode | str, message: str, advice: str | None = None) -> None:
         super().__init__(message)
-        self.code = ErrorCode(code) if code in ErrorCode._value2member_map_ else code
+        self.code: ErrorCode | LocalErrorCode | str = _known(code)
         self.message = message
+        self.advice = advice
 
     def __str__(self) -> str:
-        return self.message
+        return f"{self.message} {self.advice}" if self.advice else self.message
+
+
+def _known(code: ErrorCode | LocalErrorCode | str) -> ErrorCode | LocalErrorCode | str:
+    if isinstance(code, ErrorCode | LocalErrorCode):
+        return code
+    if code in ErrorCode._value2member_map_:
+        return ErrorCode(code)
+    if code in LocalErrorCode._value2member_map_:
+        return LocalErrorCode(code)
+    return code
 
 
 class VoiceError(VoicedeskError):
-    def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.UNKNOWN_VOICE, message)
+    def __init__(self, message: str, advice: str | None = None) -> None:
+        super().__init__(ErrorCode.UNKNOWN_VOICE, message, advice)
 
 
 class WeightsMissingError(VoicedeskError):
-    def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.WEIGHTS_MISSING, message)
+    def __init__(self, message: str, advice: str | None = None) -> None:
+        super().__init__(ErrorCode.WEIGHTS_MISSING, message, advice)
+
+
+class UsageError(VoicedeskError):
+    """A command-line argument, setting or option is wrong (never sent over the wire)."""
+
+    def __init__(self, message: str, advice: str | None = None) -> None:
+        super().__init__(LocalErrorCode.USAGE, message, advice)
+
+
+class ConnectionFailed(VoicedeskError):
+    """This client could not reach its server, or lost it (never sent over the wire)."""
+
+    def __init__(self, message: str, advice: str | None = None) -> None:
+        super().__init__(LocalErrorCode.CONNECTION, message, advice)
+
+
+class RemoteProtocolError(VoicedeskError):
+    """The server sent a frame this client cannot understand: the server's fault, not the request's."""
+
+    def __init__(self, message: str, advice: str | None = None) -> None:
+        super().__init__(LocalErrorCode.SERVER_PROTOCOL, message, advice)

@@ -1,20 +1,25 @@
 """The ordered events of one session: put in by its adapter, read by one consumer, ending after ``Closed``.
 
 Shared by the in-process session (``engine.local``) and the remote one (``engine.clients.remote``), so both
-honour the same rule: nothing is delivered after ``Closed``.
+honour the same rule: nothing is delivered after ``Closed``. The stream also tells its producer when the consumer
+has taken an event (``on_taken``): that is how a session knows how much audio its listener has really taken,
+and so how far ahead it may synthesize (backpressure, ``engine.session``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
 
-from engine.events import Closed, Event
+from engine.events import Audio, Closed, Event
 
 
 class EventStream:
-    def __init__(self) -> None:
-        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+    def __init__(self, on_taken: Callable[[Event], None] | None = None) -> None:
+        self._queue: deque[Event] = deque()
+        self._ready = asyncio.Event()
+        self._on_taken = on_taken
         self.finished = False
         """True once ``Closed`` was put in; later events are dropped."""
 
@@ -22,13 +27,31 @@ class EventStream:
         for event in events:
             if self.finished:
                 return
-            self._queue.put_nowait(event)
+            self._queue.append(event)
+            self._ready.set()
             if isinstance(event, Closed):
                 self.finished = True
 
+    def discard_audio(self, up_to_seq: int) -> float:
+        """Drops queued audio of sentences up to ``up_to_seq`` (a cancelled utterance nobody should hear);
+        returns the seconds dropped, which count as taken."""
+        dropped = [e for e in self._queue if isinstance(e, Audio) and e.seq <= up_to_seq]
+        if dropped:
+            self._queue = deque(e for e in self._queue if not (isinstance(e, Audio) and e.seq <= up_to_seq))
+        return sum(e.duration_s for e in dropped)
+
+    @property
+    def queued_audio_s(self) -> float:
+        return sum(e.duration_s for e in self._queue if isinstance(e, Audio))
+
     async def __aiter__(self) -> AsyncIterator[Event]:
         while True:
-            event = await self._queue.get()
+            while not self._queue:
+                self._ready.clear()
+                await self._ready.wait()
+            event = self._queue.popleft()
+            if self._on_taken is not None:
+                self._on_taken(event)
             yield event
             if isinstance(event, Closed):
                 return

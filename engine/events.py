@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.voices import DEFAULT_VOICE
+
 SAMPLE_RATE = 24_000
 """Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""
 
@@ -51,11 +53,32 @@ class SentenceFinished:
 
 @dataclass(frozen=True, slots=True)
 class Flushed:
-    """Every sentence released before the matching ``flush()`` has finished."""
+    """Every sentence released before the matching ``flush()`` has finished (or was dropped by a cancel)."""
 
     last_seq: int
-    """The last sentence of the flushed utterance, or -1 when there was nothing to say."""
+    """The last sentence of the flushed utterance that was handed to the model, or -1 when there was none."""
     request_id: str | None = None
+    cancelled: bool = False
+    """A ``cancel`` came first: what the flush covered was dropped, not spoken to its end."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStarted:
+    """A whole request's first sentence was handed to the model (the AWS sample's ``synthesis_start``)."""
+
+    request_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFinished:
+    """A whole request is over (the AWS sample's ``synthesis_complete``): every sentence spoken, or cancelled."""
+
+    request_id: str | None
+    audio_s: float
+    """Audio of this request emitted before this event (all of it, unless ``cancelled``)."""
+    elapsed_s: float
+    """From the request's arrival to this event."""
+    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +104,21 @@ class Closed:
     reason: str = "closed"
 
 
+DEFAULT_MAX_BUFFER_DELAY_MS = 1000
+"""How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""
+
+SENTENCE_RELEASE_DELAY_MS = 250
+"""How long text whose sentence has ended waits before it is spoken anyway (never longer than the buffer delay)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionConfig:
-    voice: str = "af_heart"
+    voice: str = DEFAULT_VOICE
     speed: float = 1.0
+    max_buffer_delay_ms: int = DEFAULT_MAX_BUFFER_DELAY_MS
+    """Release on quiet: held text is spoken after this much silence from the text source (0: at once)."""
 
 
-Event = SentenceStarted | Audio | SentenceFinished | Flushed | Cancelled | Error | Closed
+Event = (
+    SentenceStarted | Audio | SentenceFinished | Flushed | RequestStarted | RequestFinished | Cancelled | Error | Closed
+)

@@ -17,7 +17,7 @@ import pickle
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,14 @@ DEVICE_UNAVAILABLE = ErrorCode.DEVICE_UNAVAILABLE
 WARM_UP_TEXT = "Hello there."
 MAX_CACHED_BLENDS = 64
 """Blends are cheap to recompute; the cap keeps a client sending ever-new blends from growing memory."""
+
+INTERRUPT_POINTS = frozenset({"AlbertLayer", "LSTM", "AdainResBlk1d", "AdaINResBlock1"})
+"""KModel's layers at whose start a synthesis checks whether it should stop: dozens per forward, so a cancelled
+sentence frees the model within a few percent of its compute, at a cost of a Python call per layer."""
+
+
+class SynthesisInterrupted(Exception):
+    """The sentence's session was cancelled (or its client vanished) while the model was running it."""
 
 
 def select_device(requested: str | None = None) -> str:
@@ -131,6 +139,18 @@ class KokoroSynthesizer:
         self._pipelines: dict[str, KPipeline] = {}
         self._single_packs: dict[str, torch.Tensor] = {}
         self._blends: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._should_stop = threading.local()
+        self._install_interrupt_hooks()
+
+    def _install_interrupt_hooks(self) -> None:
+        def check(_module: object, _inputs: object) -> None:
+            should_stop = getattr(self._should_stop, "check", None)
+            if should_stop is not None and should_stop():
+                raise SynthesisInterrupted("synthesis stopped: its session was cancelled")
+
+        for module in self.model.modules():
+            if type(module).__name__ in INTERRUPT_POINTS:
+                module.register_forward_pre_hook(check)
 
     # ---- construction --------------------------------------------------------------------------------
 
@@ -198,7 +218,17 @@ class KokoroSynthesizer:
 
     # ---- Synthesizer protocol ------------------------------------------------------------------------
 
-    def synthesize(self, text: str, voice: str, speed: float) -> SynthesisResult:
+    def synthesize(
+        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+    ) -> SynthesisResult:
+        """Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model runs."""
+        self._should_stop.check = should_stop
+        try:
+            return self._synthesize(text, voice, speed)
+        finally:
+            self._should_stop.check = None
+
+    def _synthesize(self, text: str, voice: str, speed: float) -> SynthesisResult:
         spec, pack = self.resolve_voice(voice)
         if not speed > 0:
             raise VoicedeskError(ErrorCode.BAD_SPEED, f"speed must be above 0; got {speed!r}.")

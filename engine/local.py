@@ -1,46 +1,28 @@
-"""The in-process engine: ``SessionCore`` driven by asyncio, synthesis on the shared scheduler's worker.
+"""The in-process engine: ``SessionCore`` driven by asyncio (``engine.session_driver``), events to one reader.
 
-The container's WebSocket handler wraps this same ``LocalSession`` around its own synthesizer, so local and
-remote speech share one implementation of session semantics.
+The container's HTTP routes run this same ``LocalSession`` around the server's synthesizer, and its WebSocket
+runs the same core and driver, so local and remote speech share one implementation of session semantics.
+
+Backpressure: audio counts as taken when the reader takes its event from ``events()``. A reader that stops
+reading (an HTTP client that stalled, a player whose buffer is full) therefore stops synthesis after
+``SessionLimits.max_audio_ahead_s`` of audio, and the model serves other sessions meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 
-from engine.audio import float_to_pcm16
 from engine.chunker import IncrementalSentenceChunker
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import VoicedeskError
 from engine.event_stream import EventStream
-from engine.events import Error, Event, SessionConfig, WordTiming
-from engine.scheduler import SchedulerClosed, SynthesisScheduler
-from engine.seams import shape_sentence
-from engine.session import SessionCore, SessionLimits, SynthesisJob
+from engine.events import Audio, Cancelled, Error, Event, SessionConfig
+from engine.scheduler import SynthesisScheduler
+from engine.session import SessionCore, SessionLimits
+from engine.session_driver import SessionDriver
 from engine.synthesis import Synthesizer
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class RenderedSentence:
-    pcm: bytes
-    duration_s: float
-    words: tuple[WordTiming, ...]
-    synthesis_s: float
-
-
-def render_sentence(synthesizer: Synthesizer, job: SynthesisJob) -> RenderedSentence:
-    """Synthesize one sentence and shape its edges for a seamless join. Runs on the worker thread."""
-    started = time.perf_counter()
-    result = synthesizer.synthesize(job.text, job.voice, job.speed)
-    shaped = shape_sentence(result.audio, job.text, result.words)
-    pcm = float_to_pcm16(shaped.audio)
-    return RenderedSentence(pcm, shaped.duration_s, shaped.words, time.perf_counter() - started)
 
 
 class LocalSession:
@@ -57,12 +39,9 @@ class LocalSession:
     ) -> None:
         self.id = uuid.uuid4().hex
         self._synthesizer = synthesizer
-        self._scheduler = scheduler
         self._core = SessionCore(chunker_factory(), config or SessionConfig(), limits or SessionLimits())
-        self._clock = clock
-        self._events = EventStream()
-        self._in_flight: asyncio.Future[RenderedSentence] | None = None
-        self._utterance_t0: float | None = None
+        self._events = EventStream(on_taken=self._taken)
+        self._driver = SessionDriver(self._core, synthesizer, scheduler, self.id, self._events.emit, clock)
 
     @property
     def core(self) -> SessionCore:
@@ -72,99 +51,75 @@ class LocalSession:
     def config(self) -> SessionConfig:
         return self._core.config
 
+    def _now(self) -> float:
+        return self._driver.clock()
+
     # ---- Session API -------------------------------------------------------------------------------
 
     async def send_text(self, fragment: str) -> None:
-        self._emit(self._core.send_text(fragment))
-        self._pump()
+        self._driver.apply(self._core.send_text(fragment, self._now()))
 
-    async def flush(self, request_id: str | None = None) -> None:
-        self._emit(self._core.flush(request_id))
-        self._pump()
-
-    async def cancel(self) -> None:
-        self._scheduler.cancel_session(self.id)
-        self._in_flight = None
-        self._utterance_t0 = None
-        self._emit(self._core.cancel())
-        self._pump()
-
-    async def configure(self, voice: str | None = None, speed: float | None = None) -> None:
+    async def synthesize(
+        self, text: str, voice: str | None = None, speed: float | None = None, request_id: str | None = None
+    ) -> None:
+        """A whole request: ``text`` in this voice and speed, answered by ``RequestStarted``/``RequestFinished``."""
         if voice is not None:
             try:
-                voice = await asyncio.to_thread(self._synthesizer.check_voice, voice)
+                voice = await self._check_voice(voice)
             except VoicedeskError as exc:
-                self._emit([Error(exc.code, exc.message)])
+                self._driver.apply([Error(exc.code, exc.message, request_id=request_id)])
                 return
-        self._emit(self._core.configure(voice, speed))
+        self._driver.apply(self._core.synthesize(text, self._now(), voice, speed, request_id))
+
+    async def flush(self, request_id: str | None = None) -> None:
+        self._driver.apply(self._core.flush(self._now(), request_id))
+
+    async def cancel(self) -> None:
+        self._driver.interrupt()
+        events = self._core.cancel(self._now())
+        self._discard_stale(events)
+        self._driver.apply(events)
+
+    async def configure(
+        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: int | None = None
+    ) -> None:
+        if voice is not None:
+            try:
+                voice = await self._check_voice(voice)
+            except VoicedeskError as exc:
+                self._driver.apply([Error(exc.code, exc.message)])
+                return
+        self._driver.apply(self._core.configure(voice, speed, max_buffer_delay_ms))
 
     async def close(self) -> None:
-        self._emit(self._core.close())
-        self._pump()
+        self._driver.apply(self._core.close(self._now()))
+
+    async def wind_down(self) -> None:
+        """Server shutdown: the sentence being synthesized finishes, the rest is cancelled, then ``Closed``."""
+        self._driver.apply(self._core.wind_down(self._now()))
 
     async def aclose(self) -> None:
-        self._scheduler.cancel_session(self.id)
-        self._in_flight = None
-        self._emit(self._core.abort("aborted"))
+        self._driver.interrupt()
+        self._driver.apply(self._core.abort("aborted", self._now()))
 
     def events(self) -> AsyncIterator[Event]:
         return aiter(self._events)
 
     # ---- internals ---------------------------------------------------------------------------------
 
-    def _emit(self, events: list[Event]) -> None:
-        self._events.emit(events)
+    async def _check_voice(self, voice: str) -> str:
+        return await asyncio.to_thread(self._synthesizer.check_voice, voice)
 
-    def _pump(self) -> None:
-        if self._in_flight is not None:
-            return
-        handed = self._core.next_job()
-        if handed is None:
-            return
-        job, events = handed
-        self._emit(events)
-        now = self._clock()
-        if job.first_of_utterance or self._utterance_t0 is None:
-            self._utterance_t0 = None
-            deadline = now
-        else:
-            deadline = self._utterance_t0 + job.audio_before_s
-        synthesizer = self._synthesizer
-        try:
-            future = self._scheduler.submit(
-                self.id,
-                lambda: render_sentence(synthesizer, job),
-                urgent=job.first_of_utterance,
-                deadline=deadline,
-            )
-        except SchedulerClosed:
-            self._emit(self._core.abort("shutting down"))
-            return
-        self._in_flight = future
-        future.add_done_callback(lambda f: self._on_rendered(job, f))
+    def _taken(self, event: Event) -> None:
+        if isinstance(event, Audio):
+            self._core.audio_consumed(event.duration_s)
+            self._driver.pump()
 
-    def _on_rendered(self, job: SynthesisJob, future: asyncio.Future[RenderedSentence]) -> None:
-        if future is self._in_flight:
-            self._in_flight = None
-        if future.cancelled() or not self._core.is_current(job):
-            self._pump()
-            return
-        exc = future.exception()
-        if exc is None:
-            rendered = future.result()
-            if job.first_of_utterance or self._utterance_t0 is None:
-                self._utterance_t0 = self._clock() - job.audio_before_s
-            self._emit(
-                self._core.job_done(job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s)
-            )
-        elif isinstance(exc, VoicedeskError):
-            self._emit(self._core.job_failed(job, exc.code, exc.message))
-        else:
-            log.error("synthesis of sentence %d failed", job.seq, exc_info=exc)
-            self._emit(
-                self._core.job_failed(job, ErrorCode.SYNTHESIS_FAILED, f"Synthesis failed: {type(exc).__name__}: {exc}")
-            )
-        self._pump()
+    def _discard_stale(self, events: list[Event]) -> None:
+        """Audio of the cancelled utterance not yet read is dropped here, so the reader hears nothing stale."""
+        for event in events:
+            if isinstance(event, Cancelled):
+                self._core.audio_consumed(self._events.discard_audio(event.last_seq))
 
 
 class LocalEngine:
@@ -187,8 +142,7 @@ class LocalEngine:
         config = config or SessionConfig()
         voice = await asyncio.to_thread(self.synthesizer.check_voice, config.voice)
         session = LocalSession(self.synthesizer, self.scheduler, SessionConfig(voice), self.limits)
-        if config.speed != 1.0:
-            await session.configure(speed=config.speed)
+        await session.configure(speed=config.speed, max_buffer_delay_ms=config.max_buffer_delay_ms)
         return session
 
     async def aclose(self) -> None:

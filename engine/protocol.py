@@ -13,10 +13,9 @@ message; keep the two in step.
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass
 
-from engine.errors import ErrorCode
+from engine.errors import ErrorCode, LocalErrorCode
 from engine.events import (
     Audio,
     Cancelled,
@@ -24,6 +23,8 @@ from engine.events import (
     Error,
     Event,
     Flushed,
+    RequestFinished,
+    RequestStarted,
     SentenceFinished,
     SentenceStarted,
     WordTiming,
@@ -31,11 +32,18 @@ from engine.events import (
 
 Frame = str | bytes
 
+BIDI_PATH = "/invocations-bidirectional-stream"
+"""The bidirectional route: SageMaker's sidecar connects to exactly this path, and so do our clients."""
+
 PROTOCOL_VERSION = 1
 DEFAULT_MAX_FRAME_BYTES = 256 * 1024
 
 
 # ---- commands (client → server) ---------------------------------------------------------------------
+
+MAX_REQUEST_ID_CHARS = 200
+"""Longer request ids are refused: they are echoed in every answer and written to logs."""
+MAX_VOICE_SPEC_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,7 @@ class Cancel:
 class Configure:
     voice: str | None = None
     speed: float | None = None
+    max_buffer_delay_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,59 +99,106 @@ class ProtocolError(Exception):
         return Error(self.code, self.message, request_id=self.request_id)
 
 
-def _optional_str(message: dict[str, object], key: str, request_id: str | None) -> str | None:
+def _describe(value: object) -> str:
+    """A value for an error message: short, and never a huge repr the client sent us."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else f"a string of {len(value):,} characters"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a very large number"
+        return text
+    return f"a JSON {type(value).__name__.replace('dict', 'object').replace('list', 'array')}"
+
+
+def _optional_str(message: dict[str, object], key: str, request_id: str | None, limit: int) -> str | None:
     value = message.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be a string; got {value!r}.", request_id)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be a string; got {_describe(value)}.", request_id)
+    if len(value) > limit:
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.", request_id
+        )
+    return value
 
 
-def _optional_speed(message: dict[str, object], request_id: str | None) -> float | None:
-    value = message.get("speed")
+def _optional_number(message: dict[str, object], key: str, code: ErrorCode, request_id: str | None) -> float | None:
+    value = message.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ProtocolError(ErrorCode.BAD_SPEED, f"'speed' must be a number; got {value!r}.", request_id)
-    return float(value)
+        raise ProtocolError(code, f"'{key}' must be a number; got {_describe(value)}.", request_id)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ProtocolError(
+            code, f"'{key}' must be a number of ordinary size; got a very large number.", request_id
+        ) from None
 
 
 def _required_text(message: dict[str, object], request_id: str | None) -> str:
     text = message.get("text")
     if not isinstance(text, str):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "'text' is required and must be a string.", request_id)
+        got = "nothing" if text is None else _describe(text)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'text' is required and must be a string; got {got}.", request_id)
     return text
 
 
-def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> Command:
-    """Parses one client frame (text or binary). Raises ``ProtocolError`` saying what was wrong."""
-    size = len(frame.encode() if isinstance(frame, str) else frame)
+def _request_id(message: dict[str, object]) -> str | None:
+    value = message.get("request_id")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'request_id' must be a string; got {_describe(value)}.")
+    text = value if isinstance(value, str) else json.dumps(value)
+    if len(text) > MAX_REQUEST_ID_CHARS:
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
+        )
+    return text
+
+
+def parse_json_frame(frame: Frame, max_frame_bytes: int, what: str = "A frame") -> object:
+    """JSON from a text or binary frame (or HTTP body), with every failure a ``ProtocolError`` (never another
+    exception: too-long numbers and too-deep nesting included)."""
+    size = len(frame.encode("utf-8", "surrogatepass") if isinstance(frame, str) else frame)
     if size > max_frame_bytes:
         raise ProtocolError(
             ErrorCode.FRAME_TOO_LARGE,
-            f"A frame of {size:,} bytes is over the limit of {max_frame_bytes:,}; send text in smaller pieces.",
+            f"{what} of {size:,} bytes is over the limit of {max_frame_bytes:,}; send text in smaller pieces.",
         )
     if isinstance(frame, bytes):
         try:
             frame = frame.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ProtocolError(
-                ErrorCode.BAD_JSON, f"A binary frame must hold UTF-8 JSON; byte {exc.start} is not UTF-8."
+                ErrorCode.BAD_JSON, f"{what} must hold UTF-8 JSON; byte {exc.start} is not UTF-8."
             ) from None
     try:
-        message = json.loads(frame)
+        return json.loads(frame)
     except json.JSONDecodeError as exc:
-        raise ProtocolError(ErrorCode.BAD_JSON, f"Frame is not valid JSON ({exc.msg} at position {exc.pos}).") from None
+        raise ProtocolError(
+            ErrorCode.BAD_JSON, f"{what} is not valid JSON ({exc.msg} at position {exc.pos})."
+        ) from None
+    except RecursionError:
+        raise ProtocolError(ErrorCode.BAD_JSON, f"{what} nests JSON too deeply to be a request.") from None
+    except ValueError:  # an integer of thousands of digits
+        raise ProtocolError(ErrorCode.BAD_JSON, f"{what} holds a number too long to be a request.") from None
+
+
+def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> Command:
+    """Parses one client frame (text or binary). Raises ``ProtocolError`` saying what was wrong."""
+    message = parse_json_frame(frame, max_frame_bytes)
     if not isinstance(message, dict):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "A message must be a JSON object.")
-    request_id = message.get("request_id")
-    if request_id is not None and not isinstance(request_id, str):
-        request_id = str(request_id)
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"A message must be a JSON object; got {_describe(message)}.")
+    request_id = _request_id(message)
     kind = message.get("type")
     if kind is None:
         return SynthesizeRequest(
             text=_required_text(message, request_id),
-            voice=_optional_str(message, "voice", request_id),
-            speed=_optional_speed(message, request_id),
+            voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
+            speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
             request_id=request_id,
         )
     match kind:
@@ -154,14 +210,15 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
             return Cancel()
         case "config":
             return Configure(
-                voice=_optional_str(message, "voice", request_id),
-                speed=_optional_speed(message, request_id),
+                voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
+                speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
+                max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
             )
         case "close":
             return Close()
     raise ProtocolError(
         ErrorCode.UNKNOWN_TYPE,
-        f"Unknown message type {kind!r}; expected one of text, flush, cancel, config, close "
+        f"Unknown message type {_describe(kind)}; expected one of text, flush, cancel, config, close "
         "(or no type with 'text' for a whole request).",
         request_id,
     )
@@ -185,12 +242,14 @@ def encode_command(command: Command) -> str:
                 body["request_id"] = request_id
         case Cancel():
             body = {"type": "cancel"}
-        case Configure(voice, speed):
+        case Configure(voice, speed, max_buffer_delay_ms):
             body = {"type": "config"}
             if voice is not None:
                 body["voice"] = voice
             if speed is not None:
                 body["speed"] = speed
+            if max_buffer_delay_ms is not None:
+                body["max_buffer_delay_ms"] = max_buffer_delay_ms
         case Close():
             body = {"type": "close"}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
@@ -203,122 +262,82 @@ def _json(body: dict[str, object]) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(slots=True)
-class _WholeRequest:
-    tag: str
-    request_id: str | None
-    received_at: float
-    started: bool = False
-    audio_s: float = 0.0
-
-
-WHOLE_REQUEST_TAG = "\x00whole:"
-"""Prefix of the flush tags the server uses internally for whole requests (never seen on the wire)."""
+def encode_event(event: Event) -> list[Frame]:
+    """The frames of one session event: audio binary, everything else one JSON text frame."""
+    match event:
+        case SentenceStarted(seq, text):
+            return [_json({"type": "sentence_start", "seq": seq, "text": text})]
+        case Audio(_seq, pcm):
+            return [pcm] if pcm else []
+        case SentenceFinished(seq, duration_s, words, synthesis_s):
+            return [
+                _json(
+                    {
+                        "type": "sentence_end",
+                        "seq": seq,
+                        "duration_s": round(duration_s, 6),
+                        "synthesis_s": round(synthesis_s, 6),
+                        "words": [
+                            {"word": w.word, "start_s": round(w.start_s, 4), "end_s": round(w.end_s, 4)} for w in words
+                        ],
+                    }
+                )
+            ]
+        case RequestStarted(request_id):
+            return [_json({"type": "synthesis_start", "request_id": request_id})]
+        case RequestFinished(request_id, audio_s, elapsed_s, cancelled):
+            body: dict[str, object] = {
+                "type": "synthesis_complete",
+                "request_id": request_id,
+                "total_duration_s": round(audio_s, 6),
+                "elapsed_s": round(elapsed_s, 6),
+            }
+            if cancelled:
+                body["cancelled"] = True
+            return [_json(body)]
+        case Flushed(last_seq, request_id, cancelled):
+            body = {"type": "flushed", "last_seq": last_seq, "request_id": request_id}
+            if cancelled:
+                body["cancelled"] = True
+            return [_json(body)]
+        case Cancelled(last_seq):
+            return [_json({"type": "cancelled", "last_seq": last_seq})]
+        case Error(code, message, seq, request_id, fatal):
+            body = {"type": "error", "code": str(code), "message": message, "request_id": request_id}
+            if seq is not None:
+                body["seq"] = seq
+            if fatal:
+                body["fatal"] = True
+            return [_json(body)]
+        case Closed(reason):
+            return [_json({"type": "closed", "reason": reason})]
+    return []
 
 
 class ServerProtocol:
-    """Frames out for session events; remembers which whole requests are open to answer like the AWS sample.
-
-    Time is passed in (``now``) so the codec stays pure and testable.
-    """
+    """The server's codec: client frames to commands, session events to frames (counting bytes sent)."""
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self.max_frame_bytes = max_frame_bytes
-        self._requests: deque[_WholeRequest] = deque()
-        self._tags = 0
         self.bytes_sent = 0
 
     def receive(self, frame: Frame) -> Command:
         return decode_command(frame, self.max_frame_bytes)
 
-    def open_whole_request(self, request: SynthesizeRequest, now: float) -> str:
-        """Registers an accepted whole request; flush the session with the returned tag."""
-        self._tags += 1
-        tag = f"{WHOLE_REQUEST_TAG}{self._tags}"
-        self._requests.append(_WholeRequest(tag, request.request_id, now))
-        return tag
-
-    def send(self, event: Event, now: float) -> list[Frame]:
-        frames = self._frames(event, now)
+    def send(self, event: Event) -> list[Frame]:
+        frames = encode_event(event)
         self.bytes_sent += sum(len(f) if isinstance(f, bytes) else len(f.encode()) for f in frames)
-        return frames
-
-    def _frames(self, event: Event, now: float) -> list[Frame]:
-        match event:
-            case SentenceStarted(seq, text):
-                frames: list[Frame] = []
-                if self._requests and not self._requests[0].started:
-                    self._requests[0].started = True
-                    frames.append(_json({"type": "synthesis_start", "request_id": self._requests[0].request_id}))
-                frames.append(_json({"type": "sentence_start", "seq": seq, "text": text}))
-                return frames
-            case Audio(_seq, pcm):
-                if self._requests:
-                    self._requests[0].audio_s += event.duration_s
-                return [pcm]
-            case SentenceFinished(seq, duration_s, words, synthesis_s):
-                return [
-                    _json(
-                        {
-                            "type": "sentence_end",
-                            "seq": seq,
-                            "duration_s": round(duration_s, 6),
-                            "synthesis_s": round(synthesis_s, 6),
-                            "words": [
-                                {"word": w.word, "start_s": round(w.start_s, 4), "end_s": round(w.end_s, 4)}
-                                for w in words
-                            ],
-                        }
-                    )
-                ]
-            case Flushed(last_seq, request_id):
-                if request_id is not None and request_id.startswith(WHOLE_REQUEST_TAG):
-                    return self._complete_whole_request(request_id, now)
-                return [_json({"type": "flushed", "last_seq": last_seq, "request_id": request_id})]
-            case Cancelled(last_seq):
-                self._requests.clear()
-                return [_json({"type": "cancelled", "last_seq": last_seq})]
-            case Error(code, message, seq, request_id, fatal):
-                body: dict[str, object] = {"type": "error", "code": str(code), "message": message}
-                if request_id is not None and request_id.startswith(WHOLE_REQUEST_TAG):
-                    request_id = self._request_id_of(request_id)
-                if request_id is None and seq is not None and self._requests:
-                    request_id = self._requests[0].request_id
-                body["request_id"] = request_id
-                if seq is not None:
-                    body["seq"] = seq
-                if fatal:
-                    body["fatal"] = True
-                return [_json(body)]
-            case Closed(reason):
-                return [_json({"type": "closed", "reason": reason})]
-        return []
-
-    def _request_id_of(self, tag: str) -> str | None:
-        return next((r.request_id for r in self._requests if r.tag == tag), None)
-
-    def _complete_whole_request(self, tag: str, now: float) -> list[Frame]:
-        frames: list[Frame] = []
-        while self._requests:
-            request = self._requests.popleft()
-            if not request.started:
-                frames.append(_json({"type": "synthesis_start", "request_id": request.request_id}))
-            frames.append(
-                _json(
-                    {
-                        "type": "synthesis_complete",
-                        "request_id": request.request_id,
-                        "total_duration_s": round(request.audio_s, 6),
-                        "elapsed_s": round(now - request.received_at, 6),
-                    }
-                )
-            )
-            if request.tag == tag:
-                break
         return frames
 
 
 # ---- client side ------------------------------------------------------------------------------------
+
+
+def _server_broke_protocol(what: str) -> Error:
+    return Error(
+        LocalErrorCode.SERVER_PROTOCOL,
+        f"The server sent {what}. Is this a voicedesk server of a matching version? The session goes on.",
+    )
 
 
 class ClientProtocol:
@@ -332,16 +351,17 @@ class ClientProtocol:
         self.bytes_received += len(frame) if isinstance(frame, bytes) else len(frame.encode())
         if isinstance(frame, bytes):
             return [Audio(self._current_seq, frame)] if frame else []
+        # A frame this client cannot read is the server's fault, never the request's: it gets a local code.
         try:
             message = json.loads(frame)
-        except json.JSONDecodeError:
-            return [Error(ErrorCode.BAD_JSON, f"The server sent a text frame that is not JSON: {frame[:80]!r}")]
+        except (ValueError, RecursionError):
+            return [_server_broke_protocol(f"a text frame that is not JSON: {frame[:80]!r}")]
         if not isinstance(message, dict):
-            return [Error(ErrorCode.BAD_MESSAGE, f"The server sent an unexpected message: {frame[:80]!r}")]
+            return [_server_broke_protocol(f"an unexpected message: {frame[:80]!r}")]
         try:
             return self._decode(message)
-        except (KeyError, TypeError, ValueError) as exc:
-            return [Error(ErrorCode.BAD_MESSAGE, f"The server sent a malformed message ({exc!r}): {frame[:80]!r}")]
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return [_server_broke_protocol(f"a malformed message: {frame[:80]!r}")]
 
     def _decode(self, message: dict[str, object]) -> list[Event]:
         match message.get("type"):
@@ -361,9 +381,20 @@ class ClientProtocol:
                     )
                 ]
             case "flushed":
-                return [Flushed(int(message.get("last_seq", -1)), message.get("request_id"))]
+                return [
+                    Flushed(int(message.get("last_seq", -1)), message.get("request_id"), bool(message.get("cancelled")))
+                ]
+            case "synthesis_start":
+                return [RequestStarted(message.get("request_id"))]
             case "synthesis_complete":
-                return [Flushed(self._current_seq, message.get("request_id"))]
+                return [
+                    RequestFinished(
+                        message.get("request_id"),
+                        float(message.get("total_duration_s", 0.0)),
+                        float(message.get("elapsed_s", 0.0)),
+                        bool(message.get("cancelled")),
+                    )
+                ]
             case "cancelled":
                 return [Cancelled(int(message.get("last_seq", -1)))]
             case "error":
@@ -378,5 +409,5 @@ class ClientProtocol:
                 ]
             case "closed":
                 return [Closed(str(message.get("reason", "closed")))]
-        # synthesis_start and future additions carry nothing a Session reports.
+        # Future additions carry nothing a Session reports.
         return []

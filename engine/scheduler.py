@@ -7,7 +7,10 @@ audio buffered yields the model to one whose listener is about to hear a gap. Th
 concurrent sessions from collapsing each other's time to first audio.
 
 Mechanism (``SynthesisScheduler``): one worker thread per model runs jobs one at a time; torch releases the GIL,
-so the event loop stays free. Cancelling a session removes its queued jobs at once.
+so the event loop stays free. Cancelling a session removes its queued jobs at once and sets the ``interrupt``
+event of its running job, which the synthesizer checks between model layers (``engine.kokoro_synth``): a client
+that vanished, or barged in, frees the model within a fraction of a sentence. ``others_waiting`` tells a session
+whether it should keep its next call short (``engine.sentence_split``).
 """
 
 from __future__ import annotations
@@ -90,18 +93,30 @@ class SynthesisScheduler:
         self._wakeup: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
         self._running_session: str | None = None
+        self._running_interrupt: threading.Event | None = None
         self._idle = threading.Event()
         self._idle.set()
         self._closed = False
         self.jobs_run = 0
 
-    def submit(self, session_id: str, call: Callable[[], Any], *, urgent: bool, deadline: float) -> asyncio.Future[Any]:
-        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped."""
+    def submit(
+        self,
+        session_id: str,
+        call: Callable[[], Any],
+        *,
+        urgent: bool,
+        deadline: float,
+        interrupt: threading.Event | None = None,
+    ) -> asyncio.Future[Any]:
+        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
+
+        ``interrupt`` is set when the session is cancelled while ``call`` runs; a call that checks it may stop early.
+        """
         if self._closed:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job_id = self._queue.push(session_id, (call, future), urgent=urgent, deadline=deadline)
+        job_id = self._queue.push(session_id, (call, future, interrupt), urgent=urgent, deadline=deadline)
         future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
         self._idle.clear()
         self._ensure_runner(loop)
@@ -110,12 +125,18 @@ class SynthesisScheduler:
         return future
 
     def cancel_session(self, session_id: str) -> int:
-        """Drops every queued job of a session; a job already running finishes but its result is ignored."""
+        """Drops every queued job of a session and interrupts its running one (whose result is then ignored)."""
         dropped = self._queue.remove_session(session_id)
-        for _call, future in dropped:
+        for _call, future, _interrupt in dropped:
             future.cancel()
+        if self._running_session == session_id and self._running_interrupt is not None:
+            self._running_interrupt.set()
         self._update_idle()
         return len(dropped)
+
+    def others_waiting(self, session_id: str) -> bool:
+        """Whether another session has a job queued: then this session's next call should be short."""
+        return any(other != session_id for other in self._queue.sessions())
 
     @property
     def pending(self) -> int:
@@ -168,10 +189,11 @@ class SynthesisScheduler:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            _job_id, session_id, (call, future) = item
+            _job_id, session_id, (call, future, interrupt) = item
             if future.done():
                 continue
             self._running_session = session_id
+            self._running_interrupt = interrupt
             try:
                 result = await loop.run_in_executor(self._executor, call)
             except Exception as exc:  # handed to the session, which reports it
@@ -182,6 +204,7 @@ class SynthesisScheduler:
                     future.set_result(result)
             finally:
                 self._running_session = None
+                self._running_interrupt = None
                 self.jobs_run += 1
             # Let the job's done-callbacks run first: a session submits its next sentence from there, and the
             # scheduler must not look idle in between.

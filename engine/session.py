@@ -1,16 +1,30 @@
-"""The session state machine: one implementation of session semantics, with no I/O.
+"""The session state machine: one implementation of session semantics, with no I/O and no clock of its own.
 
-A ``SessionCore`` turns the caller's inputs (text fragments, flush, cancel, configure, close) into synthesis
-jobs and events. It never waits, sleeps, or touches a model: an adapter (``engine.local.LocalSession`` in
-process, ``endpoint`` over a WebSocket) asks it for the next ``SynthesisJob``, runs the job wherever it likes,
-and hands the outcome back. Every input returns the events it causes, in the order they must be emitted.
+A ``SessionCore`` turns the caller's inputs (text fragments, whole requests, flush, cancel, configure, close, the
+passing of time, audio the listener has taken) into synthesis jobs and events. It never waits, sleeps, or touches a
+model: an adapter (``engine.local.LocalSession`` in process, ``engine.connection.ServerConnection`` behind the
+WebSocket and HTTP routes) asks it for the next ``SynthesisJob``, runs the job wherever it likes, hands the outcome
+back, and calls ``timer(now)`` when ``next_deadline()`` comes. Every input returns the events it causes, in the
+order they must be emitted. Time is always passed in (``now``, seconds on any monotonic clock).
 
 Ordering rules that every engine inherits from here:
-- sentences get increasing sequence numbers over the whole session;
+- sentences get increasing sequence numbers over the whole session, assigned when handed to the model;
 - a sentence's events are ``SentenceStarted`` (when its job is handed out), ``Audio``, ``SentenceFinished``;
-- ``Flushed`` follows the last sentence released before the matching ``flush``;
-- after ``Cancelled`` no event of an earlier sequence number is emitted;
+- ``Flushed`` follows the last sentence released before the matching ``flush``; a whole request is framed by
+  ``RequestStarted`` and ``RequestFinished``;
+- ``cancel`` answers every flush and whole request it drops (``Flushed``/``RequestFinished`` marked cancelled),
+  then says ``Cancelled``; after it no event of an earlier sequence number is emitted;
 - ``Closed`` is the last event, after everything asked before ``close`` has finished.
+
+Time and flow control (see docs/protocol.md, "What a client can rely on"):
+- **Release on quiet.** Text whose sentence has ended is handed to the model at most ``SENTENCE_RELEASE_DELAY_MS``
+  after its end arrived, even if nothing follows; other held text after ``max_buffer_delay_ms`` without new text.
+  The chunker stays clock-free: it says what it holds (``held``) and releases on request.
+- **Never outrun the listener.** A job is handed out only while the audio produced and not yet taken by the
+  listener (``audio_consumed``) is under ``SessionLimits.max_audio_ahead_s``; above it the session waits and the
+  model serves other sessions.
+- **Bounded work per call.** ``next_job(split_above_phonemes=...)`` splits a long sentence at a clause boundary
+  when the scheduler says other sessions are waiting, so nobody waits behind a whole long sentence.
 """
 
 from __future__ import annotations
@@ -21,22 +35,36 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from engine.chunker_held import HeldEnd, HeldText
+from engine.chunker_phonemes import estimate_phonemes
 from engine.errors import ErrorCode
 from engine.events import (
+    SENTENCE_RELEASE_DELAY_MS,
     Audio,
     Cancelled,
     Closed,
     Error,
     Event,
     Flushed,
+    RequestFinished,
+    RequestStarted,
     SentenceFinished,
     SentenceStarted,
     SessionConfig,
     WordTiming,
 )
+from engine.sentence_split import split_at_clause
 
 MIN_SPEED = 0.25
 MAX_SPEED = 4.0
+MAX_BUFFER_DELAY_MS = 30_000
+"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
+
+SHUTDOWN_REASON = "server shutting down"
+"""``Closed.reason`` when the server winds a session down."""
+
+SPOKEN_CHARS_PER_S = 15.0
+"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
 
 
 class Chunker(Protocol):
@@ -45,16 +73,26 @@ class Chunker(Protocol):
     def feed(self, fragment: str) -> list[str]: ...
     def flush(self) -> str | None: ...
     def reset(self) -> None: ...
+    def release_sentences(self) -> list[str]: ...
+    def release_all(self) -> list[str]: ...
     @property
     def buffered_chars(self) -> int: ...
+    @property
+    def held(self) -> HeldText | None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class SessionLimits:
     max_message_chars: int = 20_000
-    """Largest text accepted in one ``send_text``."""
+    """Largest text accepted in one ``send_text`` or whole request."""
     max_buffered_chars: int = 100_000
     """Text accepted but not yet synthesized (chunker buffer + queued sentences)."""
+    max_audio_ahead_s: float = 5.0
+    """Audio synthesized but not yet taken by the listener; above it the next sentence waits (backpressure)."""
+    max_request_audio_s: float = 1_200.0
+    """Compute budget of one whole request or message, in seconds of audio (text length ÷ speed, estimated)."""
+    max_session_audio_s: float = 4 * 3_600.0
+    """Compute budget of one session, in seconds of audio synthesized over its life."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,28 +110,82 @@ class SynthesisJob:
 
 
 @dataclass(slots=True)
+class _Request:
+    request_id: str | None
+    received_at: float
+    audio_s: float = 0.0
+    started: bool = False
+
+
+@dataclass(slots=True)
 class _Pending:
-    seq: int
+    order: int
+    """Position in the session's queue; the two halves of a split sentence share it."""
     text: str
     voice: str
     speed: float
     first_of_utterance: bool
+    request: _Request | None = None
 
 
 @dataclass(slots=True)
-class _FlushMarker:
-    last_seq: int
+class _Marker:
+    """A flush (or whole request) waiting for every sentence queued before it."""
+
+    order: int
     request_id: str | None
+    request: _Request | None = None
+    last_seq: int = -1
+    """The last sentence it covers that was handed to the model."""
+
+
+def _has_end(held: HeldText) -> bool:
+    """The held text has a sentence end as far as the chunker can tell (a period with no space yet included)."""
+    return held.sentence_chars > 0 or held.end is HeldEnd.UNSPACED
 
 
 def validate_speed(speed: object) -> float | None:
     """Returns the speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
     if isinstance(speed, bool) or not isinstance(speed, int | float):
         return None
-    value = float(speed)
+    try:
+        value = float(speed)
+    except OverflowError:  # a 400-digit integer
+        return None
     if not math.isfinite(value) or not MIN_SPEED <= value <= MAX_SPEED:
         return None
     return value
+
+
+def speed_error(speed: object, request_id: str | None = None) -> Error:
+    return Error(
+        ErrorCode.BAD_SPEED,
+        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {_short_repr(speed)}.",
+        request_id=request_id,
+    )
+
+
+def validate_buffer_delay(value: object) -> int | None:
+    """Returns the delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        ms = float(value)
+    except OverflowError:
+        return None
+    if not math.isfinite(ms) or not 0 <= ms <= MAX_BUFFER_DELAY_MS:
+        return None
+    return round(ms)
+
+
+def estimated_audio_s(text: str, speed: float) -> float:
+    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
+    return len(text) / SPOKEN_CHARS_PER_S / speed
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass
@@ -103,115 +195,203 @@ class SessionCore:
     limits: SessionLimits = field(default_factory=SessionLimits)
 
     _next_seq: int = 0
+    _next_order: int = 0
     _utterance: int = 0
     _queue: deque[_Pending] = field(default_factory=deque)
     _queued_chars: int = 0
     _in_flight: SynthesisJob | None = None
-    _done_through: int = -1
-    _flushes: deque[_FlushMarker] = field(default_factory=deque)
+    _in_flight_pending: _Pending | None = None
+    _markers: deque[_Marker] = field(default_factory=deque)
     _utterance_audio_s: float = 0.0
     _utterance_started: bool = False
+    _produced_s: float = 0.0
+    _consumed_s: float = 0.0
+    _last_text_at: float | None = None
+    _end_seen_at: float | None = None
     _closing: bool = False
     _closed: bool = False
+    _winding_down: bool = False
 
     # ---- inputs -------------------------------------------------------------------------------------
 
-    def send_text(self, fragment: str) -> list[Event]:
+    def send_text(self, fragment: str, now: float) -> list[Event]:
         if refusal := self._refuse_if_closing():
             return refusal
-        if len(fragment) > self.limits.max_message_chars:
-            return [
-                Error(
-                    ErrorCode.TEXT_TOO_LONG,
-                    f"A text message of {len(fragment):,} characters is over the limit of "
-                    f"{self.limits.max_message_chars:,}; send it in smaller pieces.",
-                )
-            ]
-        if self.buffered_chars + len(fragment) > self.limits.max_buffered_chars:
-            return [
-                Error(
-                    ErrorCode.BUFFER_FULL,
-                    f"This session already holds {self.buffered_chars:,} characters not yet spoken "
-                    f"(limit {self.limits.max_buffered_chars:,}); this fragment was not accepted. "
-                    "Wait for speech to catch up, or cancel.",
-                )
-            ]
-        for chunk in self.chunker.feed(fragment):
+        if refusal := self._check_size(fragment, self.config.speed, None):
+            return [refusal]
+        chunks = self.chunker.feed(fragment)
+        for chunk in chunks:
             self._enqueue(chunk)
+        self._last_text_at = now
+        self._note_held(now)
+        if self.config.max_buffer_delay_ms == 0:
+            return self.timer(now)
         return []
 
-    def flush(self, request_id: str | None = None) -> list[Event]:
+    def synthesize(
+        self, text: str, now: float, voice: str | None = None, speed: float | None = None, request_id: str | None = None
+    ) -> list[Event]:
+        """A whole request (the AWS sample's): speak ``text`` with this voice and speed, then ``RequestFinished``.
+
+        Streamed text still held is spoken first, as its own sentence. The request's text is chunked whole, so
+        its short sentences merge with their neighbours. ``voice`` must already be checked by the adapter.
+        """
         if refusal := self._refuse_if_closing(request_id):
             return refusal
-        return self._flush(request_id)
+        if not text.strip():
+            return [Error(ErrorCode.EMPTY_TEXT, "'text' is empty; give some text to speak.", request_id=request_id)]
+        if speed is not None and validate_speed(speed) is None:
+            return [speed_error(speed, request_id)]
+        speed = self.config.speed if speed is None else float(speed)
+        voice = voice or self.config.voice
+        if refusal := self._check_size(text, speed, request_id):
+            return [refusal]
+        rest = self.chunker.flush()
+        if rest:
+            self._enqueue(rest)
+        self._utterance_started = False
+        request = _Request(request_id, now)
+        chunks = self.chunker.feed(text)
+        tail = self.chunker.flush()
+        for chunk in [*chunks, tail] if tail else chunks:
+            self._enqueue(chunk, voice, speed, request)
+        self._markers.append(_Marker(self._next_order - 1, request_id, request))
+        self._utterance_started = False
+        self._last_text_at = self._end_seen_at = None
+        return self._answer_markers(now)
 
-    def cancel(self) -> list[Event]:
+    def flush(self, now: float, request_id: str | None = None) -> list[Event]:
+        if refusal := self._refuse_if_closing(request_id):
+            return refusal
+        return self._flush(now, request_id)
+
+    def cancel(self, now: float) -> list[Event]:
+        """Drops everything queued; answers each pending flush and request; then ``Cancelled``."""
         if self._closed:
             return []
         self.chunker.reset()
+        events: list[Event] = []
+        for marker in self._markers:
+            events.extend(self._answer(marker, now, cancelled=True))
+        self._markers.clear()
         self._queue.clear()
         self._queued_chars = 0
-        self._flushes.clear()
-        last = self._next_seq - 1
-        # Everything assigned so far counts as done: nothing of it may be emitted any more.
-        self._done_through = last
         self._in_flight = None
+        self._in_flight_pending = None
         self._utterance += 1
         self._utterance_started = False
-        events: list[Event] = [Cancelled(last)]
+        self._last_text_at = self._end_seen_at = None
+        events.append(Cancelled(self._next_seq - 1))
         events.extend(self._maybe_close())
         return events
 
-    def configure(self, voice: str | None = None, speed: float | None = None) -> list[Event]:
+    def configure(
+        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+    ) -> list[Event]:
         """Applies to sentences released from now on. The adapter checks the voice exists."""
         if refusal := self._refuse_if_closing():
             return refusal
         if speed is not None:
-            valid = validate_speed(speed)
-            if valid is None:
+            if validate_speed(speed) is None:
+                return [speed_error(speed)]
+            speed = float(speed)
+        if max_buffer_delay_ms is not None:
+            delay = validate_buffer_delay(max_buffer_delay_ms)
+            if delay is None:
                 return [
                     Error(
-                        ErrorCode.BAD_SPEED,
-                        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {speed!r}.",
+                        ErrorCode.BAD_MESSAGE,
+                        f"max_buffer_delay_ms must be a number of milliseconds from 0 to {MAX_BUFFER_DELAY_MS}; "
+                        f"got {_short_repr(max_buffer_delay_ms)}.",
                     )
                 ]
-            speed = valid
+            max_buffer_delay_ms = delay
+        config = self.config
         self.config = SessionConfig(
-            voice=voice if voice is not None else self.config.voice,
-            speed=speed if speed is not None else self.config.speed,
+            voice=config.voice if voice is None else voice,
+            speed=config.speed if speed is None else speed,
+            max_buffer_delay_ms=config.max_buffer_delay_ms if max_buffer_delay_ms is None else max_buffer_delay_ms,
         )
         return []
 
-    def close(self) -> list[Event]:
+    def close(self, now: float) -> list[Event]:
         """Finishes what was asked, then emits ``Closed``."""
         if self._closing or self._closed:
             return []
-        events = self._flush(None) if self.chunker.buffered_chars else []
+        events = self._flush(now, None) if self.chunker.buffered_chars else []
         self._closing = True
         events.extend(self._maybe_close())
         return events
 
-    def abort(self, reason: str) -> list[Event]:
-        """Ends the session at once (the peer went away, or a fatal error): drops all work."""
+    def wind_down(self, now: float) -> list[Event]:
+        """Server shutdown: the sentence being synthesized finishes, everything else is cancelled (answered), then
+        ``Closed(SHUTDOWN_REASON)``."""
+        if self._closed or self._winding_down:
+            return []
+        self._winding_down = True
+        return self._finish_wind_down(now)
+
+    def abort(self, reason: str, now: float = 0.0) -> list[Event]:
+        """Ends the session at once (the peer went away, or a fatal error): drops all work, answers nothing."""
         if self._closed:
             return []
-        self.cancel()
+        self.cancel(now)
         self._closing = True
         self._closed = True
         return [Closed(reason)]
 
+    def audio_consumed(self, seconds: float) -> None:
+        """The listener took this much audio (sent on the socket, taken by the player, or discarded as stale)."""
+        self._consumed_s += seconds
+
+    def timer(self, now: float) -> list[Event]:
+        """Releases held text whose time has come (see ``next_deadline``)."""
+        held = self.chunker.held
+        if held is None or self._closed:
+            return []
+        chunks: list[str] = []
+        ended_at = self._end_seen_at if _has_end(held) else None
+        if ended_at is not None and now >= ended_at + self._sentence_delay_s:
+            # "…the lights." with no space yet (LLM tokens carry the space with the next word) ends exactly there.
+            chunks = self.chunker.release_sentences() if held.sentence_chars else self.chunker.release_all()
+        if not chunks and self._last_text_at is not None and now >= self._last_text_at + self._buffer_delay_s:
+            chunks = self.chunker.release_all()
+        for chunk in chunks:
+            self._enqueue(chunk)
+        self._note_held(now, released=bool(chunks))
+        return []
+
     # ---- driving synthesis --------------------------------------------------------------------------
 
-    def next_job(self) -> tuple[SynthesisJob, list[Event]] | None:
-        """Hands out the next sentence to synthesize, if none is in flight, with the events that start it."""
-        if self._in_flight is not None or not self._queue or self._closed:
+    def next_job(self, now: float, split_above_phonemes: int | None = None) -> tuple[SynthesisJob, list[Event]] | None:
+        """Hands out the next sentence to synthesize, with the events that start it; None when none is due: one is
+        in flight, nothing is queued, or the listener is ``max_audio_ahead_s`` behind (backpressure).
+
+        ``split_above_phonemes``: when others are waiting for the model, a longer sentence is split at a clause
+        boundary and only its first part handed out now.
+        """
+        if self._in_flight is not None or not self._queue or self._closed or self._winding_down or self.throttled:
             return None
-        pending = self._queue.popleft()
-        self._queued_chars -= len(pending.text)
+        pending = self._queue[0]
+        parts = None
+        if split_above_phonemes is not None and estimate_phonemes(pending.text) > split_above_phonemes:
+            parts = split_at_clause(pending.text, split_above_phonemes)
+        if parts is None:
+            self._queue.popleft()
+            self._queued_chars -= len(pending.text)
+        else:
+            head, tail = parts
+            # The tail keeps the sentence's place in the queue (a flush after it still waits for it) and is no
+            # longer the first of its utterance.
+            self._queue[0] = _Pending(pending.order, tail, pending.voice, pending.speed, False, pending.request)
+            self._queued_chars -= len(pending.text) - len(tail)
+            pending = _Pending(
+                pending.order, head, pending.voice, pending.speed, pending.first_of_utterance, pending.request
+            )
         if pending.first_of_utterance:
             self._utterance_audio_s = 0.0
         job = SynthesisJob(
-            seq=pending.seq,
+            seq=self._next_seq,
             text=pending.text,
             voice=pending.voice,
             speed=pending.speed,
@@ -219,8 +399,19 @@ class SessionCore:
             first_of_utterance=pending.first_of_utterance,
             audio_before_s=self._utterance_audio_s,
         )
+        self._next_seq += 1
         self._in_flight = job
-        return job, [SentenceStarted(job.seq, job.text)]
+        self._in_flight_pending = pending
+        for marker in self._markers:
+            if marker.order >= pending.order:
+                marker.last_seq = job.seq
+        events: list[Event] = []
+        request = pending.request
+        if request is not None and not request.started:
+            request.started = True
+            events.append(RequestStarted(request.request_id))
+        events.append(SentenceStarted(job.seq, job.text))
+        return job, events
 
     def job_done(
         self,
@@ -229,40 +420,83 @@ class SessionCore:
         duration_s: float,
         words: tuple[WordTiming, ...] = (),
         synthesis_s: float = 0.0,
+        now: float = 0.0,
     ) -> list[Event]:
         if not self._is_current(job):
             return []
+        pending = self._in_flight_pending
         self._in_flight = None
-        self._done_through = job.seq
+        self._in_flight_pending = None
         self._utterance_audio_s += duration_s
         events: list[Event] = []
         if pcm:
             events.append(Audio(job.seq, pcm))
+            audio_s = events[-1].duration_s  # type: ignore[union-attr]
+            self._produced_s += audio_s
+            if pending is not None and pending.request is not None:
+                pending.request.audio_s += audio_s
         events.append(SentenceFinished(job.seq, duration_s, words, synthesis_s))
-        events.extend(self._emit_flushes())
+        events.extend(self._answer_markers(now))
+        events.extend(self._over_budget())
         events.extend(self._maybe_close())
+        events.extend(self._finish_wind_down(now))
         return events
 
-    def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str) -> list[Event]:
+    def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str, now: float = 0.0) -> list[Event]:
         """The sentence is skipped with an error; the session keeps serving the rest."""
         if not self._is_current(job):
             return []
+        pending = self._in_flight_pending
         self._in_flight = None
-        self._done_through = job.seq
-        events: list[Event] = [Error(code, message, seq=job.seq)]
-        events.extend(self._emit_flushes())
+        self._in_flight_pending = None
+        request_id = pending.request.request_id if pending is not None and pending.request is not None else None
+        events: list[Event] = [Error(code, message, seq=job.seq, request_id=request_id)]
+        events.extend(self._answer_markers(now))
         events.extend(self._maybe_close())
+        events.extend(self._finish_wind_down(now))
         return events
 
     # ---- state --------------------------------------------------------------------------------------
+
+    def next_deadline(self) -> float | None:
+        """When ``timer`` must next be called (None: nothing held, nothing to wait for)."""
+        held = self.chunker.held
+        if held is None or self._closed:
+            return None
+        deadlines = []
+        if _has_end(held) and self._end_seen_at is not None:
+            deadlines.append(self._end_seen_at + self._sentence_delay_s)
+        if self._last_text_at is not None:
+            deadlines.append(self._last_text_at + self._buffer_delay_s)
+        return min(deadlines) if deadlines else None
 
     @property
     def buffered_chars(self) -> int:
         return self.chunker.buffered_chars + self._queued_chars
 
     @property
+    def audio_ahead_s(self) -> float:
+        """Audio produced and not yet taken by the listener."""
+        return self._produced_s - self._consumed_s
+
+    @property
+    def throttled(self) -> bool:
+        """Sentences are queued but wait for the listener to take audio (backpressure)."""
+        return bool(self._queue) and self.audio_ahead_s >= self.limits.max_audio_ahead_s
+
+    @property
     def has_work(self) -> bool:
-        return bool(self._queue) or self._in_flight is not None
+        """Something asked is not finished yet: queued or in-flight sentences, held text, unanswered flushes."""
+        return bool(self._queue) or self._in_flight is not None or bool(self._markers) or bool(self.chunker.held)
+
+    @property
+    def synthesizing(self) -> bool:
+        """A job is in flight, or queued and not held back by backpressure: the server, not the client, owes work."""
+        return self._in_flight is not None or (bool(self._queue) and not self.throttled)
+
+    @property
+    def sentence_in_flight(self) -> bool:
+        return self._in_flight is not None
 
     @property
     def closed(self) -> bool:
@@ -281,6 +515,26 @@ class SessionCore:
 
     # ---- internals ----------------------------------------------------------------------------------
 
+    @property
+    def _buffer_delay_s(self) -> float:
+        return self.config.max_buffer_delay_ms / 1000
+
+    @property
+    def _sentence_delay_s(self) -> float:
+        return min(SENTENCE_RELEASE_DELAY_MS, self.config.max_buffer_delay_ms) / 1000
+
+    def _note_held(self, now: float, released: bool = False) -> None:
+        """Remembers when the held text's sentence end first arrived (the clock of release on quiet)."""
+        held = self.chunker.held
+        if held is None:
+            self._end_seen_at = None
+            if released or not self.chunker.buffered_chars:
+                self._last_text_at = None
+        elif not _has_end(held):
+            self._end_seen_at = None
+        elif self._end_seen_at is None or released:
+            self._end_seen_at = now
+
     def _is_current(self, job: SynthesisJob) -> bool:
         return self._in_flight is job and job.utterance == self._utterance
 
@@ -295,30 +549,112 @@ class SessionCore:
             ]
         return []
 
-    def _enqueue(self, text: str) -> None:
+    def _check_size(self, text: str, speed: float, request_id: str | None) -> Error | None:
+        limits = self.limits
+        if len(text) > limits.max_message_chars:
+            return Error(
+                ErrorCode.TEXT_TOO_LONG,
+                f"A text of {len(text):,} characters is over the limit of {limits.max_message_chars:,}; "
+                "send it in smaller pieces.",
+                request_id=request_id,
+            )
+        if self.buffered_chars + len(text) > limits.max_buffered_chars:
+            return Error(
+                ErrorCode.BUFFER_FULL,
+                f"This session already holds {self.buffered_chars:,} characters not yet spoken "
+                f"(limit {limits.max_buffered_chars:,}); this text was not accepted. "
+                "Wait for speech to catch up, or cancel.",
+                request_id=request_id,
+            )
+        audio_s = estimated_audio_s(text, speed)
+        if audio_s > limits.max_request_audio_s:
+            return Error(
+                ErrorCode.BUDGET_EXCEEDED,
+                f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speed:g}, over the "
+                f"limit of {limits.max_request_audio_s / 60:,.0f} minutes per message; send less text, or a "
+                "higher speed.",
+                request_id=request_id,
+            )
+        return None
+
+    def _over_budget(self) -> list[Event]:
+        if self._produced_s <= self.limits.max_session_audio_s or self._closing:
+            return []
+        hours = self.limits.max_session_audio_s / 3600
+        events: list[Event] = [
+            Error(
+                ErrorCode.BUDGET_EXCEEDED,
+                f"This session has made {self._produced_s / 3600:.1f} hours of audio, over its limit of "
+                f"{hours:g} hours; what was queued is dropped. Open a new session to go on.",
+                fatal=True,
+            )
+        ]
+        events.extend(self.cancel(0.0))
+        self._closing = True
+        events.extend(self._maybe_close())
+        return events
+
+    def _enqueue(
+        self, text: str, voice: str | None = None, speed: float | None = None, request: _Request | None = None
+    ) -> None:
         first = not self._utterance_started
         self._utterance_started = True
-        self._queue.append(_Pending(self._next_seq, text, self.config.voice, self.config.speed, first))
+        pending = _Pending(
+            self._next_order,
+            text,
+            self.config.voice if voice is None else voice,
+            self.config.speed if speed is None else speed,
+            first,
+            request,
+        )
+        self._queue.append(pending)
         self._queued_chars += len(text)
-        self._next_seq += 1
+        self._next_order += 1
 
-    def _flush(self, request_id: str | None) -> list[Event]:
+    def _flush(self, now: float, request_id: str | None) -> list[Event]:
         rest = self.chunker.flush()
         if rest:
             self._enqueue(rest)
-        self._flushes.append(_FlushMarker(self._next_seq - 1, request_id))
+        self._markers.append(_Marker(self._next_order - 1, request_id))
         self._utterance_started = False
-        return self._emit_flushes()
+        self._last_text_at = self._end_seen_at = None
+        return self._answer_markers(now)
 
-    def _emit_flushes(self) -> list[Event]:
+    def _answer_markers(self, now: float) -> list[Event]:
+        """Answers every flush/request whose sentences are all done."""
         events: list[Event] = []
-        while self._flushes and self._flushes[0].last_seq <= self._done_through:
-            marker = self._flushes.popleft()
-            events.append(Flushed(marker.last_seq, marker.request_id))
+        while self._markers and self._covered_done(self._markers[0]):
+            events.extend(self._answer(self._markers.popleft(), now))
+        return events
+
+    def _covered_done(self, marker: _Marker) -> bool:
+        busy = self._in_flight_pending
+        if busy is not None and busy.order <= marker.order:
+            return False
+        return not self._queue or self._queue[0].order > marker.order
+
+    def _answer(self, marker: _Marker, now: float, cancelled: bool = False) -> list[Event]:
+        request = marker.request
+        if request is None:
+            return [Flushed(marker.last_seq, marker.request_id, cancelled)]
+        events: list[Event] = []
+        if not request.started:
+            request.started = True
+            events.append(RequestStarted(request.request_id))
+        events.append(
+            RequestFinished(request.request_id, request.audio_s, max(0.0, now - request.received_at), cancelled)
+        )
+        return events
+
+    def _finish_wind_down(self, now: float) -> list[Event]:
+        if not self._winding_down or self._closed or self._in_flight is not None:
+            return []
+        events = self.cancel(now) if self.has_work else []
+        events.extend(self.abort(SHUTDOWN_REASON, now))
         return events
 
     def _maybe_close(self) -> list[Event]:
-        if self._closing and not self._closed and not self.has_work and not self._flushes:
+        if self._closing and not self._closed and not self._queue and self._in_flight is None and not self._markers:
             self._closed = True
             return [Closed()]
         return []

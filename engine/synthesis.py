@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,7 +29,11 @@ class Synthesizer(Protocol):
     @property
     def device(self) -> str: ...
 
-    def synthesize(self, text: str, voice: str, speed: float) -> SynthesisResult: ...
+    def synthesize(
+        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+    ) -> SynthesisResult:
+        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early."""
+        ...
 
     def check_voice(self, voice: str) -> str:
         """Returns the voice spec normalised, or raises ``engine.errors.VoiceError`` saying what exists."""

@@ -18,6 +18,9 @@ from engine.errors import VoiceError
 if TYPE_CHECKING:
     import torch
 
+DEFAULT_VOICE = "af_heart"
+"""The voice every path uses when none is given (the app, the CLI, the server, the AWS sample's default)."""
+
 VOICE_PACK_SHAPE = (510, 1, 256)
 """One 256-d style vector per phoneme count (1..510); KPipeline indexes ``pack[len(phonemes) - 1]``."""
 
@@ -91,24 +94,28 @@ def language_of(source: str) -> str:
     return DEFAULT_LANGUAGE
 
 
+MAX_BLEND_WEIGHT = 1000.0
+"""Weights are relative; bounding them keeps their sum finite (``a:1e308,b:1e308`` would overflow)."""
+
+
 def parse_voice_spec(spec: str) -> tuple[VoicePart, ...]:
     """Splits a spec into parts with weights summing to 1. Raises ``VoiceError`` on malformed input."""
     if not isinstance(spec, str) or not spec.strip():
         raise VoiceError("No voice given: name a voice such as af_heart, a .pt file, or a blend a:0.7,b:0.3.")
     raw_parts = [p.strip() for p in spec.split(",")]
     if any(not p for p in raw_parts):
-        raise VoiceError(f"Voice spec {spec!r} has an empty part; write blends as af_heart:0.7,am_adam:0.3.")
+        raise VoiceError(f"Voice spec {_short(spec)} has an empty part; write blends as af_heart:0.7,am_adam:0.3.")
     parsed: list[tuple[str, float | None]] = [_split_weight(p, spec) for p in raw_parts]
     given = [w for _, w in parsed if w is not None]
     if given and len(given) != len(parsed):
         raise VoiceError(
-            f"Voice spec {spec!r} gives weights to some voices only; give every voice a weight "
+            f"Voice spec {_short(spec)} gives weights to some voices only; give every voice a weight "
             "(af_heart:0.7,am_adam:0.3) or none (af_heart,am_adam for equal parts)."
         )
     weights = given if given else [1.0] * len(parsed)
     total = math.fsum(weights)
     if total <= 0:
-        raise VoiceError(f"Voice spec {spec!r}: the weights add up to {total:g}; they must add up to more than 0.")
+        raise VoiceError(f"Voice spec {_short(spec)}: the weights add up to 0; they must add up to more than 0.")
     parts: dict[str, float] = {}
     for (source, _), weight in zip(parsed, weights, strict=True):
         key = str(Path(source).expanduser().resolve()) if is_path_spec(source) else source
@@ -132,14 +139,24 @@ def _split_weight(part: str, spec: str) -> tuple[str, float | None]:
         except ValueError:
             source, weight = part, None
         else:
-            if not math.isfinite(weight) or weight < 0:
-                raise VoiceError(f"Voice spec {spec!r}: weight {tail!r} for {source!r} must be a number 0 or above.")
+            if not math.isfinite(weight) or not 0 <= weight <= MAX_BLEND_WEIGHT:
+                raise VoiceError(
+                    f"Voice spec {_short(spec)}: weight {_short(tail)} for {_short(source)} must be a number from 0 "
+                    f"to {MAX_BLEND_WEIGHT:g}."
+                )
     else:
         source, weight = part, None
     source = source.strip()
     if not is_path_spec(source) and not _NAME.match(source):
-        raise VoiceError(f"{source!r} is not a voice name: names look like af_heart; a voice file must end in .pt.")
+        raise VoiceError(
+            f"{_short(source)} is not a voice name: names look like af_heart; a voice file must end in .pt."
+        )
     return source, weight
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A client's text in a message: quoted, and cut when long (an error must not echo a huge value back)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text):,} characters)"
 
 
 def check_voice_pack(pack: object, origin: str) -> torch.Tensor:

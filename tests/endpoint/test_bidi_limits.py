@@ -36,7 +36,9 @@ async def test_bad_frames_get_structured_errors_and_the_session_keeps_serving(se
         ('{"text": "   ", "request_id": "e"}', ErrorCode.EMPTY_TEXT, "e"),
         ('{"type": "config", "voice": "zz_nobody"}', ErrorCode.UNKNOWN_VOICE, None),
         ('{"type": "config", "speed": 0}', ErrorCode.BAD_SPEED, None),
-        ('{"type": "flush", "request_id": "\\u0000whole:1"}', ErrorCode.BAD_MESSAGE, None),
+        ('{"text": "Hi.", "speed": ' + "9" * 400 + ', "request_id": "n"}', ErrorCode.BAD_SPEED, "n"),
+        ('{"text": "Hi.", "voice": "af_heart:1e308,am_adam:1e308", "request_id": "w"}', ErrorCode.UNKNOWN_VOICE, "w"),
+        ("[" * 100_000, ErrorCode.BAD_JSON, None),
     ]
     async with bidi(server) as ws:
         for frame, code, request_id in cases:

@@ -16,8 +16,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from endpoint.bidi import BIDI_PATH
-from engine.protocol import SynthesizeRequest, encode_command
+from engine.protocol import BIDI_PATH, SynthesizeRequest, encode_command
 from tests.endpoint.conftest import receive_all, receive_until_audio
 
 REPO = Path(__file__).resolve().parents[2]

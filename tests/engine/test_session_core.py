@@ -1,4 +1,7 @@
-"""The session state machine alone: ordering, flush, cancel, close, limits — no model, no threads."""
+"""The session state machine alone: ordering, flush, cancel, close, limits — no model, no threads, no clock.
+
+Time is passed in, so release on quiet, backpressure and wind-down are checked at exact instants.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +9,49 @@ import pytest
 
 from engine.chunker import IncrementalSentenceChunker
 from engine.errors import ErrorCode
-from engine.events import Audio, Cancelled, Closed, Error, Flushed, SentenceFinished, SentenceStarted
-from engine.session import SessionCore, SessionLimits
+from engine.events import (
+    Audio,
+    Cancelled,
+    Closed,
+    Error,
+    Flushed,
+    RequestFinished,
+    RequestStarted,
+    SentenceFinished,
+    SentenceStarted,
+    SessionConfig,
+)
+from engine.session import SHUTDOWN_REASON, SessionCore, SessionLimits
+
+PCM_100MS = b"\x00\x00" * 2400
 
 
-def _core(**limits) -> SessionCore:
-    return SessionCore(IncrementalSentenceChunker(), limits=SessionLimits(**limits))
+def _core(max_buffer_delay_ms: int = 1000, **limits) -> SessionCore:
+    config = SessionConfig(max_buffer_delay_ms=max_buffer_delay_ms)
+    return SessionCore(IncrementalSentenceChunker(), config, SessionLimits(**limits))
 
 
-def _run_all(core: SessionCore) -> list:
-    """Plays the synthesizer: completes every job in order with 0.1 s of fake PCM bytes per sentence."""
+def _run_all(core: SessionCore, now: float = 0.0, pcm: bytes = PCM_100MS) -> list:
+    """Plays the synthesizer and an eager listener: completes every job in order, taking its audio at once."""
     events = []
-    while (handed := core.next_job()) is not None:
+    while (handed := core.next_job(now)) is not None:
         job, started = handed
         events.extend(started)
-        events.extend(core.job_done(job, b"\x00\x00" * 2400, 0.1))
+        done = core.job_done(job, pcm, len(pcm) / 48_000, now=now)
+        events.extend(done)
+        core.audio_consumed(sum(e.duration_s for e in done if isinstance(e, Audio)))
     return events
+
+
+def _texts(events) -> list[str]:
+    return [e.text for e in events if isinstance(e, SentenceStarted)]
 
 
 def test_sentences_are_numbered_and_each_is_started_voiced_and_finished_in_order():
     core = _core()
-    assert core.send_text("The first sentence is here. The second one follows it. And a third") == []
-    events = core.flush("u1")
+    text = "The first sentence is here. The second one follows it. And a third"
+    assert core.send_text(text, 0.0) == []
+    events = core.flush(0.0, "u1")
     events += _run_all(core)
     kinds = [(type(e).__name__, getattr(e, "seq", None)) for e in events]
     seqs = sorted({e.seq for e in events if isinstance(e, SentenceStarted)})
@@ -37,85 +61,100 @@ def test_sentences_are_numbered_and_each_is_started_voiced_and_finished_in_order
         expected += [("SentenceStarted", seq), ("Audio", seq), ("SentenceFinished", seq)]
     assert kinds == [*expected, ("Flushed", None)]
     assert events[-1] == Flushed(seqs[-1], "u1")
-    spoken = " ".join(e.text for e in events if isinstance(e, SentenceStarted))
-    assert spoken.split() == "The first sentence is here. The second one follows it. And a third".split()
+    assert " ".join(_texts(events)).split() == text.split()
 
 
 def test_only_one_job_is_in_flight_and_flushed_waits_for_the_last_sentence():
     core = _core()
-    core.send_text("One sentence that is long enough. Another sentence that is long enough.")
-    core.flush()
-    job, _ = core.next_job()
-    assert core.next_job() is None
+    core.send_text("One sentence that is long enough. Another sentence that is long enough.", 0.0)
+    core.flush(0.0)
+    job, _ = core.next_job(0.0)
+    assert core.next_job(0.0) is None
     assert not any(isinstance(e, Flushed) for e in core.job_done(job, b"", 0.0))
-    job, _ = core.next_job()
+    job, _ = core.next_job(0.0)
     assert isinstance(core.job_done(job, b"", 0.0)[-1], Flushed)
 
 
 def test_empty_flush_answers_at_once():
-    core = _core()
-    assert core.flush("nothing") == [Flushed(-1, "nothing")]
+    assert _core().flush(0.0, "nothing") == [Flushed(-1, "nothing")]
 
 
 def test_cancel_drops_queued_text_and_ignores_the_job_in_flight():
     core = _core()
-    core.send_text("A first sentence to speak. A second sentence to speak. Unfinished tail")
-    job, _ = core.next_job()
-    events = core.cancel()
-    assert isinstance(events[0], Cancelled)
-    assert events[0].last_seq >= job.seq
+    core.send_text("A first sentence to speak. A second sentence to speak. Unfinished tail", 0.0)
+    job, _ = core.next_job(0.0)
+    events = core.cancel(0.0)
+    assert isinstance(events[-1], Cancelled)
+    assert events[-1].last_seq >= job.seq
     # The stale result arrives after the cancel: nothing of it may be emitted.
     assert core.job_done(job, b"\x01\x00", 0.1) == []
-    assert core.next_job() is None
+    assert core.next_job(0.0) is None
     assert core.buffered_chars == 0
     # The session keeps serving: new text gets fresh sequence numbers after the cancelled ones.
-    core.send_text("Fresh words after the cancel.")
-    core.flush()
-    after = _run_all(core)
+    core.send_text("Fresh words after the cancel.", 1.0)
+    core.flush(1.0)
+    after = _run_all(core, 1.0)
     started = [e for e in after if isinstance(e, SentenceStarted)]
-    assert started and all(e.seq > events[0].last_seq for e in started)
-    assert not any(isinstance(e, Audio) and e.seq <= events[0].last_seq for e in after)
+    assert started and all(e.seq > events[-1].last_seq for e in started)
+    assert not any(isinstance(e, Audio) and e.seq <= events[-1].last_seq for e in after)
+
+
+def test_cancel_answers_every_pending_flush_and_whole_request_before_saying_cancelled():
+    core = _core()
+    core.send_text("A sentence that is being spoken now. ", 0.0)
+    core.flush(0.0, "f1")
+    core.synthesize("A whole request that will be dropped.", 0.5, request_id="r1")
+    core.send_text("More streamed text", 0.6)
+    core.flush(0.6, "f2")
+    job, _ = core.next_job(1.0)
+    events = core.cancel(2.0)
+    assert [type(e) for e in events] == [Flushed, RequestStarted, RequestFinished, Flushed, Cancelled]
+    assert events[0] == Flushed(job.seq, "f1", cancelled=True)
+    assert events[2].request_id == "r1" and events[2].cancelled and events[2].audio_s == 0.0
+    assert events[2].elapsed_s == pytest.approx(1.5)
+    assert events[3].request_id == "f2" and events[3].cancelled
+    assert core.cancel(3.0) == [Cancelled(job.seq)]  # nothing left to answer the second time
 
 
 def test_first_sentence_of_each_utterance_is_marked_urgent_and_deadlines_accumulate():
     core = _core()
-    core.send_text("Here is the first sentence of many. Here is the second sentence of many. ")
-    core.send_text("Here is the third sentence of many.")
-    core.flush()
+    core.send_text("Here is the first sentence of many. Here is the second sentence of many. ", 0.0)
+    core.send_text("Here is the third sentence of many.", 0.0)
+    core.flush(0.0)
     jobs = []
-    while (handed := core.next_job()) is not None:
+    while (handed := core.next_job(0.0)) is not None:
         job, _ = handed
         jobs.append(job)
         core.job_done(job, b"", 0.5)
     assert [j.first_of_utterance for j in jobs] == [True] + [False] * (len(jobs) - 1)
     assert [j.audio_before_s for j in jobs] == [0.5 * i for i in range(len(jobs))]
-    core.send_text("A new utterance starts here.")
-    core.flush()
-    job, _ = core.next_job()
+    core.send_text("A new utterance starts here.", 1.0)
+    core.flush(1.0)
+    job, _ = core.next_job(1.0)
     assert job.first_of_utterance and job.audio_before_s == 0.0
 
 
 def test_close_finishes_what_was_asked_then_closes_and_refuses_more():
     core = _core()
-    core.send_text("Please finish this sentence before closing")
-    assert core.close() == []
+    core.send_text("Please finish this sentence before closing", 0.0)
+    assert core.close(0.0) == []
     events = _run_all(core)
     assert isinstance(events[-1], Closed)
     assert any(isinstance(e, SentenceFinished) for e in events)
-    refused = core.send_text("more")
+    refused = core.send_text("more", 1.0)
     assert refused[0].code == ErrorCode.SESSION_CLOSING
     assert core.closed
 
 
 def test_close_with_nothing_pending_closes_at_once():
-    assert _core().close() == [Closed()]
+    assert _core().close(0.0) == [Closed()]
 
 
 def test_failed_sentence_reports_an_error_and_the_rest_still_plays():
     core = _core()
-    core.send_text("This sentence will fail to render. This one will render fine though.")
-    core.flush()
-    job, _ = core.next_job()
+    core.send_text("This sentence will fail to render. This one will render fine though.", 0.0)
+    core.flush(0.0)
+    job, _ = core.next_job(0.0)
     events = core.job_failed(job, ErrorCode.SYNTHESIS_FAILED, "boom")
     assert events[0] == Error(ErrorCode.SYNTHESIS_FAILED, "boom", seq=job.seq)
     rest = _run_all(core)
@@ -125,33 +164,57 @@ def test_failed_sentence_reports_an_error_and_the_rest_still_plays():
 
 def test_oversized_message_and_full_buffer_are_refused_without_losing_accepted_text():
     core = _core(max_message_chars=50, max_buffered_chars=80)
-    assert core.send_text("x" * 51)[0].code == ErrorCode.TEXT_TOO_LONG
-    assert core.send_text("Forty characters of text in this buffer ") == []
+    assert core.send_text("x" * 51, 0.0)[0].code == ErrorCode.TEXT_TOO_LONG
+    assert core.send_text("Forty characters of text in this buffer ", 0.0) == []
     before = core.buffered_chars
-    refused = core.send_text("y" * 45)
+    refused = core.send_text("y" * 45, 0.0)
     assert refused[0].code == ErrorCode.BUFFER_FULL
     assert core.buffered_chars == before
-    core.flush()
-    spoken = " ".join(e.text for e in _run_all(core) if isinstance(e, SentenceStarted))
-    assert spoken == "Forty characters of text in this buffer"
+    core.flush(0.0)
+    assert _texts(_run_all(core)) == ["Forty characters of text in this buffer"]
 
 
-@pytest.mark.parametrize("speed", [0.0, 0.1, 5, float("nan"), float("inf"), "1", True])
+def test_compute_budget_counts_speed_per_message_and_per_session():
+    core = _core(max_request_audio_s=60.0)
+    text = "word " * 160  # about 53 s of audio at speed 1
+    assert core.send_text(text, 0.0) == []
+    core.cancel(0.0)
+    refused = core.synthesize(text, 0.0, speed=0.25, request_id="slow")
+    assert refused[0].code == ErrorCode.BUDGET_EXCEEDED and refused[0].request_id == "slow"
+    assert "speed 0.25" in refused[0].message
+    session = _core(max_session_audio_s=0.25)
+    session.send_text("One sentence long enough to say. Two sentences long enough to say. Three more here.", 0.0)
+    session.flush(0.0)
+    events = _run_all(session)
+    fatal = [e for e in events if isinstance(e, Error) and e.fatal]
+    assert fatal and fatal[0].code == ErrorCode.BUDGET_EXCEEDED
+    assert isinstance(events[-1], Closed) and session.closed
+
+
+@pytest.mark.parametrize("speed", [0.0, 0.1, 5, float("nan"), float("inf"), "1", True, 10**400])
 def test_speed_out_of_range_is_an_error_and_keeps_the_old_speed(speed):
     core = _core()
     events = core.configure(speed=speed)
     assert events[0].code == ErrorCode.BAD_SPEED
+    assert len(events[0].message) < 120
     assert core.config.speed == 1.0
+
+
+@pytest.mark.parametrize("delay", [-1, 30_001, float("nan"), "5", True, 10**400])
+def test_buffer_delay_out_of_range_is_an_error_and_keeps_the_old_delay(delay):
+    core = _core()
+    assert core.configure(max_buffer_delay_ms=delay)[0].code == ErrorCode.BAD_MESSAGE
+    assert core.config.max_buffer_delay_ms == 1000
 
 
 def test_configure_applies_to_sentences_released_afterwards():
     core = _core()
-    core.send_text("Spoken with the first voice. ")
+    core.send_text("Spoken with the first voice. ", 0.0)
     core.configure(voice="am_adam", speed=1.5)
-    core.send_text("Spoken with the second voice.")
-    core.flush()
+    core.send_text("Spoken with the second voice.", 0.0)
+    core.flush(0.0)
     jobs = []
-    while (handed := core.next_job()) is not None:
+    while (handed := core.next_job(0.0)) is not None:
         jobs.append(handed[0])
         core.job_done(handed[0], b"", 0.0)
     assert jobs[-1].voice == "am_adam" and jobs[-1].speed == 1.5
@@ -159,8 +222,173 @@ def test_configure_applies_to_sentences_released_afterwards():
 
 def test_abort_closes_immediately_and_drops_work():
     core = _core()
-    core.send_text("Some text that will never be spoken. More of it.")
-    job, _ = core.next_job()
-    assert core.abort("peer gone") == [Closed("peer gone")]
+    core.send_text("Some text that will never be spoken. More of it.", 0.0)
+    job, _ = core.next_job(0.0)
+    assert core.abort("peer gone", 0.0) == [Closed("peer gone")]
     assert core.job_done(job, b"\x00\x00", 0.1) == []
-    assert core.next_job() is None
+    assert core.next_job(0.0) is None
+
+
+# ---- release on quiet ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I will turn off the lights. ",
+        "I will turn off the lights.",  # LLM tokens carry the space with the next word
+        "Sure. ",
+        "Okay!",
+        "Really? ",
+        "Wait… ",
+        "我来把灯关掉。",
+        "好的！",
+        "Done.\n",
+    ],
+)
+def test_a_finished_sentence_is_released_a_quarter_second_after_its_end_with_no_more_text(text):
+    core = _core()
+    core.send_text(text, 10.0)
+    assert core.next_job(10.0) is None  # held: the chunker cannot yet be sure
+    assert core.next_deadline() == pytest.approx(10.25)
+    assert core.timer(10.2) == [] and core.next_job(10.2) is None
+    core.timer(10.25)
+    job, _events = core.next_job(10.25)
+    assert job.text == text.strip() and job.first_of_utterance
+    assert core.next_deadline() is None
+
+
+def test_text_without_a_sentence_end_waits_the_buffer_delay_after_the_last_fragment():
+    core = _core(max_buffer_delay_ms=800)
+    core.send_text("Let me check", 0.0)
+    core.send_text(" the", 0.5)
+    assert core.next_deadline() == pytest.approx(1.3)
+    core.timer(1.29)
+    assert core.next_job(1.29) is None
+    core.timer(1.3)
+    job, _ = core.next_job(1.3)
+    assert job.text == "Let me check the"
+
+
+def test_the_rest_of_a_forced_early_cut_goes_out_at_its_end_not_glued_to_the_next_sentence():
+    core = _core()
+    core.send_text("Let me check the current thermostat settings in the living room for you. ", 0.0)
+    first, _ = core.next_job(0.0)
+    assert first.text.startswith("Let me check") and not first.text.endswith("you.")
+    core.job_done(first, b"", 0.0)
+    assert core.next_job(0.1) is None
+    core.timer(0.25)
+    rest, _ = core.next_job(0.25)
+    assert " ".join([first.text, rest.text]).split() == (
+        "Let me check the current thermostat settings in the living room for you.".split()
+    )
+
+
+def test_a_short_sentence_is_not_kept_for_a_next_sentence_that_is_still_arriving():
+    core = _core()
+    core.send_text("Sure. ", 0.0)
+    for i, token in enumerate("I will turn off the lights in the kitchen now".split()):
+        core.send_text(token + " ", 0.05 * (i + 1))  # a steady stream: never quiet for 250 ms
+        core.timer(0.05 * (i + 1))
+    job, _ = core.next_job(0.5)
+    assert job.text == "Sure."
+
+
+def test_short_sentences_in_hand_together_still_merge():
+    core = _core()
+    core.synthesize("Ok. Let me look at that for you right away.", 0.0, request_id="r")
+    events = _run_all(core)
+    assert _texts(events) == ["Ok. Let me look at that for you right away."]
+
+
+def test_zero_buffer_delay_releases_whatever_is_held_at_each_message():
+    core = _core(max_buffer_delay_ms=0)
+    core.send_text("Hello there", 0.0)
+    job, _ = core.next_job(0.0)
+    assert job.text == "Hello there"
+
+
+# ---- whole requests -------------------------------------------------------------------------------------
+
+
+def test_a_whole_request_is_framed_and_speaks_held_streamed_text_first_in_the_session_voice():
+    core = _core()
+    core.send_text("Streamed words still held", 0.0)
+    events = core.synthesize("Hello there. Bye now, see you.", 1.0, voice="am_adam", speed=1.2, request_id="r1")
+    assert events == []
+    events = _run_all(core, 2.0)
+    assert isinstance(events[0], SentenceStarted) and events[0].text == "Streamed words still held"
+    start = next(i for i, e in enumerate(events) if isinstance(e, RequestStarted))
+    assert events[start] == RequestStarted("r1")
+    finished = events[-1]
+    assert isinstance(finished, RequestFinished) and finished.request_id == "r1" and not finished.cancelled
+    assert finished.audio_s == pytest.approx(0.1 * len(_texts(events[start:])))
+    assert finished.elapsed_s == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "code"),
+    [({"text": "   "}, ErrorCode.EMPTY_TEXT), ({"text": "Hi.", "speed": 9}, ErrorCode.BAD_SPEED)],
+)
+def test_a_bad_whole_request_is_refused_with_its_request_id(kwargs, code):
+    core = _core()
+    text = kwargs.pop("text")
+    events = core.synthesize(text, 0.0, request_id="bad", **kwargs)
+    assert events[0].code == code and events[0].request_id == "bad"
+    assert not core.has_work
+
+
+# ---- backpressure, fairness, shutdown -------------------------------------------------------------------
+
+
+def test_synthesis_waits_while_the_listener_is_the_limit_behind_and_resumes_as_audio_is_taken():
+    core = _core(max_audio_ahead_s=0.25)
+    core.send_text("First sentence of this reply. Second sentence of this reply. Third sentence here. ", 0.0)
+    core.send_text("And the fourth sentence waits.", 0.0)
+    core.flush(0.0)
+    for _ in range(3):
+        job, _ = core.next_job(0.0)
+        core.job_done(job, PCM_100MS, 0.1)
+    assert core.audio_ahead_s == pytest.approx(0.3)
+    assert core.throttled and core.next_job(0.0) is None and not core.synthesizing
+    core.audio_consumed(0.1)
+    assert core.next_job(0.0) is not None
+
+
+def test_a_long_sentence_is_split_at_a_clause_when_others_wait_and_its_request_waits_for_both_parts():
+    sentence = (
+        "When the storm finally passed over the valley late in the evening, the farmers walked out to their "
+        "fields, counted the broken fences, and started to plan the long repairs of the coming week."
+    )
+    text = "Here is the news for tonight. " + sentence
+    core = _core()
+    core.synthesize(text, 0.0, request_id="r")
+    opening, _ = core.next_job(0.0)
+    core.job_done(opening, PCM_100MS, 0.1)
+    first, _ = core.next_job(0.0, split_above_phonemes=100)
+    assert first.text.endswith(",") and len(first.text) < len(sentence)
+    assert core.job_done(first, PCM_100MS, 0.1)[-1] == SentenceFinished(first.seq, 0.1)
+    events = _run_all(core)
+    assert isinstance(events[-1], RequestFinished)
+    assert " ".join([opening.text, first.text, *_texts(events)]).split() == text.split()
+    whole = _core()
+    whole.synthesize(text, 0.0)
+    opening, _ = whole.next_job(0.0)
+    whole.job_done(opening, b"", 0.0)
+    job, _ = whole.next_job(0.0)
+    assert job.text == sentence  # nobody waiting: no seam
+
+
+def test_wind_down_lets_the_sentence_in_flight_finish_then_cancels_the_rest_and_closes():
+    core = _core()
+    core.send_text("A sentence being spoken at shutdown. Another one queued behind it. ", 0.0)
+    core.flush(0.0, "turn")
+    job, _ = core.next_job(0.0)
+    assert core.wind_down(1.0) == []
+    assert core.next_job(1.0) is None
+    events = core.job_done(job, PCM_100MS, 0.1, now=2.0)
+    kinds = [type(e) for e in events]
+    assert kinds == [Audio, SentenceFinished, Flushed, Cancelled, Closed]
+    assert events[2].cancelled and events[-1] == Closed(SHUTDOWN_REASON)
+    idle = _core()
+    assert idle.wind_down(0.0) == [Closed(SHUTDOWN_REASON)]

@@ -1,0 +1,121 @@
+"""Limits below the application: uvicorn's own HTTP/1.1 (h11) and WebSocket protocols, with the timeouts a server
+on an open network needs and uvicorn does not apply on its own.
+
+- **Header timeout.** A connection must complete its request headers within ``header_timeout_s`` (on a fresh
+  connection and between keep-alive requests); otherwise it is aborted. Slow-header ("slowloris") connections no
+  longer hold sockets open. The token is checked after the headers, so this guard needs none.
+- **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
+- **Connection cap.** Beyond ``max_connections`` open connections, a new one is aborted at once.
+- **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
+  (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
+  slot is freed. The same for a WebSocket whose keepalive ping went unanswered.
+
+The classes are made per server (``guarded_protocols``) so each carries its settings; uvicorn instantiates them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.utils import ClientDisconnected
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+from endpoint.settings import ServerSettings
+
+log = logging.getLogger(__name__)
+
+
+class TimedFlowControl(FlowControl):
+    """uvicorn's write flow control, but a drain that waits too long aborts the transport."""
+
+    def __init__(self, transport: asyncio.Transport, send_timeout_s: float) -> None:
+        super().__init__(transport)
+        self._send_timeout_s = send_timeout_s
+
+    async def drain(self) -> None:
+        try:
+            async with asyncio.timeout(self._send_timeout_s):
+                await self._is_writable_event.wait()
+        except TimeoutError:
+            log.info("a client stopped reading for %.0f s; connection aborted", self._send_timeout_s)
+            self._transport.abort()
+            self.resume_writing()
+
+
+class GuardedH11Protocol(H11Protocol):
+    settings: ServerSettings
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.flow = TimedFlowControl(transport, self.settings.send_timeout_s)
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._timed_cycle: object | None = None
+        """The request cycle that was current when the timer was armed: a new one means a head arrived."""
+        if len(self.connections) > self.settings.max_connections:
+            log.warning("over %d open connections; refusing one", self.settings.max_connections)
+            transport.abort()
+            return
+        self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not self._timed_cycle:
+            self._cancel_header_timer()  # a new request's head is complete
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_timer()  # the next request's head must come in time too
+
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        self._cancel_header_timer()
+        super().handle_websocket_upgrade(event)
+
+    def _arm_header_timer(self) -> None:
+        self._cancel_header_timer()
+        self._timed_cycle = self.cycle
+        self._header_timer = self.loop.call_later(self.settings.header_timeout_s, self._header_timeout)
+
+    def _cancel_header_timer(self) -> None:
+        timer = getattr(self, "_header_timer", None)
+        if timer is not None:
+            timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout(self) -> None:
+        self._header_timer = None
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.abort()
+
+
+class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
+    settings: ServerSettings
+
+    async def send(self, message: Any) -> None:
+        if not self.writable.is_set():
+            try:
+                async with asyncio.timeout(self.settings.send_timeout_s):
+                    await self.writable.wait()
+            except TimeoutError:
+                log.info("a WebSocket client stopped reading for %.0f s; aborted", self.settings.send_timeout_s)
+                self.transport.abort()
+                raise ClientDisconnected() from None
+        await super().send(message)
+
+    def keepalive_timeout(self) -> None:
+        super().keepalive_timeout()
+        self.transport.abort()  # close() alone waits for unsent data the client will never read
+
+
+def guarded_protocols(settings: ServerSettings) -> tuple[type[GuardedH11Protocol], type[GuardedWebSocketProtocol]]:
+    http = type("VoicedeskHttpProtocol", (GuardedH11Protocol,), {"settings": settings})
+    ws = type("VoicedeskWebSocketProtocol", (GuardedWebSocketProtocol,), {"settings": settings})
+    return http, ws

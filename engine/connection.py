@@ -1,0 +1,291 @@
+"""One server-side connection of the bidirectional protocol, sans I/O: frames in, frames and a close out.
+
+``ServerConnection`` is to the WebSocket handler what python-websockets' ``ServerProtocol`` is to its asyncio
+wrapper. It owns the session core and the codec and decides everything a connection means: which frames go out
+and in what order, how much audio may wait in the send queue, when the client counts as idle, when a flooding
+client is throttled and then closed, how a shutdown winds the session down, and which close code ends it. The
+adapter (``endpoint.bidi``) only moves bytes, keeps the clock, checks voices off the event loop, runs the
+session's jobs through ``engine.session_driver.SessionDriver`` and applies a timeout to every send.
+
+Inputs return the session events they cause; the adapter hands them to the driver (``driver.apply``), whose emit
+callback brings them back through ``session_events`` into the send queue, so every event takes one path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from engine.errors import ErrorCode
+from engine.events import Audio, Cancelled, Closed, Error, Event, WordTiming
+from engine.protocol import (
+    DEFAULT_MAX_FRAME_BYTES,
+    Cancel,
+    Close,
+    Command,
+    Configure,
+    Flush,
+    Frame,
+    ProtocolError,
+    SendText,
+    ServerProtocol,
+    SynthesizeRequest,
+)
+from engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
+
+WS_NORMAL = 1000
+WS_GOING_AWAY = 1001
+WS_POLICY_VIOLATION = 1008
+WS_TRY_AGAIN_LATER = 1013
+
+IDLE_REASON = "idle_timeout"
+ABUSE_REASON = "rate_limited"
+
+_CLOSE_CODES = {
+    "closed": WS_NORMAL,
+    IDLE_REASON: WS_NORMAL,
+    SHUTDOWN_REASON: WS_GOING_AWAY,
+    ABUSE_REASON: WS_POLICY_VIOLATION,
+    "budget_exceeded": WS_POLICY_VIOLATION,
+}
+
+INVALID_FRAME_COST = 10
+"""A frame that cannot be understood costs this many frames of the rate limit: junk floods run dry fast."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    """Largest request frame decoded; bigger ones get ``frame_too_large``."""
+    idle_timeout_s: float = 300.0
+    """A client that neither sends a valid command nor takes audio for this long, while the server owes it
+    nothing, is closed (``idle_timeout``)."""
+    frames_per_s: float = 100.0
+    """Sustained client frames per second (a token bucket)."""
+    frame_burst: int = 400
+    """Frames a client may send at once above the sustained rate."""
+    abuse_after_s: float = 10.0
+    """A client over the rate limit for this long is closed with 1008."""
+
+
+@dataclass(slots=True)
+class _OutFrame:
+    data: Frame
+    audio_s: float = 0.0
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceCheck:
+    """A command whose voice must be checked (off the event loop) before ``execute`` runs it."""
+
+    command: SynthesizeRequest | Configure
+    voice: str
+
+
+class ServerConnection:
+    def __init__(self, core: SessionCore, limits: ConnectionLimits, now: float) -> None:
+        self.core = core
+        self.limits = limits
+        self.codec = ServerProtocol(limits.max_frame_bytes)
+        self._out: deque[_OutFrame] = deque()
+        self._close: tuple[int, str] | None = None
+        self._closing = False
+        self._last_progress = now
+        self._tokens = float(limits.frame_burst)
+        self._tokens_at = now
+        self._over_limit_since: float | None = None
+        self._rate_error_at: float | None = None
+        self.bad_frames = 0
+        """Frames that could not be understood (the adapter logs their count, not each one)."""
+        self.dropped_frames = 0
+        """Frames dropped by the rate limit."""
+
+    # ---- client → server ----------------------------------------------------------------------------
+
+    def receive_frame(self, frame: Frame, now: float) -> tuple[list[Event], VoiceCheck | None]:
+        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command."""
+        if self._closing:
+            return [], None
+        if not self._take_tokens(1, now):
+            return self._throttled(now), None
+        try:
+            command = self.codec.receive(frame)
+        except ProtocolError as exc:
+            self.bad_frames += 1
+            self._take_tokens(INVALID_FRAME_COST - 1, now)
+            return [exc.to_event()], None
+        self._last_progress = now
+        if isinstance(command, SynthesizeRequest | Configure) and command.voice is not None:
+            return [], VoiceCheck(command, command.voice)
+        return self.execute(command, now), None
+
+    def execute(
+        self, command: Command, now: float, voice: str | None = None, voice_error: Error | None = None
+    ) -> list[Event]:
+        """Runs a decoded command; ``voice``/``voice_error`` is the outcome of its ``VoiceCheck``, if it had one."""
+        if self._closing:
+            return []
+        core = self.core
+        if voice_error is not None:
+            request_id = command.request_id if isinstance(command, SynthesizeRequest) else None
+            return [Error(voice_error.code, voice_error.message, request_id=request_id)]
+        match command:
+            case SynthesizeRequest(text, _voice, speed, request_id):
+                return core.synthesize(text, now, voice, speed, request_id)
+            case SendText(text):
+                return core.send_text(text, now)
+            case Flush(request_id):
+                return core.flush(now, request_id)
+            case Cancel():
+                events = core.cancel(now)
+                self._discard_stale(events)
+                return events
+            case Configure(_voice, speed, delay):
+                return core.configure(voice, speed, delay)
+            case Close():
+                return core.close(now)
+        return []
+
+    # ---- session → client ---------------------------------------------------------------------------
+
+    def session_events(self, events: list[Event]) -> None:
+        """Events from the session (via the driver's emit) become frames in the send queue."""
+        for event in events:
+            if self._close is not None:
+                return
+            frames = self.codec.send(event)
+            if isinstance(event, Audio):
+                self._out.extend(_OutFrame(f, event.duration_s, event.seq) for f in frames)
+            else:
+                self._out.extend(_OutFrame(f) for f in frames)
+            if isinstance(event, Closed):
+                self._closing = True
+                self._close = (_CLOSE_CODES.get(event.reason, WS_NORMAL), event.reason)
+
+    def next_frame(self, now: float) -> Frame | None:
+        """The next frame to send. Taking it counts as the client's progress and its audio as taken."""
+        if not self._out:
+            return None
+        out = self._out.popleft()
+        if out.audio_s:
+            self.core.audio_consumed(out.audio_s)
+            self._last_progress = now
+        return out.data
+
+    @property
+    def has_frames(self) -> bool:
+        return bool(self._out)
+
+    @property
+    def close_instruction(self) -> tuple[int, str] | None:
+        """(code, reason) to close the socket with, once every frame has been sent; None while open."""
+        return self._close if not self._out else None
+
+    # ---- time, shutdown, loss -----------------------------------------------------------------------
+
+    def next_deadline(self) -> float | None:
+        deadlines = [d for d in (self.core.next_deadline(), self._idle_deadline()) if d is not None]
+        return min(deadlines) if deadlines else None
+
+    def timer(self, now: float) -> list[Event]:
+        idle = self._idle_deadline()
+        if idle is not None and now >= idle:
+            seconds = self.limits.idle_timeout_s
+            error = Error(
+                ErrorCode.IDLE_TIMEOUT,
+                f"Nothing was sent and no audio was taken for {seconds:g} s, so the session was closed; open a new "
+                "one (or send something within that time to keep it open).",
+                fatal=True,
+            )
+            return [error, *self.core.abort(IDLE_REASON, now)]
+        return self.core.timer(now)
+
+    def shutdown(self, now: float) -> list[Event]:
+        """Winds down for a server shutdown: the sentence being synthesized finishes, the rest is cancelled, then
+        ``closed`` (1001)."""
+        if self._closing:
+            return []
+        return self.core.wind_down(now)
+
+    def peer_gone(self, now: float) -> list[Event]:
+        """The client disconnected: drop everything at once."""
+        self._out.clear()
+        return self.core.abort("aborted", now)
+
+    # ---- the driver's view of the session (SessionDriver calls these) --------------------------------
+
+    def next_job(self, now: float, split_above_phonemes: int | None = None):  # type: ignore[no-untyped-def]
+        return self.core.next_job(now, split_above_phonemes)
+
+    def job_done(
+        self,
+        job: SynthesisJob,
+        pcm: bytes,
+        duration_s: float,
+        words: tuple[WordTiming, ...] = (),
+        synthesis_s: float = 0.0,
+        now: float = 0.0,
+    ) -> list[Event]:
+        return self.core.job_done(job, pcm, duration_s, words, synthesis_s, now)
+
+    def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str, now: float = 0.0) -> list[Event]:
+        return self.core.job_failed(job, code, message, now)
+
+    def is_current(self, job: SynthesisJob) -> bool:
+        return self.core.is_current(job)
+
+    def abort(self, reason: str, now: float = 0.0) -> list[Event]:
+        return self.core.abort(reason, now)
+
+    # ---- internals ----------------------------------------------------------------------------------
+
+    def _idle_deadline(self) -> float | None:
+        if self._closing or self.core.synthesizing:
+            return None
+        return self._last_progress + self.limits.idle_timeout_s
+
+    def _discard_stale(self, events: list[Event]) -> None:
+        """Unsent audio of a cancelled utterance is dropped from the send queue: barge-in is heard at once."""
+        for event in events:
+            if isinstance(event, Cancelled):
+                kept = deque(f for f in self._out if not (f.audio_s and f.seq is not None and f.seq <= event.last_seq))
+                dropped = sum(f.audio_s for f in self._out) - sum(f.audio_s for f in kept)
+                self._out = kept
+                self.core.audio_consumed(dropped)
+
+    def _take_tokens(self, cost: float, now: float) -> bool:
+        limits = self.limits
+        self._tokens = min(limits.frame_burst, self._tokens + (now - self._tokens_at) * limits.frames_per_s)
+        self._tokens_at = now
+        if self._tokens >= cost:
+            self._tokens -= cost
+            if self._tokens >= limits.frame_burst / 2:
+                self._over_limit_since = None
+            return True
+        self._tokens = max(0.0, self._tokens - cost)
+        return False
+
+    def _throttled(self, now: float) -> list[Event]:
+        self.dropped_frames += 1
+        limits = self.limits
+        if self._over_limit_since is None:
+            self._over_limit_since = now
+        if now - self._over_limit_since >= limits.abuse_after_s:
+            error = Error(
+                ErrorCode.RATE_LIMITED,
+                f"This connection kept sending more than {limits.frames_per_s:g} frames per second for "
+                f"{limits.abuse_after_s:g} s, so it was closed. Send text in larger pieces.",
+                fatal=True,
+            )
+            return [error, *self.core.abort(ABUSE_REASON, now)]
+        if self._rate_error_at is not None and now - self._rate_error_at < 1.0:
+            return []
+        self._rate_error_at = now
+        return [
+            Error(
+                ErrorCode.RATE_LIMITED,
+                f"Too many frames: the limit is {limits.frames_per_s:g} per second (bursts of {limits.frame_burst}); "
+                "frames over it are dropped unanswered. Send text in larger pieces.",
+            )
+        ]

@@ -1,0 +1,177 @@
+"""Drives one ``SessionCore`` on asyncio: its sentences on the shared scheduler's worker, its timers on the loop.
+
+The core decides what to synthesize and when held text is due; this adapter only keeps the clock, runs the jobs
+and hands every event the core emits to ``emit`` (the in-process session's event stream, or the server
+connection's frame queue). Whoever owns the driver calls ``apply`` with the events of each input it gives the core,
+so the driver can start the next job and re-arm the release timer afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.audio import float_to_pcm16
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import Closed, Event, WordTiming
+from engine.scheduler import SchedulerClosed, SynthesisScheduler
+from engine.seams import shape_sentence
+from engine.session import SessionCore, SynthesisJob
+from engine.synthesis import Synthesizer
+
+log = logging.getLogger(__name__)
+
+SPLIT_ABOVE_PHONEMES = 100
+"""While other sessions wait for the model, sentences longer than this are synthesized a clause at a time: about
+the size of an early first fragment, so a newcomer waits at most about as long as its own first call takes."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedSentence:
+    pcm: bytes
+    duration_s: float
+    words: tuple[WordTiming, ...]
+    synthesis_s: float
+
+
+def render_sentence(
+    synthesizer: Synthesizer, job: SynthesisJob, should_stop: Callable[[], bool] | None = None
+) -> RenderedSentence:
+    """Synthesize one sentence and shape its edges for a seamless join. Runs on the worker thread."""
+    started = time.perf_counter()
+    result = synthesizer.synthesize(job.text, job.voice, job.speed, should_stop)
+    shaped = shape_sentence(result.audio, job.text, result.words)
+    pcm = float_to_pcm16(shaped.audio)
+    return RenderedSentence(pcm, shaped.duration_s, shaped.words, time.perf_counter() - started)
+
+
+class SessionDriver:
+    def __init__(
+        self,
+        core: SessionCore,
+        synthesizer: Synthesizer,
+        scheduler: SynthesisScheduler,
+        session_id: str,
+        emit: Callable[[list[Event]], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.core = core
+        self.session_id = session_id
+        self._synthesizer = synthesizer
+        self._scheduler = scheduler
+        self._emit = emit
+        self.clock = clock
+        self._in_flight: asyncio.Future[RenderedSentence] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_deadline: float | None = None
+        self._utterance_t0: float | None = None
+        self._stopped = False
+
+    def apply(self, events: list[Event]) -> None:
+        """Emits the events of an input just given to the core, then starts due work and re-arms the timer."""
+        self._emit(events)
+        if any(isinstance(event, Closed) for event in events):
+            self.stop()
+            return
+        self.pump()
+
+    def interrupt(self) -> None:
+        """Drops this session's queued jobs and stops its running one (call before ``core.cancel``/``abort``)."""
+        self._scheduler.cancel_session(self.session_id)
+        self._in_flight = None
+        self._utterance_t0 = None
+
+    def stop(self) -> None:
+        """No more jobs or timers (the session ended)."""
+        self._stopped = True
+        self.interrupt()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_deadline = None
+
+    def pump(self) -> None:
+        if self._stopped:
+            return
+        if self._in_flight is None:
+            self._start_next()
+        self._arm_timer()
+
+    # ---- internals ---------------------------------------------------------------------------------
+
+    def _start_next(self) -> None:
+        now = self.clock()
+        split = SPLIT_ABOVE_PHONEMES if self._scheduler.others_waiting(self.session_id) else None
+        handed = self.core.next_job(now, split_above_phonemes=split)
+        if handed is None:
+            return
+        job, events = handed
+        self._emit(events)
+        if job.first_of_utterance or self._utterance_t0 is None:
+            self._utterance_t0 = None
+            deadline = now
+        else:
+            deadline = self._utterance_t0 + job.audio_before_s
+        synthesizer = self._synthesizer
+        interrupt = threading.Event()
+        try:
+            future = self._scheduler.submit(
+                self.session_id,
+                lambda: render_sentence(synthesizer, job, interrupt.is_set),
+                urgent=job.first_of_utterance,
+                deadline=deadline,
+                interrupt=interrupt,
+            )
+        except SchedulerClosed:
+            self.apply(self.core.abort("shutting down", now))
+            return
+        self._in_flight = future
+        future.add_done_callback(lambda f: self._on_rendered(job, f))
+
+    def _on_rendered(self, job: SynthesisJob, future: asyncio.Future[RenderedSentence]) -> None:
+        if future is self._in_flight:
+            self._in_flight = None
+        if self._stopped:
+            return
+        now = self.clock()
+        if future.cancelled() or not self.core.is_current(job):
+            self.pump()
+            return
+        exc = future.exception()
+        if exc is None:
+            rendered = future.result()
+            if job.first_of_utterance or self._utterance_t0 is None:
+                self._utterance_t0 = now - job.audio_before_s
+            events = self.core.job_done(
+                job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s, now
+            )
+        elif isinstance(exc, VoicedeskError):
+            events = self.core.job_failed(job, exc.code, exc.message, now)
+        else:
+            log.error("synthesis of sentence %d failed", job.seq, exc_info=exc)
+            message = f"Synthesis of this sentence failed ({type(exc).__name__}); it was skipped."
+            events = self.core.job_failed(job, ErrorCode.SYNTHESIS_FAILED, message, now)
+        self.apply(events)
+
+    def _arm_timer(self) -> None:
+        deadline = self.core.next_deadline()
+        if deadline == self._timer_deadline:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_deadline = deadline
+        if deadline is not None:
+            delay = max(0.0, deadline - self.clock())
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_deadline = None
+        if self._stopped:
+            return
+        self.apply(self.core.timer(self.clock()))
