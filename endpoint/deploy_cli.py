@@ -1,4 +1,5 @@
-"""``voicedesk deploy``: create or update the SageMaker endpoint; ``deploy status | destroy | image``.
+"""``voicedesk deploy``: create or update the SageMaker endpoint (a fixed size, or autoscaling on open sessions);
+``deploy status | destroy | image``.
 
 Registration is import-light (argparse only); boto3 loads when a command runs.
 """
@@ -44,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parents=[_common(suppress=False)],
         help="deploy the endpoint container to SageMaker (or: deploy status|destroy|image)",
         description="Create or update a SageMaker real-time endpoint running the voicedesk container: a new model "
-        "and endpoint config each time, then create_endpoint or update_endpoint, waiting until InService.",
+        "and endpoint config each time, then create_endpoint or update_endpoint, waiting until InService; with "
+        "--max-instances, Application Auto Scaling then keeps --target-sessions open sessions per instance.",
         epilog=ROLE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,13 +63,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "SageMaker's default",
     )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="container environment")
-    parser.add_argument("--model-data", help="s3:// URL of a model.tar.gz with the weights (else baked into the image)")
+    parser.add_argument(
+        "--model-data",
+        help="s3:// URL of a model.tar.gz with the weights (else baked into the image); the execution role "
+        "reads s3://BUCKET/voicedesk/* only",
+    )
     parser.add_argument("--startup-timeout", type=int, default=600, help="seconds for model load before /ping (600)")
     size = parser.add_argument_group(
         "capacity",
         "A fixed --instance-count, or autoscaling between --min-instances and --max-instances on open sessions "
         "per instance (SageMaker's ConcurrentRequestsPerModel). Measure what one instance carries with "
-        "`voicedesk bench` and pass it as --target-sessions.",
+        "`voicedesk bench` and pass about 70 % of it as --target-sessions (docs/remote.md).",
     )
     size.add_argument("--instance-count", type=int, default=None, help="a fixed number of instances (default 1)")
     size.add_argument("--min-instances", type=int, default=None, help="autoscaling: the fewest instances (default 1)")
