@@ -155,3 +155,25 @@ def test_deploys_in_the_same_second_get_distinct_names() -> None:
 
     assert new_stamp(1_764_000_000.100) != new_stamp(1_764_000_000.900)
     assert new_stamp(1_764_000_000.100) == "20251124-160000-100"
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "ami", "expected"),
+    [
+        ("ml.g5.xlarge", "auto", "al2023-ami-sagemaker-inference-gpu-4-1"),
+        ("ml.g6e.2xlarge", "auto", "al2023-ami-sagemaker-inference-gpu-4-1"),
+        ("ml.p5.48xlarge", "auto", "al2023-ami-sagemaker-inference-gpu-4-1"),
+        ("ml.c5.2xlarge", "auto", None),
+        ("ml.g5.xlarge", None, None),
+        ("ml.g5.xlarge", "al2-ami-sagemaker-inference-gpu-3-1", "al2-ami-sagemaker-inference-gpu-3-1"),
+    ],
+)
+def test_the_plan_asks_gpu_variants_for_the_driver_the_image_needs(instance_type, ami, expected) -> None:
+    settings = DeploySettings("voicedesk", IMAGE, ROLE, instance_type=instance_type, inference_ami=ami)
+    variant = plan_deploy(settings, None, "20260101-000000-000")[1].params["ProductionVariants"][0]
+    assert variant.get("InferenceAmiVersion") == expected
+
+
+def test_inference_ami_none_on_the_command_line(aws: boto3.Session, capsys) -> None:
+    assert main(deploy_args("--dry-run", "--inference-ami", "none")) == 0
+    assert "InferenceAmiVersion" not in capsys.readouterr().out
