@@ -4,10 +4,18 @@ SageMaker unpacks the model's ``ModelDataUrl`` tarball into ``/opt/ml/model`` (r
 
 - a Hugging Face hub cache (``models--hexgrad--Kokoro-82M/...`` at the top): read in place (``HF_HUB_CACHE``);
 - an ``HF_HOME`` (``hub/models--hexgrad--Kokoro-82M/...``): read in place (``HF_HOME``);
-- a flat folder like the hub repository (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``, optionally
-  spaCy's wheel): checked and imported into the image's writable cache, exactly as ``voicedesk models import``.
+- a flat folder like the hub repository (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``): checked and
+  imported into the image's writable cache, as ``voicedesk models import`` does.
 
 With none of these, the weights baked into the image at build time are used.
+
+Model data is data, never code. Whoever can write the S3 object can put anything in it, and a wheel is code
+(``voicedesk models import`` on a desktop unpacks spaCy's onto ``sys.path``). The container therefore never
+imports, unpacks or puts on ``sys.path`` anything from model data: the G2P's spaCy pipeline is pip-installed in
+the image from the hash-locked requirements, a wheel (or any other code) found in model data is logged and
+ignored, and the image's data folder, where ``voicedesk models import`` would unpack a pipeline, is read-only
+for the server's user. Checkpoints and voice packs are read with ``torch.load(weights_only=True)``, which
+refuses pickled code.
 """
 
 from __future__ import annotations
@@ -57,12 +65,41 @@ def configure_hub_cache(environ: MutableMapping[str, str] = os.environ) -> Layou
     return layout
 
 
+CODE_SUFFIXES = (".whl", ".py", ".pyc", ".so", ".egg")
+"""Files that are (or carry) code; model data needs none."""
+
+
+def code_files(folder: Path) -> list[Path]:
+    """What in the model data looks like code, to be ignored and reported."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(CODE_SUFFIXES))
+
+
 def prepare_model_dir(environ: MutableMapping[str, str] = os.environ, cache_dir: Path | None = None) -> None:
-    """Imports a flat model folder into the writable cache (blocking: run it in the model loader)."""
+    """Imports a flat model folder's Kokoro files into the writable cache (blocking: run it in the model
+    loader). Code in the model data is never imported: it is reported and left where it is."""
     folder = model_dir(environ)
+    for path in code_files(folder):
+        log.warning(
+            "ignoring %s in the model data: the container never loads code from model data (its spaCy pipeline "
+            "is installed in the image)",
+            path,
+        )
     if detect_layout(folder) != "flat":
         return
-    from engine.model_import import import_dir
+    from engine.errors import WeightsMissingError
+    from engine.model_import import find_importable, validate, write_to_cache
+    from engine.weights import REPO_ID, cached_file
 
+    plan = find_importable(folder)
+    plan.spacy_wheel = None
+    if not plan.kokoro:
+        return
     log.info("importing the model files in %s into the Hugging Face cache", folder)
-    import_dir(folder, cache_dir=cache_dir, report=log.info)
+    validate(plan)
+    write_to_cache(plan.kokoro, REPO_ID, cache_dir)
+    for repo_path in plan.kokoro:
+        if cached_file(repo_path, REPO_ID, cache_dir) is None:
+            raise WeightsMissingError(f"Imported {repo_path}, but the Hugging Face cache does not see it.")
+        log.info("imported %s/%s", REPO_ID, repo_path)

@@ -1,100 +1,21 @@
 """`voicedesk deploy` against moto running as a real HTTP server on 127.0.0.1 (boto3 unpatched, real HTTP).
 
-moto 5.2 lags the service in two ways that matter here, so the fixture brings its fake SageMaker (the server
-side, never boto3 or our code) up to date: it adds UpdateEndpoint (the endpoint switches to the new config)
-and accepts the GPU instance families newer than its enum list (ml.g5, ml.g6, ml.g6e).
+moto lags SageMaker in ways that matter here; ``tests/remote/moto_sagemaker.py`` brings its fake services
+(the server side, never boto3 or our code) up to date. Autoscaling has its own file, test_autoscaling.py.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from pathlib import Path
-
 import boto3
-import httpx
 import pytest
 
 from app.cli import main
 from endpoint.deploy import Deployer, DeploySettings, plan_deploy, resource_name
+from tests.remote import moto_sagemaker
 from tests.remote.conftest import REGION
+from tests.remote.moto_sagemaker import IMAGE, ROLE, deploy_args, moto_endpoint
 
-REPO = Path(__file__).resolve().parents[2]
-ROLE = "arn:aws:iam::123456789012:role/voicedesk-sagemaker"
-IMAGE = f"123456789012.dkr.ecr.{REGION}.amazonaws.com/voicedesk:v1"
-
-
-def _bring_moto_up_to_date() -> None:
-    from moto.core.responses import ActionResult
-    from moto.sagemaker.models import FakeEndpointConfig
-    from moto.sagemaker.responses import SageMakerResponse
-
-    if hasattr(SageMakerResponse, "update_endpoint"):
-        return
-    original_validate = FakeEndpointConfig.validate_instance_type
-
-    def validate_instance_type(self: FakeEndpointConfig, instance_type: str) -> None:
-        if not instance_type.startswith(("ml.g5.", "ml.g6.", "ml.g6e.")):
-            original_validate(self, instance_type)
-
-    def update_endpoint(self: SageMakerResponse) -> ActionResult:
-        endpoint = self.sagemaker_backend.endpoints[self._get_param("EndpointName")]
-        config_name = self._get_param("EndpointConfigName")
-        config = self.sagemaker_backend.describe_endpoint_config(config_name)
-        endpoint.endpoint_config_name = config_name
-        endpoint.production_variants = endpoint._process_production_variants(config["ProductionVariants"])
-        return ActionResult({"EndpointArn": endpoint.arn})
-
-    SageMakerResponse.update_endpoint = update_endpoint  # type: ignore[attr-defined]
-    FakeEndpointConfig.validate_instance_type = validate_instance_type  # type: ignore[method-assign]
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    _bring_moto_up_to_date()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def aws(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> boto3.Session:
-    """Every boto3 client (ours and the test's) goes to moto over HTTP; its state starts empty."""
-    httpx.post(f"{moto_url}/moto-api/reset", timeout=10).raise_for_status()
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)
-    session = boto3.Session(region_name=REGION)
-    ecr = session.client("ecr")
-    ecr.create_repository(repositoryName="voicedesk")
-    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json", "layers": []}
-    ecr.put_image(repositoryName="voicedesk", imageManifest=json.dumps(manifest), imageTag="v1")
-    return session
-
-
-def deploy_args(*extra: str) -> list[str]:
-    return [
-        "deploy",
-        "--name",
-        "voicedesk",
-        "--region",
-        REGION,
-        "--image",
-        IMAGE,
-        "--role",
-        ROLE,
-        "--poll",
-        "0",
-        *extra,
-    ]
-
-
-def _moto_endpoint(name: str):  # the fake service's record, to play SageMaker's own state changes
-    from moto.sagemaker.models import sagemaker_backends
-
-    return sagemaker_backends["123456789012"][REGION].endpoints[name]
+moto_url, aws = moto_sagemaker.moto_url, moto_sagemaker.aws  # fixtures
 
 
 def test_dry_run_prints_the_exact_calls_and_makes_none(aws: boto3.Session, capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,7 +106,7 @@ def test_missing_role_explains_how_to_create_one(aws: boto3.Session, capsys, mon
 
 def test_a_failed_endpoint_is_reported_and_not_updated(aws: boto3.Session, capsys) -> None:
     assert main(deploy_args()) == 0
-    record = _moto_endpoint("voicedesk")
+    record = moto_endpoint("voicedesk")
     record.endpoint_status, record.failure_reason = "Failed", "The primary container did not pass the ping check."
     capsys.readouterr()
     assert main(["deploy", "status", "--name", "voicedesk", "--region", REGION]) == 0
@@ -199,7 +120,7 @@ def test_waiting_reports_each_status_change(aws: boto3.Session) -> None:
     settings = DeploySettings("progress", IMAGE, ROLE)
     for call in plan_deploy(settings, None, "20260101-000000"):
         getattr(client, call.operation)(**call.params)
-    record = _moto_endpoint("progress")
+    record = moto_endpoint("progress")
     record.endpoint_status = "Creating"
     said: list[str] = []
 
@@ -221,25 +142,6 @@ def test_resource_names_fit_sagemakers_limit() -> None:
     assert len(name) == 63 and name.endswith("-20260101-000000")
 
 
-def test_iam_policies() -> None:
-    caller = json.loads((REPO / "packaging/iam/caller-policy.json").read_text())
-    actions = {a for s in caller["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
-    assert {
-        "sagemaker:InvokeEndpoint",
-        "sagemaker:InvokeEndpointWithResponseStream",
-        "sagemaker:InvokeEndpointWithBidirectionalStream",
-    } <= actions
-    trust = json.loads((REPO / "packaging/iam/execution-role-trust-policy.json").read_text())
-    assert trust["Statement"][0]["Principal"] == {"Service": "sagemaker.amazonaws.com"}
-    execution = json.loads((REPO / "packaging/iam/execution-role-policy.json").read_text())
-    granted = {
-        a for s in execution["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
-    }
-    assert {"ecr:BatchGetImage", "ecr:GetAuthorizationToken", "logs:PutLogEvents"} <= granted
-    deployer = json.loads((REPO / "packaging/iam/deployer-policy.json").read_text())
-    assert any(s["Action"] == "iam:PassRole" for s in deployer["Statement"])
-
-
 def test_a_rejected_deploy_leaves_nothing_behind(aws: boto3.Session, capsys) -> None:
     assert main([*deploy_args("--instance-type", "ml.bogus.xlarge")]) == 2
     captured = capsys.readouterr()
@@ -253,3 +155,25 @@ def test_deploys_in_the_same_second_get_distinct_names() -> None:
 
     assert new_stamp(1_764_000_000.100) != new_stamp(1_764_000_000.900)
     assert new_stamp(1_764_000_000.100) == "20251124-160000-100"
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "ami", "expected"),
+    [
+        ("ml.g5.xlarge", "auto", "al2023-ami-sagemaker-inference-gpu-4-1"),
+        ("ml.g6e.2xlarge", "auto", "al2023-ami-sagemaker-inference-gpu-4-1"),
+        ("ml.p5.48xlarge", "auto", "al2023-ami-sagemaker-inference-gpu-4-1"),
+        ("ml.c5.2xlarge", "auto", None),
+        ("ml.g5.xlarge", None, None),
+        ("ml.g5.xlarge", "al2-ami-sagemaker-inference-gpu-3-1", "al2-ami-sagemaker-inference-gpu-3-1"),
+    ],
+)
+def test_the_plan_asks_gpu_variants_for_the_driver_the_image_needs(instance_type, ami, expected) -> None:
+    settings = DeploySettings("voicedesk", IMAGE, ROLE, instance_type=instance_type, inference_ami=ami)
+    variant = plan_deploy(settings, None, "20260101-000000-000")[1].params["ProductionVariants"][0]
+    assert variant.get("InferenceAmiVersion") == expected
+
+
+def test_inference_ami_none_on_the_command_line(aws: boto3.Session, capsys) -> None:
+    assert main(deploy_args("--dry-run", "--inference-ami", "none")) == 0
+    assert "InferenceAmiVersion" not in capsys.readouterr().out
