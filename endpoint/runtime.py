@@ -190,6 +190,12 @@ class EndpointRuntime:
     def active_sessions(self) -> int:
         return len(self._leases)
 
+    @property
+    def queue_depth(self) -> int:
+        """Sentences waiting for the model, not counting the one it is on (a session queues one at a time):
+        the load signal behind ``queue_saturated``."""
+        return self.scheduler.pending
+
     def session_ids(self) -> set[str]:
         return {lease.session.id for lease in self._leases.values() if lease.session is not None}
 

@@ -20,6 +20,8 @@ class ErrorCode(StrEnum):
     FRAME_TOO_LARGE = "frame_too_large"
     BUFFER_FULL = "buffer_full"
     TOO_MANY_SESSIONS = "too_many_sessions"
+    QUEUE_SATURATED = "queue_saturated"
+    REQUEST_STALE = "request_stale"
     IDLE_TIMEOUT = "idle_timeout"
     NOT_READY = "not_ready"
     DEVICE_UNAVAILABLE = "device_unavailable"
