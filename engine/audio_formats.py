@@ -293,7 +293,8 @@ class CodecEncoder(_Base):
             self._stream.bit_rate = BIT_RATES[audio_format]
         self._av = av
         self._pts = 0
-        self._packets = 0
+        self._container.start_encoding()  # writes the container header now, so its size is known
+        self._header_left = len(self._file.data) if isinstance(self._file, _Sink) else 0
 
     def _mux(self, samples: np.ndarray | None) -> bytes:
         if samples is None:
@@ -310,9 +311,9 @@ class CodecEncoder(_Base):
             packets = []
         for packet in packets:
             self._container.mux(packet)
-            self._packets += 1
-        # Hold container headers back until audio follows them (a header alone would look like first audio).
-        if isinstance(self._file, _Sink) and self._packets:
+        # The container header waits until audio follows it (a header alone would look like first audio).
+        if isinstance(self._file, _Sink) and len(self._file.data) > self._header_left:
+            self._header_left = 0
             return self._file.take()
         return b""
 
