@@ -30,6 +30,10 @@ from engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
 
+SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
+"""Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays
+the first bytes by one slice's encoding, not a whole sentence's."""
+
 RETRY_AFTER_S = 5
 """What a saturated server tells clients to wait (the AWS sample's value)."""
 
@@ -120,6 +124,11 @@ class _Offload:
         self._inline = encoder.format in ("pcm", "wav") and encoder.sample_rate == SAMPLE_RATE
         self._running: asyncio.Future[bytes] | None = None
 
+    def slices(self, pcm: bytes) -> list[bytes]:
+        if self._inline:
+            return [pcm]
+        return [pcm[start : start + SLICE_BYTES] for start in range(0, len(pcm), SLICE_BYTES)]
+
     async def __call__(self, call: Callable[[], bytes]) -> bytes:
         if self._inline:
             return call()  # a copy, or a header: not worth a thread hop
@@ -146,7 +155,13 @@ async def encoded_audio(
             if isinstance(event, Audio) and event.pcm:
                 seq = event.seq
                 tally.source_bytes += len(event.pcm)
-                data = await run(lambda pcm=event.pcm: encoder.encode(pcm))
+                # Slices, each sent when encoded: the first bytes wait for one slice, not a whole sentence.
+                for piece in run.slices(event.pcm):
+                    data = await run(lambda pcm=piece: encoder.encode(pcm))
+                    if data:
+                        tally.chunks += 1
+                        yield seq, data
+                continue
             elif isinstance(event, SentenceFinished):
                 tally.sentences += 1
                 data = await run(encoder.flush)
