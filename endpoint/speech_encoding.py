@@ -54,13 +54,14 @@ class AdmissionRefused(VoicedeskError):
 
 
 def check_not_saturated(queue_depth: int, max_queue_depth: int | None) -> None:
-    """Refuses new work while more sentences than ``max_queue_depth`` wait for the model."""
+    """Refuses new work while more sentences than ``max_queue_depth`` wait for the model. The message starts
+    with the code, so it can go in a WebSocket error frame as is (the sample's client matches the token)."""
     if max_queue_depth is None or queue_depth <= max_queue_depth:
         return
     raise AdmissionRefused(
         ErrorCode.QUEUE_SATURATED,
-        f"The model is saturated: {queue_depth} sentences are waiting for it (limit {max_queue_depth}). "
-        f"Retry in {RETRY_AFTER_S} s, or send this to another instance.",
+        f"queue_saturated: {queue_depth} sentences are waiting for the model (limit {max_queue_depth}); "
+        f"retry in {RETRY_AFTER_S} s, or send this to another instance.",
         {"queue_depth": queue_depth, "max_queue_depth": max_queue_depth},
         {"Retry-After": str(RETRY_AFTER_S)},
     )

@@ -191,14 +191,15 @@ def _request_timestamp(message: dict[str, object]) -> float | None:
 
 def check_fresh(request_timestamp: float | None, now: float, max_age_s: float | None) -> None:
     """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
-    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody)."""
+    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
+    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
     if request_timestamp is None or max_age_s is None:
         return
     age = now - request_timestamp
     if age > max_age_s:
         raise _bad(
             ErrorCode.REQUEST_STALE,
-            f"The request was sent {age:.1f} s ago (request_timestamp), over this server's limit of "
+            f"request_stale: the request was sent {age:.1f} s ago (request_timestamp), over this server's limit of "
             f"{max_age_s:g} s; its caller has likely given up. Send a fresh request (check the clocks if "
             "this repeats).",
         )

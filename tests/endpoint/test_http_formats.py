@@ -190,5 +190,5 @@ def test_saturated_model_is_answered_503_queue_saturated(make_server):
         assert answer["queue_depth"] >= 1 and answer["max_queue_depth"] == 0
         with pytest.raises(openai.InternalServerError) as refused:
             client.audio.speech.create(model="tts-1", voice="af_heart", input=TEXT)
-        assert refused.value.status_code == 503 and "saturated" in refused.value.message
+        assert refused.value.status_code == 503 and "queue_saturated" in refused.value.message
     assert _post(running, {"text": "Hi.", "format": "pcm"}).status_code == 200  # load gone, served again
