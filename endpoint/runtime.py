@@ -209,6 +209,12 @@ class EndpointRuntime:
     def active_sessions(self) -> int:
         return len(self._leases)
 
+    @property
+    def queue_depth(self) -> int:
+        """Sentences waiting for the model, not counting the one it is on (a session queues one at a time):
+        the load signal behind ``queue_saturated``."""
+        return self.scheduler.pending
+
     def session_ids(self) -> set[str]:
         """The ids under which the open sessions' jobs run on the scheduler."""
         return set(self._leases)

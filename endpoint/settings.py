@@ -50,6 +50,12 @@ class ServerSettings:
     its transport aborted, so the process exits within SageMaker's 30 s."""
     ws_ping_interval_s: float | None = 20.0
     """Server-side keepalive pings; the server also answers the client's (and SageMaker's) pings."""
+    max_request_age_s: float | None = 56.0
+    """A request whose ``request_timestamp`` is older is refused with 408 ``request_stale`` (the AWS sample's
+    ``MAX_REQUEST_AGE_S``); None turns the check off."""
+    max_queue_depth: int | None = 8
+    """While more sentences than this wait for the model, new HTTP requests are refused with 503
+    ``queue_saturated`` (``Retry-After: 5``); None turns the check off."""
     tls_cert: str | None = None
     tls_key: str | None = None
 

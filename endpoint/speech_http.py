@@ -2,8 +2,9 @@
 and ``GET /v1/audio/voices``.
 
 Each request runs through a ``LocalSession`` (send_text, flush, close) like every other path, so chunking,
-scheduling and seams are the same; audio is streamed as each sentence is ready. Binary transport sends WAV
-(header first, sizes open-ended) or raw PCM16; SSE sends base64 PCM16 chunks as events.
+scheduling and seams are the same; audio is streamed as each sentence is ready, in the format and sample rate
+asked for (``endpoint/speech_encoding.py``): binary transport sends the encoded stream (a WAV header goes out
+with the first audio), or with ``stream: false`` one whole file with real sizes; SSE sends base64 chunks.
 """
 
 from __future__ import annotations
@@ -21,25 +22,31 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from endpoint.runtime import EndpointRuntime, Lease
+from endpoint.speech_encoding import (
+    AudioTally,
+    audio_headers,
+    check_admission,
+    encoded_audio,
+    error_fields,
+    error_headers,
+    media_type,
+    open_body_encoder,
+    sse_format,
+    whole_response,
+)
 from endpoint.speech_request import (
     OPENAI_VOICES,
     SpeechRequest,
     parse_invocation,
     parse_openai_speech,
 )
-from engine.audio import streaming_wav_header
+from engine.audio_formats import ENCODINGS
 from engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished, SessionConfig
+from engine.events import Error, Event, SessionConfig
 from engine.session import SessionLimits
 
 log = logging.getLogger(__name__)
 
-AUDIO_HEADERS = {
-    "X-Sample-Rate": str(SAMPLE_RATE),
-    "X-Audio-Encoding": "pcm_s16le",
-    "X-Audio-Channels": "1",
-    "Cache-Control": "no-store",
-}
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -51,8 +58,14 @@ def error_response(error: VoicedeskError, request_id: str | None = None, openai:
             "error": {"message": error.message, "type": "invalid_request_error", "code": str(error.code)}
         }
     else:
-        body = {"type": "error", "code": str(error.code), "message": error.message, "request_id": request_id}
-    return JSONResponse(body, status_code=status)
+        body = {
+            "type": "error",
+            "code": str(error.code),
+            "message": error.message,
+            "request_id": request_id,
+            **error_fields(error),
+        }
+    return JSONResponse(body, status_code=status, headers=error_headers(error))
 
 
 class SessionStreamResponse(StreamingResponse):
@@ -133,52 +146,54 @@ def _sse(event: str | None, data: dict[str, object]) -> bytes:
     return (f"event: {event}\n" if event else "").encode() + f"data: {payload}\n\n".encode()
 
 
-async def binary_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
-    if request.audio_format == "wav":
-        yield streaming_wav_header()
-    async for event in events:
-        if isinstance(event, Audio) and event.pcm:
-            yield event.pcm
-        elif isinstance(event, Error):
+async def binary_body(
+    events: AsyncIterator[Event], request: SpeechRequest, tally: AudioTally | None = None
+) -> AsyncIterator[bytes]:
+    """The audio in the asked format and rate; with ``stream: false`` one whole file at the end."""
+    async for _seq, item in encoded_audio(events, open_body_encoder(request), tally or AudioTally()):
+        if isinstance(item, Error):
             # Status and headers are gone by now; the sentence is skipped and the log says why.
-            log.warning("request %s: sentence %s failed: %s", request.request_id or "-", event.seq, event.code)
+            log.warning("request %s: sentence %s failed: %s", request.request_id or "-", item.seq, item.code)
+        else:
+            yield item
 
 
 async def voicedesk_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
     started = time.monotonic()
     rid = request.request_id
+    audio_format = sse_format(request)
     yield _sse(
         "audio_stream_start",
         {
             "type": "audio_stream_start",
             "request_id": rid,
-            "sample_rate": SAMPLE_RATE,
+            "format": audio_format,
+            "voice": request.voice,
+            "sample_rate": request.sample_rate,
             "channels": 1,
-            "encoding": "pcm_s16le",
+            "encoding": ENCODINGS[audio_format],
         },
     )
-    audio_bytes = 0
-    sentences = 0
-    async for event in events:
-        if isinstance(event, Audio) and event.pcm:
-            audio_bytes += len(event.pcm)
-            chunk = {"type": "audio_chunk", "request_id": rid, "seq": event.seq}
-            chunk["audio"] = base64.b64encode(event.pcm).decode("ascii")
-            yield _sse("audio_chunk", chunk)
-        elif isinstance(event, SentenceFinished):
-            sentences += 1
-        elif isinstance(event, Error):
-            error = {"type": "error", "code": str(event.code), "message": event.message, "request_id": rid}
-            if event.seq is not None:
-                error["seq"] = event.seq
+    tally = AudioTally()
+    encoder = open_body_encoder(request, audio_format)
+    async for seq, item in encoded_audio(events, encoder, tally):
+        if isinstance(item, Error):
+            error = {"type": "error", "code": str(item.code), "message": item.message, "request_id": rid}
+            if item.seq is not None:
+                error["seq"] = item.seq
             yield _sse("error", error)
+        else:
+            chunk = {"type": "audio_chunk", "request_id": rid, "seq": seq}
+            chunk["audio"] = base64.b64encode(item).decode("ascii")
+            yield _sse("audio_chunk", chunk)
     yield _sse(
         "audio_stream_end",
         {
             "type": "audio_stream_end",
             "request_id": rid,
-            "duration_s": round(audio_bytes / (BYTES_PER_SAMPLE * SAMPLE_RATE), 6),
-            "sentences": sentences,
+            "duration_s": round(tally.duration_s, 6),
+            "sentences": tally.sentences,
+            "total_chunks": tally.chunks,
             "elapsed_s": round(time.monotonic() - started, 6),
         },
     )
@@ -186,11 +201,12 @@ async def voicedesk_sse_body(events: AsyncIterator[Event], request: SpeechReques
 
 async def openai_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
     """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
-    async for event in events:
-        if isinstance(event, Audio) and event.pcm:
-            yield _sse(None, {"type": "speech.audio.delta", "audio": base64.b64encode(event.pcm).decode("ascii")})
-        elif isinstance(event, Error):
-            yield _sse(None, {"type": "error", "error": {"code": str(event.code), "message": event.message}})
+    encoder = open_body_encoder(request, sse_format(request))
+    async for _seq, item in encoded_audio(events, encoder, AudioTally()):
+        if isinstance(item, Error):
+            yield _sse(None, {"type": "error", "error": {"code": str(item.code), "message": item.message}})
+        else:
+            yield _sse(None, {"type": "speech.audio.delta", "audio": base64.b64encode(item).decode("ascii")})
     characters = len(request.text)
     yield _sse(
         None,
@@ -213,11 +229,11 @@ async def stream_speech(request: Request, speech: SpeechRequest) -> Response:
                 if speech.sse_dialect == "openai"
                 else voicedesk_sse_body(events, speech)
             )
-            media_type, headers = "text/event-stream", SSE_HEADERS
+            content_type, headers = "text/event-stream", SSE_HEADERS
         else:
-            body = binary_body(events, speech)
-            media_type = "audio/wav" if speech.audio_format == "wav" else "audio/pcm"
-            headers = AUDIO_HEADERS
+            tally = AudioTally()
+            body = binary_body(events, speech, tally)
+            content_type, headers = media_type(speech), audio_headers(speech)
     except BaseException:
         runtime.release(lease)
         raise
@@ -227,7 +243,9 @@ async def stream_speech(request: Request, speech: SpeechRequest) -> Response:
             lease.stop()
         runtime.release(lease)
 
-    return SessionStreamResponse(body, finish, media_type=media_type, headers=headers)
+    if speech.transport == "binary" and not speech.stream:
+        return await whole_response(body, speech, tally, finish)
+    return SessionStreamResponse(body, finish, media_type=content_type, headers=headers)
 
 
 async def _speech_route(
@@ -242,6 +260,7 @@ async def _speech_route(
         speech = parse(body, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
         speech = replace(speech, voice=voice)
+        check_admission(speech, runtime)
         _log_request(route, speech)
         return await stream_speech(request, speech)
     except VoicedeskError as exc:

@@ -1,23 +1,30 @@
 """Parsing and checking HTTP speech requests (``/invocations`` and OpenAI's ``/v1/audio/speech``). Pure.
 
 Both routes end up as one ``SpeechRequest``; every refusal is a ``VoicedeskError`` whose code maps to an HTTP
-status (``http_status``) and whose message says what was wrong and what to send instead.
+status (``engine.errors.http_status_for``) and whose message says what was wrong and what to send instead.
+
+The AWS Kokoro sample's fields (``format``, ``sample_rate``, ``stream``, ``request_timestamp``) mean what its
+container (``packages/speech-infra/containers/kokoro/serve.py``) and client (``packages/tts-client``) make
+them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``stream`` defaults to true.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Literal
 
+from engine.audio_formats import FORMATS, output_problem
 from engine.errors import ErrorCode, VoicedeskError
+from engine.events import SAMPLE_RATE
 from engine.session import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
 
-AudioFormat = Literal["wav", "pcm"]
+AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]
 SseDialect = Literal["voicedesk", "openai"]
 
-AUDIO_FORMATS: tuple[str, ...] = ("wav", "pcm")
+AUDIO_FORMATS: tuple[str, ...] = FORMATS
 TRANSPORTS: tuple[str, ...] = ("binary", "sse")
 DEFAULT_VOICE = "af_heart"
 
@@ -36,28 +43,6 @@ OPENAI_VOICES: dict[str, str] = {
 }
 """OpenAI voice names → the Kokoro voice used for them (only when the name is not itself a voice here)."""
 
-_STATUS: dict[str, int] = {
-    ErrorCode.BAD_JSON: 400,
-    ErrorCode.BAD_MESSAGE: 400,
-    ErrorCode.UNKNOWN_TYPE: 400,
-    ErrorCode.UNKNOWN_VOICE: 400,
-    ErrorCode.BAD_SPEED: 400,
-    ErrorCode.EMPTY_TEXT: 400,
-    ErrorCode.TEXT_TOO_LONG: 413,
-    ErrorCode.FRAME_TOO_LARGE: 413,
-    ErrorCode.BUFFER_FULL: 413,
-    ErrorCode.UNAUTHORIZED: 401,
-    ErrorCode.TOO_MANY_SESSIONS: 429,
-    ErrorCode.NOT_READY: 503,
-    ErrorCode.SESSION_CLOSING: 503,
-    ErrorCode.WEIGHTS_MISSING: 503,
-    ErrorCode.DEVICE_UNAVAILABLE: 503,
-}
-
-
-def http_status(code: str) -> int:
-    return _STATUS.get(code, 500)
-
 
 @dataclass(frozen=True, slots=True)
 class SpeechRequest:
@@ -68,6 +53,11 @@ class SpeechRequest:
     transport: Transport = "binary"
     request_id: str | None = None
     sse_dialect: SseDialect = "voicedesk"
+    sample_rate: int = SAMPLE_RATE
+    stream: bool = True
+    """False: the whole body at once, with real sizes, ``Content-Length`` and duration headers."""
+    request_timestamp: float | None = None
+    """When the client sent it (epoch seconds); too old a request is refused with ``request_stale``."""
 
 
 def _bad(code: ErrorCode, message: str) -> VoicedeskError:
@@ -130,34 +120,108 @@ def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], defa
     return value.lower()
 
 
+def _sample_rate(message: dict[str, object], audio_format: str) -> int:
+    raw = message.get("sample_rate")
+    if raw is None:
+        rate = SAMPLE_RATE
+    elif isinstance(raw, bool) or not isinstance(raw, int | float) or raw != int(raw):
+        raise _bad(ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {raw!r}.")
+    else:
+        rate = int(raw)
+    problem = output_problem(audio_format, rate)
+    if problem is not None:
+        raise _bad(ErrorCode.BAD_MESSAGE, problem)
+    return rate
+
+
+def _stream(message: dict[str, object]) -> bool:
+    raw = message.get("stream")
+    if raw is None:
+        return True
+    if not isinstance(raw, bool):
+        raise _bad(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {raw!r}.")
+    return raw
+
+
+MILLISECONDS_AFTER = 1e11
+"""An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
+
+
+def _request_timestamp(message: dict[str, object]) -> float | None:
+    raw = message.get("request_timestamp")
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw) or raw <= 0:
+        raise _bad(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); got {raw!r}.",
+        )
+    if raw > MILLISECONDS_AFTER:
+        raise _bad(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_timestamp' {raw!r} looks like milliseconds; send epoch seconds (time.time(), "
+            "or Date.now() / 1000).",
+        )
+    return float(raw)
+
+
+def check_fresh(request_timestamp: float | None, now: float, max_age_s: float | None) -> None:
+    """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
+    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
+    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
+    if request_timestamp is None or max_age_s is None:
+        return
+    age = now - request_timestamp
+    if age > max_age_s:
+        raise _bad(
+            ErrorCode.REQUEST_STALE,
+            f"request_stale: the request was sent {age:.1f} s ago (request_timestamp), over this server's limit of "
+            f"{max_age_s:g} s; its caller has likely given up. Send a fresh request (check the clocks if "
+            "this repeats).",
+        )
+
+
+def _output(message: dict[str, object], format_key: str, default_format: str) -> tuple[str, int]:
+    audio_format = _choice(message, format_key, AUDIO_FORMATS, default_format)
+    return audio_format, _sample_rate(message, audio_format)
+
+
 def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
-    ``transport``, ``request_id``)."""
+    ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``)."""
     message = parse_json_object(body)
     request_id = message.get("request_id")
+    audio_format, sample_rate = _output(message, "format", "wav")
     return SpeechRequest(
         text=_text(message, "text", limits),
         voice=_string(message, "voice", DEFAULT_VOICE) or DEFAULT_VOICE,
         speed=_speed(message),
-        audio_format=_choice(message, "format", AUDIO_FORMATS, "wav"),  # type: ignore[arg-type]
+        audio_format=audio_format,  # type: ignore[arg-type]
         transport=_choice(message, "transport", TRANSPORTS, "binary"),  # type: ignore[arg-type]
         request_id=None if request_id is None else str(request_id),
+        sample_rate=sample_rate,
+        stream=_stream(message),
+        request_timestamp=_request_timestamp(message),
     )
 
 
 def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
-    """``POST /v1/audio/speech`` as OpenAI defines it: ``model``, ``input``, ``voice``, ``response_format``,
-    ``speed``, ``stream_format`` (``audio`` or ``sse``). ``model`` and ``instructions`` are accepted and ignored:
-    this server has one model."""
+    """``POST /v1/audio/speech`` as OpenAI defines it: ``model``, ``input``, ``voice``, ``response_format``
+    (default mp3, as OpenAI's), ``speed``, ``stream_format`` (``audio`` or ``sse``). ``model`` and
+    ``instructions`` are accepted and ignored: this server has one model. Extensions (``extra_body``):
+    ``sample_rate``, ``stream``, ``request_timestamp``, as on ``/invocations``."""
     message = parse_json_object(body)
     _string(message, "model", None)
     stream_format = _choice(message, "stream_format", ("audio", "sse"), "audio")
+    audio_format, sample_rate = _output(message, "response_format", "mp3")
     return SpeechRequest(
         text=_text(message, "input", limits),
         voice=_string(message, "voice", DEFAULT_VOICE) or DEFAULT_VOICE,
         speed=_speed(message),
-        # OpenAI's default is mp3, which this server does not make; WAV is the playable file it can make.
-        audio_format=_choice(message, "response_format", AUDIO_FORMATS, "wav"),  # type: ignore[arg-type]
+        audio_format=audio_format,  # type: ignore[arg-type]
         transport="sse" if stream_format == "sse" else "binary",
         sse_dialect="openai",
+        sample_rate=sample_rate,
+        stream=_stream(message),
+        request_timestamp=_request_timestamp(message),
     )

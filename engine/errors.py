@@ -33,6 +33,8 @@ class ErrorCode(StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     RATE_LIMITED = "rate_limited"
     TOO_MANY_SESSIONS = "too_many_sessions"
+    QUEUE_SATURATED = "queue_saturated"
+    REQUEST_STALE = "request_stale"
     IDLE_TIMEOUT = "idle_timeout"
     NOT_READY = "not_ready"
     DEVICE_UNAVAILABLE = "device_unavailable"
@@ -87,6 +89,8 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.BUDGET_EXCEEDED: WireError(413, WS_POLICY_VIOLATION, True),
     ErrorCode.RATE_LIMITED: WireError(429, WS_POLICY_VIOLATION, True),
     ErrorCode.TOO_MANY_SESSIONS: WireError(429, WS_TRY_AGAIN_LATER, False),
+    ErrorCode.QUEUE_SATURATED: WireError(503, WS_TRY_AGAIN_LATER, False),
+    ErrorCode.REQUEST_STALE: WireError(408, WS_POLICY_VIOLATION, True),
     ErrorCode.IDLE_TIMEOUT: WireError(408, WS_NORMAL, True),
     ErrorCode.NOT_READY: WireError(503, WS_TRY_AGAIN_LATER, False),
     ErrorCode.DEVICE_UNAVAILABLE: WireError(503, WS_INTERNAL_ERROR, False),

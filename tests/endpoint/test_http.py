@@ -86,7 +86,7 @@ def test_invocation_sse_carries_base64_chunks_and_their_duration(server):
         ({"text": "  "}, 400, ErrorCode.EMPTY_TEXT, "empty"),
         ({"text": "Hi.", "voice": "zz_nobody"}, 400, ErrorCode.UNKNOWN_VOICE, "af_heart"),
         ({"text": "Hi.", "speed": 0.1}, 400, ErrorCode.BAD_SPEED, "0.25"),
-        ({"text": "Hi.", "format": "mp3"}, 400, ErrorCode.BAD_MESSAGE, "wav, pcm"),
+        ({"text": "Hi.", "format": "ogg"}, 400, ErrorCode.BAD_MESSAGE, "pcm, wav, mp3, opus, flac, aac"),
         ({"text": "Hi.", "transport": "carrier pigeon"}, 400, ErrorCode.BAD_MESSAGE, "binary, sse"),
         ({"text": "x" * 20_001, "request_id": "big"}, 413, ErrorCode.TEXT_TOO_LONG, "20,000"),
         ({"text": "x" * 300_000}, 413, ErrorCode.FRAME_TOO_LARGE, "bytes"),
@@ -127,8 +127,8 @@ def test_openai_client_streams_speech_unchanged(server):
 def test_openai_client_gets_a_clear_error_for_formats_we_do_not_make(server):
     client = _openai(server)
     with pytest.raises(openai.BadRequestError) as refused:
-        client.audio.speech.create(model="kokoro", voice="af_heart", input="Hi.", response_format="mp3")
-    assert "wav, pcm" in refused.value.message
+        client.audio.speech.create(model="kokoro", voice="af_heart", input="Hi.", response_format="ogg")  # type: ignore[arg-type]
+    assert "pcm, wav, mp3, opus, flac, aac" in refused.value.message
     with pytest.raises(openai.BadRequestError) as unknown:
         client.audio.speech.create(model="kokoro", voice="alloy", input="Hi.", response_format="wav")
     assert "af_alloy" in unknown.value.message  # alloy maps to af_alloy, not in the test cache
@@ -138,7 +138,13 @@ def test_openai_sse_stream_format(server):
     with httpx.stream(
         "POST",
         server.http_url + "/v1/audio/speech",
-        json={"model": "kokoro", "voice": "am_adam", "input": "Hi there.", "stream_format": "sse"},
+        json={
+            "model": "kokoro",
+            "voice": "am_adam",
+            "input": "Hi there.",
+            "stream_format": "sse",
+            "response_format": "pcm",
+        },
         timeout=GUARD_S,
     ) as response:
         assert response.status_code == 200

@@ -1,0 +1,215 @@
+"""What the HTTP speech routes put on the wire: audio in the format and rate asked for, as a stream or as one
+whole body, plus the admission answers the AWS Kokoro sample's clients understand (408 ``request_stale``,
+503 ``queue_saturated``).
+
+The encoders themselves are ``engine/audio_formats.py``. Compressed formats and resampling run in a worker
+thread (an encoder can take tens of milliseconds per sentence), so the event loop keeps serving.
+
+Sample-compatibility sources (github.com/aws-samples/sample-kokoro-tts-for-ai-agents):
+``packages/speech-infra/containers/kokoro/serve.py`` (408 ``{"error": "request_stale"}``, ``MAX_REQUEST_AGE_S``
+56, the ``stream: false`` headers ``X-Audio-Duration``/``X-Inference-Time-Ms``/``X-RTF``/
+``X-Characters-Processed``), ``packages/speech-infra/containers/vllm/streaming_proxy.py`` (503
+``{"error": "queue_saturated", "queue_depth", "max_queue_depth"}`` with ``Retry-After: 5``), and
+``packages/tts-client/tts_client/errors.py`` (408 → ``RequestStaleError``, 503 → ``QueueSaturatedError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import av  # noqa: F401 - imported here, at startup, so the first mp3/opus/flac/aac request does not pay ~0.3 s
+import soxr  # noqa: F401 - likewise for the first resampled request
+from starlette.responses import Response
+
+from endpoint.runtime import EndpointRuntime
+from endpoint.speech_request import SpeechRequest, check_fresh
+from engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
+
+SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
+"""Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays
+the first bytes by one slice's encoding, not a whole sentence's."""
+
+RETRY_AFTER_S = 5
+"""What a saturated server tells clients to wait (the AWS sample's value)."""
+
+
+class AdmissionRefused(VoicedeskError):
+    """A refusal that carries extra body fields and response headers (``queue_saturated``'s depth, Retry-After)."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        details: dict[str, object] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(code, message)
+        self.details = details or {}
+        self.headers = headers or {}
+
+
+def check_not_saturated(queue_depth: int, max_queue_depth: int | None) -> None:
+    """Refuses new work while more sentences than ``max_queue_depth`` wait for the model. The message starts
+    with the code, so it can go in a WebSocket error frame as is (the sample's client matches the token)."""
+    if max_queue_depth is None or queue_depth <= max_queue_depth:
+        return
+    raise AdmissionRefused(
+        ErrorCode.QUEUE_SATURATED,
+        f"queue_saturated: {queue_depth} sentences are waiting for the model (limit {max_queue_depth}); "
+        f"retry in {RETRY_AFTER_S} s, or send this to another instance.",
+        {"queue_depth": queue_depth, "max_queue_depth": max_queue_depth},
+        {"Retry-After": str(RETRY_AFTER_S)},
+    )
+
+
+def check_admission(speech: SpeechRequest, runtime: EndpointRuntime) -> None:
+    """Staleness first (a stale request is refused whatever the load), then saturation."""
+    check_fresh(speech.request_timestamp, time.time(), runtime.settings.max_request_age_s)
+    check_not_saturated(runtime.queue_depth, runtime.settings.max_queue_depth)
+
+
+def error_fields(error: VoicedeskError) -> dict[str, object]:
+    """Body fields that make a refusal read like the AWS sample's (``{"error": "request_stale"}``)."""
+    return {"error": str(error.code), **getattr(error, "details", {})}
+
+
+def error_headers(error: VoicedeskError) -> dict[str, str]:
+    return dict(getattr(error, "headers", {}))
+
+
+def audio_headers(speech: SpeechRequest) -> dict[str, str]:
+    return {
+        "X-Sample-Rate": str(speech.sample_rate),
+        "X-Audio-Format": speech.audio_format,
+        "X-Audio-Encoding": ENCODINGS[speech.audio_format],
+        "X-Audio-Channels": "1",
+        "Cache-Control": "no-store",
+    }
+
+
+def media_type(speech: SpeechRequest) -> str:
+    return MIME_TYPES[speech.audio_format]
+
+
+def sse_format(speech: SpeechRequest) -> str:
+    """SSE carries raw PCM16 for ``wav`` too (a header inside base64 chunks helps nobody); others as asked."""
+    return "pcm" if speech.audio_format == "wav" else speech.audio_format
+
+
+@dataclass
+class AudioTally:
+    """What a body generator saw, for the summary events and the whole-body headers."""
+
+    source_bytes: int = 0
+    """PCM16 at 24 kHz taken from the session (the duration, whatever the output rate)."""
+    sentences: int = 0
+    chunks: int = 0
+    errors: list[Error] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        return self.source_bytes / (BYTES_PER_SAMPLE * SAMPLE_RATE)
+
+
+class _Offload:
+    """Runs an encoder's calls in a worker thread, one at a time, and closes it only once no call runs (closing
+    an FFmpeg encoder under a running call would crash the process)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self._inline = encoder.format in ("pcm", "wav") and encoder.sample_rate == SAMPLE_RATE
+        self._running: asyncio.Future[bytes] | None = None
+
+    def slices(self, pcm: bytes) -> list[bytes]:
+        if self._inline:
+            return [pcm]
+        return [pcm[start : start + SLICE_BYTES] for start in range(0, len(pcm), SLICE_BYTES)]
+
+    async def __call__(self, call: Callable[[], bytes]) -> bytes:
+        if self._inline:
+            return call()  # a copy, or a header: not worth a thread hop
+        self._running = asyncio.ensure_future(asyncio.to_thread(call))
+        return await asyncio.shield(self._running)
+
+    def close(self) -> None:
+        if self._running is not None and not self._running.done():
+            self._running.add_done_callback(lambda _: self.encoder.close())
+        else:
+            self.encoder.close()
+
+
+async def encoded_audio(
+    events: AsyncIterator[Event], encoder: Encoder, tally: AudioTally
+) -> AsyncIterator[tuple[int | None, bytes | Error]]:
+    """(sentence seq, encoded bytes) as they are ready, and each failed sentence's ``Error`` when it comes. The
+    encoder's held-back tail goes out at each sentence end (resampler) and at the end (codec)."""
+    seq: int | None = None
+    run = _Offload(encoder)
+    try:
+        async for event in events:
+            data = b""
+            if isinstance(event, Audio) and event.pcm:
+                seq = event.seq
+                tally.source_bytes += len(event.pcm)
+                # Slices, each sent when encoded: the first bytes wait for one slice, not a whole sentence.
+                for piece in run.slices(event.pcm):
+                    data = await run(lambda pcm=piece: encoder.encode(pcm))
+                    if data:
+                        tally.chunks += 1
+                        yield seq, data
+                continue
+            elif isinstance(event, SentenceFinished):
+                tally.sentences += 1
+                data = await run(encoder.flush)
+            elif isinstance(event, Error):
+                tally.errors.append(event)
+                yield event.seq, event
+            if data:
+                tally.chunks += 1
+                yield seq, data
+        data = await run(encoder.finish)
+        if data:
+            tally.chunks += 1
+            yield seq, data
+    finally:
+        run.close()
+
+
+def open_body_encoder(speech: SpeechRequest, audio_format: str | None = None) -> Encoder:
+    """SSE always streams (``stream: false`` applies to binary bodies, as in the AWS sample)."""
+    streaming = speech.stream or speech.transport == "sse"
+    return open_encoder(audio_format or speech.audio_format, speech.sample_rate, streaming=streaming)
+
+
+async def whole_response(
+    body: AsyncIterator[bytes], speech: SpeechRequest, tally: AudioTally, on_close: Callable[[], Awaitable[None]]
+) -> Response:
+    """``stream: false``: the whole file with real sizes, ``Content-Length`` and the AWS sample's duration
+    headers. A sentence that failed fails the request (nothing has been sent yet, so it can be said plainly)."""
+    started = time.perf_counter()
+    try:
+        data = b"".join([chunk async for chunk in body])
+    finally:
+        await on_close()
+    if tally.errors:
+        first = tally.errors[0]
+        raise VoicedeskError(
+            ErrorCode.SYNTHESIS_FAILED,
+            f"{len(tally.errors)} sentence(s) could not be synthesized, so no partial file was sent; first: "
+            f"{first.message}",
+        )
+    elapsed = time.perf_counter() - started
+    duration = tally.duration_s
+    headers = {
+        **audio_headers(speech),
+        "X-Audio-Duration": f"{duration:.3f}",
+        "X-Inference-Time-Ms": str(int(elapsed * 1000)),
+        "X-RTF": f"{elapsed / duration:.3f}" if duration > 0 else "0",
+        "X-Characters-Processed": str(len(speech.text)),
+    }
+    return Response(data, media_type=media_type(speech), headers=headers)
