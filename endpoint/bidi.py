@@ -19,11 +19,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from endpoint.log_safety import BadFrameLog, escape
 from endpoint.runtime import EndpointRuntime, Lease
+from endpoint.speech_encoding import check_not_saturated
+from endpoint.speech_request import check_fresh
 from engine.chunker import IncrementalSentenceChunker
 from engine.connection import ServerConnection, VoiceCheck
 from engine.errors import VoicedeskError, close_code_for
 from engine.events import Error, Event, SessionConfig
-from engine.protocol import encode_event
+from engine.protocol import SynthesizeRequest, encode_event
 from engine.session import SessionCore
 from engine.session_driver import SessionDriver
 
@@ -64,7 +66,7 @@ class BidiConnection:
         settings = runtime.settings
         now = time.monotonic()
         core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), settings.limits)
-        self.connection = ServerConnection(core, settings.connection_limits, now)
+        self.connection = ServerConnection(core, settings.connection_limits, now, self._admit_request)
         self.driver = SessionDriver(self.connection, runtime.synthesizer, runtime.scheduler, lease.id, self._emit)
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
@@ -72,8 +74,31 @@ class BidiConnection:
         lease.stop = self.stop
         lease.drain = self.drain
 
+    def _admit_request(self, request: SynthesizeRequest) -> Error | None:
+        """Staleness and saturation, as on the HTTP routes (the AWS sample's request_stale / queue_saturated)."""
+        settings = self.runtime.settings
+        try:
+            check_fresh(request.request_timestamp, time.time(), settings.max_request_age_s)
+            check_not_saturated(self.runtime.queue_depth, settings.max_queue_depth)
+        except VoicedeskError as exc:
+            return Error(exc.code, exc.message, request_id=request.request_id)
+        return None
+
+    def _output_rate_from_query(self) -> None:
+        """pipecat's SageMaker clients ask for their rate in the model query string (``sample_rate=16000``)."""
+        raw = self.websocket.query_params.get("sample_rate")
+        if raw is None:
+            return
+        try:
+            rate = int(raw)
+        except ValueError:
+            rate = -1
+        if refusal := self.connection.set_output_rate(rate):
+            self.driver.apply([refusal])
+
     async def serve(self) -> None:
         log.info("session %s opened (%d active)", self.lease.id[:8], self.runtime.active_sessions)
+        self._output_rate_from_query()
         self.driver.pump()  # arms the idle timer
         tasks = {
             asyncio.create_task(self._receive_loop(), name="bidi-receive"),

@@ -14,10 +14,12 @@ callback brings them back through ``session_events`` into the send queue, so eve
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.audio_formats import Encoder, open_encoder, output_problem
 from engine.errors import ErrorCode
-from engine.events import Audio, Cancelled, Closed, Error, Event, WordTiming
+from engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
 from engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
     Cancel,
@@ -48,6 +50,16 @@ _CLOSE_CODES = {
     ABUSE_REASON: WS_POLICY_VIOLATION,
     "budget_exceeded": WS_POLICY_VIOLATION,
 }
+
+
+def _refuse_format(audio_format: str, request_id: str | None) -> Error:
+    return Error(
+        ErrorCode.BAD_MESSAGE,
+        f"'format' {audio_format[:16]!r} is not offered on the WebSocket: audio goes out as raw PCM16 frames, one "
+        "sentence at a time ('pcm'). For WAV, MP3 and other files, POST /invocations.",
+        request_id=request_id,
+    )
+
 
 INVALID_FRAME_COST = 10
 """A frame that cannot be understood costs this many frames of the rate limit: junk floods run dry fast."""
@@ -83,11 +95,23 @@ class VoiceCheck:
     voice: str
 
 
+RequestAdmission = Callable[[SynthesizeRequest], Error | None]
+"""The server's say on a whole request before it is queued (staleness, saturation): None to admit it."""
+
+
 class ServerConnection:
-    def __init__(self, core: SessionCore, limits: ConnectionLimits, now: float) -> None:
+    def __init__(
+        self,
+        core: SessionCore,
+        limits: ConnectionLimits,
+        now: float,
+        admit_request: RequestAdmission | None = None,
+    ) -> None:
         self.core = core
         self.limits = limits
         self.codec = ServerProtocol(limits.max_frame_bytes)
+        self._admit_request = admit_request
+        self._output: Encoder = open_encoder("pcm", SAMPLE_RATE)
         self._out: deque[_OutFrame] = deque()
         self._close: tuple[int, str] | None = None
         self._closing = False
@@ -131,7 +155,13 @@ class ServerConnection:
             request_id = command.request_id if isinstance(command, SynthesizeRequest) else None
             return [Error(voice_error.code, voice_error.message, request_id=request_id)]
         match command:
-            case SynthesizeRequest(text, _voice, speed, request_id):
+            case SynthesizeRequest(text, _voice, speed, request_id, sample_rate, audio_format):
+                if audio_format not in (None, "pcm"):
+                    return [_refuse_format(audio_format, request_id)]
+                if refusal := self._admit_request and self._admit_request(command):
+                    return [refusal]
+                if sample_rate is not None and (refusal := self.set_output_rate(sample_rate, request_id)):
+                    return [refusal]
                 return core.synthesize(text, now, voice, speed, request_id)
             case SendText(text):
                 return core.send_text(text, now)
@@ -141,11 +171,25 @@ class ServerConnection:
                 events = core.cancel(now)
                 self._discard_stale(events)
                 return events
-            case Configure(_voice, speed, delay):
+            case Configure(_voice, speed, delay, sample_rate):
+                if sample_rate is not None and (refusal := self.set_output_rate(sample_rate)):
+                    return [refusal]
                 return core.configure(voice, speed, delay)
             case Close():
                 return core.close(now)
         return []
+
+    def set_output_rate(self, sample_rate: int, request_id: str | None = None) -> Error | None:
+        """Audio frames of sentences that start from now on are PCM16 at ``sample_rate`` (resampled with soxr)."""
+        problem = output_problem("pcm", sample_rate)
+        if problem is not None:
+            return Error(ErrorCode.BAD_MESSAGE, problem, request_id=request_id)
+        if sample_rate != self._output.sample_rate:
+            tail = self._output.flush()
+            if tail:
+                self._out.append(_OutFrame(tail))
+            self._output = open_encoder("pcm", sample_rate)
+        return None
 
     # ---- session → client ---------------------------------------------------------------------------
 
@@ -154,14 +198,26 @@ class ServerConnection:
         for event in events:
             if self._close is not None:
                 return
-            frames = self.codec.send(event)
             if isinstance(event, Audio):
-                self._out.extend(_OutFrame(f, event.duration_s, event.seq) for f in frames)
-            else:
-                self._out.extend(_OutFrame(f) for f in frames)
+                self._queue_audio(event)
+                continue
+            if isinstance(event, SentenceFinished):
+                # The resampler's tail belongs to this sentence: it goes out before its sentence_end.
+                tail = self._output.flush()
+                if tail:
+                    self._out.append(_OutFrame(tail, 0.0, event.seq))
+            self._out.extend(_OutFrame(f) for f in self.codec.send(event))
             if isinstance(event, Closed):
                 self._closing = True
                 self._close = (_CLOSE_CODES.get(event.reason, WS_NORMAL), event.reason)
+
+    def _queue_audio(self, event: Audio) -> None:
+        self.codec.send(event)  # counts the bytes of the 24 kHz original
+        data = self._output.encode(event.pcm)
+        if data:
+            self._out.append(_OutFrame(data, event.duration_s, event.seq))
+        else:
+            self.core.audio_consumed(event.duration_s)  # the resampler holds it; nothing waits to be sent
 
     def next_frame(self, now: float) -> Frame | None:
         """The next frame to send. Taking it counts as the client's progress and its audio as taken."""

@@ -54,6 +54,12 @@ class SynthesizeRequest:
     voice: str | None = None
     speed: float | None = None
     request_id: str | None = None
+    sample_rate: int | None = None
+    """Output rate from this request's sentences on (the sample's 8000/16000/22050/24000)."""
+    audio_format: str | None = None
+    """``format``: only ``pcm`` on the WebSocket (raw PCM16 frames); others are refused."""
+    request_timestamp: float | None = None
+    """Epoch seconds when the client sent it (the sample's staleness check)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,7 @@ class Configure:
     voice: str | None = None
     speed: float | None = None
     max_buffer_delay_ms: float | None = None
+    sample_rate: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +141,18 @@ def _optional_number(message: dict[str, object], key: str, code: ErrorCode, requ
         raise ProtocolError(
             code, f"'{key}' must be a number of ordinary size; got a very large number.", request_id
         ) from None
+
+
+def _optional_int(message: dict[str, object], key: str, request_id: str | None) -> int | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value.bit_length() > 32:
+        problem = f"'{key}' must be a whole number; got {_describe(value)}."
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, problem, request_id)
+    return value
 
 
 def _required_text(message: dict[str, object], request_id: str | None) -> str:
@@ -200,6 +219,9 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
             voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
             speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
             request_id=request_id,
+            sample_rate=_optional_int(message, "sample_rate", request_id),
+            audio_format=_optional_str(message, "format", request_id, 16),
+            request_timestamp=_optional_number(message, "request_timestamp", ErrorCode.BAD_MESSAGE, request_id),
         )
     match kind:
         case "text":
@@ -213,6 +235,7 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
                 voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
                 speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
                 max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
+                sample_rate=_optional_int(message, "sample_rate", request_id),
             )
         case "close":
             return Close()
@@ -226,14 +249,17 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
 
 def encode_command(command: Command) -> str:
     match command:
-        case SynthesizeRequest(text, voice, speed, request_id):
+        case SynthesizeRequest(text, voice, speed, request_id, sample_rate, audio_format, request_timestamp):
             body: dict[str, object] = {"text": text}
-            if voice is not None:
-                body["voice"] = voice
-            if speed is not None:
-                body["speed"] = speed
-            if request_id is not None:
-                body["request_id"] = request_id
+            optional = {
+                "voice": voice,
+                "speed": speed,
+                "request_id": request_id,
+                "sample_rate": sample_rate,
+                "format": audio_format,
+                "request_timestamp": request_timestamp,
+            }
+            body.update((key, value) for key, value in optional.items() if value is not None)
         case SendText(text):
             body = {"type": "text", "text": text}
         case Flush(request_id):
@@ -242,14 +268,15 @@ def encode_command(command: Command) -> str:
                 body["request_id"] = request_id
         case Cancel():
             body = {"type": "cancel"}
-        case Configure(voice, speed, max_buffer_delay_ms):
+        case Configure(voice, speed, max_buffer_delay_ms, sample_rate):
             body = {"type": "config"}
-            if voice is not None:
-                body["voice"] = voice
-            if speed is not None:
-                body["speed"] = speed
-            if max_buffer_delay_ms is not None:
-                body["max_buffer_delay_ms"] = max_buffer_delay_ms
+            optional = {
+                "voice": voice,
+                "speed": speed,
+                "max_buffer_delay_ms": max_buffer_delay_ms,
+                "sample_rate": sample_rate,
+            }
+            body.update((key, value) for key, value in optional.items() if value is not None)
         case Close():
             body = {"type": "close"}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))

@@ -7,8 +7,9 @@ import json
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect
 
-from engine.protocol import Cancel, Close, Flush, SendText, SynthesizeRequest, encode_command
+from engine.protocol import BIDI_PATH, Cancel, Close, Flush, SendText, SynthesizeRequest, encode_command
 from tests.endpoint.conftest import (
     FIVE_SENTENCES,
     THREE_SENTENCES,
@@ -148,3 +149,36 @@ async def test_ping_answers_while_busy_and_a_disconnect_mid_utterance_stops_gene
     assert not session_ids & runtime.scheduler.pending_sessions()
     # At most the sentence that was already running when the client left; never the other two.
     assert runtime.scheduler.jobs_run - jobs_before <= 1
+
+
+async def test_sample_rate_format_and_staleness_of_whole_requests_like_the_aws_sample(server):
+    import time
+
+    async with bidi(server) as ws:
+        await ws.send(encode_command(SynthesizeRequest("Hi.", request_id="mp3", audio_format="mp3")))
+        refused = (await receive_until(ws, "error")).of_type("error")[0]
+        assert (refused["code"], refused["request_id"]) == ("bad_message", "mp3")
+        stale = SynthesizeRequest("Hi.", request_id="old", request_timestamp=time.time() - 120)
+        await ws.send(encode_command(stale))
+        refused = (await receive_until(ws, "error")).of_type("error")[0]
+        assert (refused["code"], refused["request_id"]) == ("request_stale", "old")
+        assert refused["message"].startswith("request_stale")  # the token the sample's client looks for
+        fresh = SynthesizeRequest("Hello there.", request_id="16k", sample_rate=16000, request_timestamp=time.time())
+        await ws.send(encode_command(fresh))
+        frames = await receive_until(ws, "synthesis_complete")
+    for end in frames.of_type("sentence_end"):
+        sent = frames.audio_by_sentence()[end["seq"]]
+        assert sent / (2 * 16000) == pytest.approx(end["duration_s"], abs=0.002)
+    assert not frames.of_type("error")
+
+
+async def test_the_rate_can_come_in_the_query_string_as_pipecat_sends_it(server):
+    async with connect(server.ws_url + BIDI_PATH + "?sample_rate=8000&encoding=linear16") as ws:
+        await ws.send(encode_command(SendText("Hello there, friends.")))
+        await ws.send(encode_command(Flush("q")))
+        frames = await receive_until(ws, "flushed")
+    ends = frames.of_type("sentence_end")
+    assert ends
+    assert sum(frames.audio_by_sentence().values()) / (2 * 8000) == pytest.approx(
+        sum(e["duration_s"] for e in ends), abs=0.003
+    )
