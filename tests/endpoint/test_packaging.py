@@ -18,7 +18,7 @@ import pytest
 
 from endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
 from endpoint.model_dir import configure_hub_cache, detect_layout, prepare_model_dir
-from engine.errors import ErrorCode
+from engine.errors import WIRE_CODES, LocalErrorCode
 from engine.weights import cached_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,5 +231,20 @@ def test_protocol_doc_covers_every_message_and_error_code():
         "audio_stream_end",
     ):
         assert f'"{kind}"' in doc or f"`{kind}`" in doc, kind
-    for code in ErrorCode:
+    for code in WIRE_CODES:
         assert f"`{code.value}`" in doc, f"docs/protocol.md does not document the error code {code.value}"
+    for code in LocalErrorCode:
+        assert f"`{code.value}`" in doc, f"docs/protocol.md does not name the local error code {code.value}"
+
+
+def test_the_protocol_docs_error_table_is_the_wire_error_table():
+    """One table: every row of docs/protocol.md's error codes says the status and close code the server uses."""
+    doc = PROTOCOL_DOC.read_text()
+    rows = {}
+    for line in doc[doc.index("## Error codes") :].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = (int(cells[1]), int(cells[2]))
+    assert set(rows) == {code.value for code in WIRE_CODES}
+    for code, spec in WIRE_ERRORS.items():
+        assert rows[code.value] == (spec.http_status, spec.close_code), code
