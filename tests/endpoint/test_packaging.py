@@ -18,7 +18,7 @@ import pytest
 
 from endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
 from endpoint.model_dir import configure_hub_cache, detect_layout, prepare_model_dir
-from engine.errors import WIRE_CODES, LocalErrorCode
+from engine.errors import WIRE_CODES, WIRE_ERRORS, LocalErrorCode
 from engine.weights import cached_file
 
 REPO = Path(__file__).resolve().parents[2]
