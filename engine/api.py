@@ -8,9 +8,14 @@ and the benchmarks never care where speech is made.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from engine.events import Event, SessionConfig
+from engine.voices import VoiceInfo
+
+if TYPE_CHECKING:
+    from engine.synthesis import Synthesizer
 
 
 class Session(Protocol):
@@ -23,8 +28,10 @@ class Session(Protocol):
     async def cancel(self) -> None:
         """Drops queued text and pending synthesis; ``Cancelled`` follows, and no older audio after it."""
 
-    async def configure(self, voice: str | None = None, speed: float | None = None) -> None:
-        """Changes voice/speed for text sent from now on."""
+    async def configure(
+        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+    ) -> None:
+        """Changes voice/speed for text sent from now on, and how long held text waits for more (release on quiet)."""
 
     async def close(self) -> None:
         """Finishes what was asked, then ends the session with ``Closed``."""
@@ -37,8 +44,30 @@ class Session(Protocol):
         """Ends at once, dropping pending work (the peer is gone, or the app is quitting)."""
 
 
+@dataclass(frozen=True, slots=True)
+class EngineInfo:
+    """What an engine is, for people and for callers that must not care which engine they hold."""
+
+    kind: str
+    """``local``, ``websocket`` or ``sagemaker``."""
+    description: str
+    """"Kokoro-82M on CPU", "ws://gpu-box:8080/…", "SageMaker endpoint 'x' in us-east-1"."""
+    device: str | None = None
+    """The torch device, when the model runs in this process."""
+
+
 class Engine(Protocol):
     name: str
+    synthesizer: Synthesizer | None
+    """The model, when it runs in this process (benchmarks time it bare); None for remote engines."""
+
+    @property
+    def info(self) -> EngineInfo: ...
+
+    async def voices(self) -> tuple[VoiceInfo, ...] | None:
+        """The voices this engine can speak (``downloaded`` says which are usable now); None when it cannot tell
+        (a SageMaker endpoint has no listing call)."""
+        ...
 
     async def open_session(self, config: SessionConfig | None = None) -> Session: ...
 

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
+from engine.api import EngineInfo
 from engine.chunker import IncrementalSentenceChunker
 from engine.errors import VoicedeskError
 from engine.event_stream import EventStream
@@ -23,6 +24,7 @@ from engine.scheduler import SynthesisScheduler
 from engine.session import SessionCore, SessionLimits
 from engine.session_driver import SessionDriver
 from engine.synthesis import Synthesizer
+from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 
 
 class LocalSession:
@@ -122,6 +124,18 @@ class LocalSession:
                 self._core.audio_consumed(self._events.discard_audio(event.last_seq))
 
 
+def device_label(device: str) -> str:
+    """ "CPU", or "CUDA (NVIDIA H200)" for a CUDA device (the name when torch can tell it)."""
+    if not device.startswith("cuda"):
+        return "CPU"
+    try:
+        import torch
+
+        return f"CUDA ({torch.cuda.get_device_name(torch.device(device))})"
+    except Exception:  # the name is decoration; the device is what matters
+        return "CUDA"
+
+
 class LocalEngine:
     """Kokoro on this machine: one synthesizer and one scheduler shared by every session it opens."""
 
@@ -137,6 +151,18 @@ class LocalEngine:
         self.scheduler = scheduler or SynthesisScheduler()
         self.limits = limits or SessionLimits()
         self._owns_scheduler = scheduler is None
+
+    @property
+    def info(self) -> EngineInfo:
+        device = str(self.synthesizer.device)
+        return EngineInfo("local", f"Kokoro-82M on {device_label(device)}", device)
+
+    async def voices(self) -> tuple[VoiceInfo, ...]:
+        catalog = getattr(self.synthesizer, "voice_catalog", None)
+        if catalog is not None:
+            return tuple(await asyncio.to_thread(catalog))
+        names = await asyncio.to_thread(self.synthesizer.list_voices)
+        return tuple(VoiceInfo(name, LANGUAGES.get(name[:1], "unknown"), True, name in KNOWN_VOICES) for name in names)
 
     async def open_session(self, config: SessionConfig | None = None) -> LocalSession:
         config = config or SessionConfig()
