@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except VoicedeskError as exc:
-        print(f"voicedesk: {exc.message}", file=sys.stderr)
+        print(f"voicedesk: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -17,8 +17,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from engine.audio import pcm16_duration_s, pcm16_to_wav
-from engine.errors import ErrorCode, VoicedeskError
-from engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted, SessionConfig
+from engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from engine.errors import ErrorCode, UsageError, VoicedeskError
+from engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,20 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(pipe an LLM's streaming output in) and speak each sentence as soon as it is complete.",
     )
     parser.add_argument("text", help="what to say, or '-' to read streaming text from stdin")
-    parser.add_argument("--voice", default="af_heart", help="name, .pt path, or blend 'af_heart:0.7,am_adam:0.3'")
-    parser.add_argument("--speed", type=float, default=1.0, help="0.25 to 4.0 (default 1.0)")
+    add_session_options(parser)
     parser.add_argument("--out", type=Path, help="write a WAV file instead of playing")
-    parser.add_argument(
-        "--engine",
-        nargs="+",
-        metavar="KIND",
-        help="local (default), 'websocket URL' or 'sagemaker ENDPOINT'",
-    )
-    parser.add_argument("--device", help="local engine: cpu, cuda or cuda:N (default: CUDA when present)")
-    parser.add_argument("--token", help="websocket engine: bearer token (or VOICEDESK_TOKEN)")
-    parser.add_argument("--region", help="sagemaker engine: AWS region")
-    parser.add_argument("--profile", help="sagemaker engine: AWS profile")
-    parser.add_argument("--variant", help="sagemaker engine: target production variant")
+    add_engine_options(parser)
     parser.add_argument(
         "--whole",
         action="store_true",
@@ -101,25 +91,9 @@ def _letters(text: str) -> int:
     return sum(not c.isspace() for c in text)
 
 
-def _spec_from_args(args: argparse.Namespace):
-    from dataclasses import replace
-
-    from engine.factory import parse_engine_args
-
-    spec = parse_engine_args(args.engine)
-    return replace(
-        spec,
-        device=args.device,
-        token=args.token or os.environ.get("VOICEDESK_TOKEN"),
-        region=args.region,
-        profile=args.profile,
-        variant=args.variant,
-    )
-
-
 async def say(args: argparse.Namespace) -> int:
     if args.text != "-" and not args.text.strip():
-        raise VoicedeskError(ErrorCode.EMPTY_TEXT, "Nothing to say: the text is empty.")
+        raise UsageError("Nothing to say: the text is empty.", "Give some text, or '-' to read it from stdin.")
     player = None
     if args.out is None:
         from app.player import AudioPlayer
@@ -128,7 +102,8 @@ async def say(args: argparse.Namespace) -> int:
         player.open()  # fail before loading a model if there is no sound card
     from engine.factory import open_engine
 
-    spec = _spec_from_args(args)
+    spec = spec_from_args(args)
+    config = config_from_args(args)
     if args.whole:
         return await _say_whole(args, spec, player)
     log = (lambda *_: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -136,7 +111,7 @@ async def say(args: argparse.Namespace) -> int:
     engine = await open_engine(spec)
     errors = 0
     try:
-        session = await engine.open_session(SessionConfig(voice=args.voice, speed=args.speed))
+        session = await engine.open_session(config)
         source = _stdin_fragments() if args.text == "-" else _single(args.text)
         sent = spoken = 0
         progress = asyncio.Condition()
@@ -206,7 +181,7 @@ async def _say_whole(args: argparse.Namespace, spec, player) -> int:
     from engine.clients.invoke import WholeRequestClient
 
     if spec.kind != "sagemaker":
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--whole needs --engine sagemaker ENDPOINT.")
+        raise UsageError("--whole works with the sagemaker engine only.", "Add --engine sagemaker ENDPOINT.")
     if args.text == "-":
         text = await asyncio.to_thread(sys.stdin.read)
     else:

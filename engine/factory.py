@@ -6,50 +6,12 @@ The CLI, the app and the benchmarks all go through here, so every path is opened
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Literal
 
 from engine.api import Engine
-from engine.errors import ErrorCode, VoicedeskError
+from engine.engine_spec import EngineKind, EngineSpec, parse_engine_args
+from engine.errors import UsageError
 
-EngineKind = Literal["local", "websocket", "sagemaker"]
-
-
-@dataclass(frozen=True, slots=True)
-class EngineSpec:
-    kind: EngineKind = "local"
-    target: str | None = None
-    """websocket: ws(s)://host:port[/path]; sagemaker: endpoint name; local: unused."""
-    device: str | None = None
-    """local: 'cpu', 'cuda', 'cuda:1'; None picks CUDA when present."""
-    token: str | None = None
-    """websocket: bearer token for a lab box started with --token."""
-    region: str | None = None
-    profile: str | None = None
-    variant: str | None = None
-    options: dict[str, object] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        return self.kind if self.kind == "local" else f"{self.kind} {self.target}"
-
-
-def parse_engine_args(values: list[str] | None) -> EngineSpec:
-    """``--engine local`` / ``--engine websocket URL`` / ``--engine sagemaker NAME`` (as argparse nargs='+')."""
-    if not values:
-        return EngineSpec()
-    kind, *rest = values
-    if kind not in ("local", "websocket", "sagemaker"):
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"Unknown engine {kind!r}: use local, 'websocket URL' or 'sagemaker ENDPOINT'."
-        )
-    if kind == "local":
-        if rest:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The local engine takes no target.")
-        return EngineSpec()
-    if len(rest) != 1:
-        what = "a ws:// or wss:// URL" if kind == "websocket" else "an endpoint name"
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"The {kind} engine needs {what}: --engine {kind} TARGET")
-    return EngineSpec(kind=kind, target=rest[0])  # type: ignore[arg-type]
+__all__ = ["EngineKind", "EngineSpec", "open_engine", "parse_engine_args"]
 
 
 async def open_engine(spec: EngineSpec) -> Engine:
@@ -67,4 +29,4 @@ async def open_engine(spec: EngineSpec) -> Engine:
         from engine.clients.sagemaker import SageMakerEngine
 
         return SageMakerEngine.from_spec(spec)
-    raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Unknown engine kind {spec.kind!r}")
+    raise UsageError(f"Unknown engine kind {spec.kind!r}.", "Use local, websocket or sagemaker.")

@@ -1,0 +1,116 @@
+"""Which engine to speak through, and the command-line options that say so: one definition for every command.
+
+``EngineSpec`` describes an engine without opening it (``engine.factory.open_engine`` opens one). Every command
+that speaks (``say``, ``bench``, ``wyoming``…) declares the same options with ``add_engine_options`` and
+``add_session_options`` and reads them back with ``spec_from_args`` and ``config_from_args``, so an option
+added here exists everywhere and means the same thing. No heavy imports: ``--help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from engine.errors import UsageError
+from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from engine.voices import DEFAULT_VOICE
+
+EngineKind = Literal["local", "websocket", "sagemaker"]
+ENGINE_KINDS: tuple[EngineKind, ...] = ("local", "websocket", "sagemaker")
+TOKEN_ENV = "VOICEDESK_TOKEN"
+"""The bearer token of a ``voicedesk serve`` box, for servers and clients alike."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    kind: EngineKind = "local"
+    target: str | None = None
+    """websocket: ws(s)://host:port[/path]; sagemaker: endpoint name; local: unused."""
+    device: str | None = None
+    """local: 'cpu', 'cuda', 'cuda:1'; None picks CUDA when present."""
+    token: str | None = None
+    """websocket: bearer token for a lab box started with --token."""
+    region: str | None = None
+    profile: str | None = None
+    variant: str | None = None
+    options: dict[str, object] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return self.kind if self.kind == "local" else f"{self.kind} {self.target}"
+
+
+def parse_engine_args(values: list[str] | None) -> EngineSpec:
+    """``--engine local`` / ``--engine websocket URL`` / ``--engine sagemaker NAME`` (as argparse nargs='+')."""
+    if not values:
+        return EngineSpec()
+    kind, *rest = values
+    if kind not in ENGINE_KINDS:
+        raise UsageError(f"Unknown engine {kind!r}.", "Use local, 'websocket URL' or 'sagemaker ENDPOINT'.")
+    if kind == "local":
+        if rest:
+            raise UsageError("The local engine takes no target.", "Write just --engine local.")
+        return EngineSpec()
+    if len(rest) != 1:
+        what = "a ws:// or wss:// URL" if kind == "websocket" else "an endpoint name"
+        raise UsageError(f"The {kind} engine needs {what}.", f"Write --engine {kind} TARGET.")
+    return EngineSpec(kind=kind, target=rest[0])  # type: ignore[arg-type]
+
+
+def add_engine_options(parser: argparse.ArgumentParser, flag: str = "--engine", side: str = "") -> None:
+    """``--engine KIND [TARGET]`` and what each kind needs (device, token, region, profile, variant).
+
+    ``flag``/``side`` declare a second engine (``--engine-b``, ``side="b"``: ``--device-b`` …) for comparisons.
+    """
+    suffix = f"-{side}" if side else ""
+    which = f" (the {side.upper()} side)" if side else ""
+    parser.add_argument(
+        flag, nargs="+", metavar="KIND", help=f"local (default), 'websocket URL' or 'sagemaker ENDPOINT'{which}"
+    )
+    parser.add_argument(f"--device{suffix}", help="local engine: cpu, cuda or cuda:N (default: CUDA when present)")
+    parser.add_argument(f"--token{suffix}", help=f"websocket engine: bearer token (default: ${TOKEN_ENV})")
+    parser.add_argument(f"--region{suffix}", help="sagemaker engine: AWS region (default: the profile's)")
+    parser.add_argument(f"--profile{suffix}", help="sagemaker engine: AWS profile (default: the usual chain)")
+    parser.add_argument(f"--variant{suffix}", help="sagemaker engine: target production variant")
+
+
+def spec_from_args(args: argparse.Namespace, flag: str = "engine", side: str = "") -> EngineSpec:
+    suffix = f"_{side}" if side else ""
+    spec = parse_engine_args(getattr(args, flag, None))
+    token = getattr(args, f"token{suffix}", None) or os.environ.get(TOKEN_ENV) or None
+    return EngineSpec(
+        kind=spec.kind,
+        target=spec.target,
+        device=getattr(args, f"device{suffix}", None),
+        token=token if spec.kind == "websocket" else None,
+        region=getattr(args, f"region{suffix}", None),
+        profile=getattr(args, f"profile{suffix}", None),
+        variant=getattr(args, f"variant{suffix}", None),
+    )
+
+
+def add_session_options(parser: argparse.ArgumentParser, speed: bool = True) -> None:
+    """``--voice``, ``--speed`` and ``--max-buffer-delay``: how a session speaks."""
+    parser.add_argument(
+        "--voice",
+        default=DEFAULT_VOICE,
+        help=f"a voice name, .pt path, or blend 'af_heart:0.7,am_adam:0.3' (default {DEFAULT_VOICE})",
+    )
+    if speed:
+        parser.add_argument("--speed", type=float, default=1.0, help="0.25 to 4.0 (default 1.0)")
+    parser.add_argument(
+        "--max-buffer-delay",
+        type=float,
+        default=DEFAULT_MAX_BUFFER_DELAY_MS,
+        metavar="MS",
+        help="how long text without a sentence end waits for more before it is spoken anyway "
+        f"(default {DEFAULT_MAX_BUFFER_DELAY_MS} ms; 0: at once)",
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> SessionConfig:
+    delay = args.max_buffer_delay
+    if not 0 <= delay <= 30_000:
+        raise UsageError(f"--max-buffer-delay {delay:g} is out of range.", "Give 0 to 30000 milliseconds.")
+    return SessionConfig(voice=args.voice, speed=getattr(args, "speed", 1.0), max_buffer_delay_ms=round(delay))
