@@ -31,7 +31,12 @@ class LabConfig:
     voice: str = "af_heart"
     sessions: tuple[int, ...] = (1, 2, 4)
     arrival: str = "spread"
-    """Concurrency: 'spread' (independent callers) or 'together' (the same instant; the worst case)."""
+    """Concurrency: 'spread' (independent callers), 'together' (the same instant; the worst case) or both,
+    comma-separated (``app.bench_lab.arrivals``); capacity uses the first."""
+    target_ttfa_s: float = 0.5
+    """Capacity: the time to first audio p95 an instance must keep to."""
+    max_sessions: int = 32
+    """Capacity: the ramp's ceiling."""
     prebuffer_s: float = 0.15
     """The gapless player's prebuffer, for the stall model (app.player's default)."""
     guard_s: float = 600.0

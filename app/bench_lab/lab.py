@@ -7,6 +7,7 @@ import os
 import platform
 from typing import Any
 
+from app.bench_lab.capacity import run_capacity
 from app.bench_lab.concurrency import run_concurrency
 from app.bench_lab.context import LabContext
 from app.bench_lab.report import SCENARIO_ORDER
@@ -24,6 +25,7 @@ SCENARIOS: dict[str, Scenario] = {
     "ab": run_ab,
     "concurrency": run_concurrency,
     "transport": run_transport,
+    "capacity": run_capacity,
 }
 assert tuple(SCENARIOS) == SCENARIO_ORDER
 STOPPING_CODES = {

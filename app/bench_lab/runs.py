@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.bench_lab.recorder import UtteranceRecord
 from engine.metrics import summarize
+from engine.recorder import UtteranceRecord
 from engine.timeline import UtteranceTimeline
 
 SENTENCE_METRICS = ("ttfb_s", "ttfa_s", "synthesis_s", "audio_s", "rtf", "seam_gap_s", "output_s", "heard_at_s")

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from app.bench_lab.context import LabContext
 from app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forward
 from app.bench_lab.probe import Agent, SessionProbe, whole_text
-from app.bench_lab.recorder import UtteranceRecord
 from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
 from engine.api import Engine
 from engine.metrics import summarize
+from engine.recorder import UtteranceRecord
 
 STREAMING = "streaming"
 GENERATE_THEN_SPEAK = "generate-then-speak"
@@ -26,10 +26,13 @@ async def _speak(
     label: str,
     origin: Callable[[], float | None] | None = None,
     engine: Engine | None = None,
+    engine_label: str | None = None,
 ) -> tuple[UtteranceRecord, float]:
     """One utterance on a fresh session (played when the lab plays); returns it and the session's open time."""
     session, open_s = await ctx.open_session(engine)
-    async with SessionProbe(session, ctx.clock, ctx.player, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
+    cfg = ctx.config
+    name = engine_label or ctx.engine_label
+    async with SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s, name) as probe:
         record = await probe.speak(fragments, label, origin)
     return record, open_s
 
@@ -82,7 +85,8 @@ async def run_seed(ctx: LabContext) -> ScenarioResult:
     for i in range(cfg.repeat):
         ctx.progress(f"seed: repeat {i + 1}/{cfg.repeat}")
         session, _ = await ctx.open_session()
-        async with SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s) as probe:
+        probe = SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s, ctx.engine_label)
+        async with probe:
             for k, text in enumerate(cfg.seed_sentences):
                 record = await probe.speak(whole_text(text), f"seed #{i + 1} sentence {k + 1}")
                 result.runs.append(Run(f"sentence {k + 1}", i, record, {"text": text}))
@@ -124,9 +128,11 @@ async def run_ab(ctx: LabContext) -> ScenarioResult:
         engine_b = engine_a
         result.notes.append("no --engine-b: B is the same engine (an A/A run: shows the run-to-run noise)")
     for i in range(cfg.repeat):
-        for group, engine in (("A", engine_a), ("B", engine_b)):
+        for group, engine, name in (("A", engine_a, ctx.engine_label), ("B", engine_b, label_b)):
             ctx.progress(f"ab: repeat {i + 1}/{cfg.repeat}: {group}")
-            record, open_s = await _speak(ctx, whole_text(cfg.text), f"{group} #{i + 1}", engine=engine)
+            record, open_s = await _speak(
+                ctx, whole_text(cfg.text), f"{group} #{i + 1}", engine=engine, engine_label=name
+            )
             result.runs.append(Run(group, i, record, {"session_open_s": open_s}))
     runs_a, runs_b = in_group(result.runs, "A"), in_group(result.runs, "B")
     width = max((len(run.timeline.sentences) for run in result.runs), default=0)
