@@ -41,6 +41,8 @@ Utterance JSON (``UtteranceTimeline.to_dict``; ``schema`` = "voicedesk.timeline/
      pacing: {rtf_per_chunk[], cumulative_rtf[], min_cumulative_rtf, fell_behind, first_audio_s, playback_start_s,
               prebuffer_s, stalls: [{chunk, start_s, duration_s}], stall_count, stall_s, audio_s, overall_rtf} | null,
      problems: [consistency problems, in words]}
+Several utterances (the app's whole session): ``{schema: "voicedesk.timelines/1", timelines: [utterance JSON]}``
+(``timelines_document``; ``timelines_from_document`` reads it, or a single utterance's JSON).
 ``UtteranceTimeline.from_dict`` reads the inputs back and recomputes everything derived; a document written before
 ``engine`` and ``engine_seq`` existed reads with both None (they were added without changing the schema's name:
 every earlier key keeps its meaning).
@@ -57,6 +59,7 @@ from engine.events import SAMPLE_RATE
 from engine.metrics import PlaybackPacing, audible_time_s, playback_pacing
 
 SCHEMA = "voicedesk.timeline/1"
+TIMELINES_SCHEMA = "voicedesk.timelines/1"
 STAGES = ("fragment_in", "chunk_released", "sent", "first_byte", "first_audible", "dac")
 PARENT = {
     "chunk_released": "fragment_in",
@@ -222,6 +225,19 @@ class UtteranceTimeline:
     def csv_rows(self) -> list[dict[str, Any]]:
         """One row per sentence (columns ``CSV_COLUMNS``), for ``csv.DictWriter``; None becomes an empty cell."""
         return [s.row(self.label) for s in self.sentences]
+
+
+def timelines_document(timelines: Iterable[UtteranceTimeline]) -> dict[str, Any]:
+    """Several utterances in one JSON document (schema in the module docstring)."""
+    return {"schema": TIMELINES_SCHEMA, "timelines": [t.to_dict() for t in timelines]}
+
+
+def timelines_from_document(data: Mapping[str, Any]) -> list[UtteranceTimeline]:
+    if data.get("schema") == SCHEMA:
+        return [UtteranceTimeline.from_dict(data)]
+    if data.get("schema") != TIMELINES_SCHEMA:
+        raise ValueError(f"not voicedesk timelines: schema is {data.get('schema')!r}, expected {TIMELINES_SCHEMA!r}")
+    return [UtteranceTimeline.from_dict(item) for item in data["timelines"]]
 
 
 def sentences_from_csv_rows(rows: Iterable[Mapping[str, str]]) -> list[SentenceTimeline]:

@@ -7,6 +7,7 @@ The clock is ``time.monotonic`` by default because the player reports DAC times 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Protocol
@@ -94,8 +95,11 @@ class SessionProbe:
         self._reader = asyncio.create_task(self._read())
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None:
+            await self.close()
+        else:  # cancelled or failed mid-utterance: drop the session at once rather than wait for it
+            await self.abort()
 
     async def speak(
         self, fragments: AsyncIterable[str], label: str, origin: Callable[[], float | None] | None = None
@@ -155,6 +159,16 @@ class SessionProbe:
         except TimeoutError:
             reader.cancel()
             await self.session.aclose()
+
+    async def abort(self) -> None:
+        """Ends the session at once, whatever it was doing, and the reader."""
+        if self._reader is None:
+            return
+        reader, self._reader = self._reader, None
+        reader.cancel()
+        await self.session.aclose()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
 
     async def _read(self) -> None:
         try:

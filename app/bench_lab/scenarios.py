@@ -20,7 +20,7 @@ STREAMING = "streaming"
 GENERATE_THEN_SPEAK = "generate-then-speak"
 
 
-async def _speak(
+async def speak_once(
     ctx: LabContext,
     fragments: AsyncIterable[str],
     label: str,
@@ -52,7 +52,7 @@ async def run_streaming(ctx: LabContext) -> ScenarioResult:
             forward = await measure_bare_forward(engine, fragment, cfg.voice) if group == STREAMING and i % 2 else None
             agent = Agent(cfg.text, cfg.tokens_per_s, ctx.clock)
             fragments = agent.tokens() if group == STREAMING else agent.whole_reply()
-            record, _ = await _speak(ctx, fragments, f"{group} #{i + 1}", lambda a=agent: a.first_token_s)
+            record, _ = await speak_once(ctx, fragments, f"{group} #{i + 1}", lambda a=agent: a.first_token_s)
             extra: dict[str, object] = {"reply_s": (agent.last_token_s or 0.0) - (agent.first_token_s or 0.0)}
             if group == STREAMING:
                 forward = forward or await measure_bare_forward(engine, fragment, cfg.voice)
@@ -117,46 +117,6 @@ async def run_seed(ctx: LabContext) -> ScenarioResult:
     return result
 
 
-async def run_ab(ctx: LabContext) -> ScenarioResult:
-    """Scenario 3: the same text through engines A and B in alternation, per-sentence latency side by side."""
-    cfg = ctx.config
-    engine_a = await ctx.get_engine()
-    engine_b = await ctx.get_engine_b()
-    label_b = ctx.engine_b_label if engine_b is not None else f"{ctx.engine_label} again"
-    result = ScenarioResult("ab", f"A/B: A = {ctx.engine_label}, B = {label_b}")
-    if engine_b is None:
-        engine_b = engine_a
-        result.notes.append("no --engine-b: B is the same engine (an A/A run: shows the run-to-run noise)")
-    for i in range(cfg.repeat):
-        for group, engine, name in (("A", engine_a, ctx.engine_label), ("B", engine_b, label_b)):
-            ctx.progress(f"ab: repeat {i + 1}/{cfg.repeat}: {group}")
-            record, open_s = await _speak(
-                ctx, whole_text(cfg.text), f"{group} #{i + 1}", engine=engine, engine_label=name
-            )
-            result.runs.append(Run(group, i, record, {"session_open_s": open_s}))
-    runs_a, runs_b = in_group(result.runs, "A"), in_group(result.runs, "B")
-    width = max((len(run.timeline.sentences) for run in result.runs), default=0)
-    per_sentence = []
-    for k in range(width):
-        a = summarize(_nth_ttfa(run.record, k) for run in runs_a)
-        b = summarize(_nth_ttfa(run.record, k) for run in runs_b)
-        per_sentence.append({"index": k + 1, "A_ttfa_s": a, "B_ttfa_s": b, "ratio": ratio(b["p50"], a["p50"])})
-    groups = {"A": group_summary(runs_a), "B": group_summary(runs_b)}
-    result.summary = {
-        "engines": {"A": ctx.engine_label, "B": label_b},
-        "groups": groups,
-        "per_sentence": per_sentence,
-        "ratio": ratio(p50(groups["B"]), p50(groups["A"])),
-        "ratio_of": "p50 time to first audio, B ÷ A",
-    }
-    return result
-
-
-def _nth_ttfa(record: UtteranceRecord, k: int) -> float | None:
-    sentences = record.timeline.sentences
-    return sentences[k].ttfa_s if k < len(sentences) else None
-
-
 async def run_cold(ctx: LabContext) -> ScenarioResult:
     """Scenario 6: the first request after start (model load, warm-up, connect) apart from the steady state."""
     cfg = ctx.config
@@ -176,7 +136,7 @@ async def run_cold(ctx: LabContext) -> ScenarioResult:
     for i in range(1 + cfg.repeat):
         group = "cold" if i == 0 else "warm"
         ctx.progress(f"cold: request {i + 1}: {group}")
-        record, session_open_s = await _speak(ctx, whole_text(text), f"{group} #{i}", engine=engine)
+        record, session_open_s = await speak_once(ctx, whole_text(text), f"{group} #{i}", engine=engine)
         result.runs.append(Run(group, i, record, {"session_open_s": session_open_s}))
     cold, warm = in_group(result.runs, "cold"), in_group(result.runs, "warm")
     groups = {"cold": group_summary(cold), "warm": group_summary(warm)}

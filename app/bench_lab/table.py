@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.bench_lab.report import scenario
+from app.bench_lab.runs import ratio
 
 Row = dict[str, Any]
 
@@ -142,9 +143,38 @@ def _seed(sc: Row) -> list[str]:
     ]
 
 
+AB_STAGES = (  # (label, "utterance" or "sentence", key in a group summary, unit)
+    ("time to first audio", "utterance", "time_to_first_audio_s", "ms"),
+    ("first byte", "utterance", "time_to_first_byte_s", "ms"),
+    ("at the DAC", "utterance", "time_to_dac_s", "ms"),
+    ("TTFB per sentence", "sentence", "ttfb_s", "ms"),
+    ("leading silence per sentence", "sentence", "onset_s", "ms"),
+    ("TTFA per sentence", "sentence", "ttfa_s", "ms"),
+    ("synthesis per sentence", "sentence", "synthesis_s", "ms"),
+    ("RTF per sentence", "sentence", "rtf", "x"),
+)
+STAGE_PERCENTILES = ("p50", "p90", "p99")
+
+
+def ab_stage_table(summary: Row) -> list[list[str]]:
+    """Header and one row per stage: A's and B's p50/p90/p99 side by side, and B ÷ A of the p50s. The app's A/B
+    view shows exactly these cells (``app.ui.ab_panel``)."""
+    header = ["stage", *(f"{side} {p}" for side in ("A", "B") for p in STAGE_PERCENTILES), "B ÷ A p50"]
+    rows = [header]
+    for label, level, key, unit in AB_STAGES:
+        sides = []
+        for side in ("A", "B"):
+            group = summary["groups"][side]
+            sides.append(group[key] if level == "utterance" else group["sentences"][key])
+        cells = [ms(f[p]) if unit == "ms" else num(f[p]) for f in sides for p in STAGE_PERCENTILES]
+        rows.append([label, *cells, num(ratio(sides[1]["p50"], sides[0]["p50"]))])
+    return rows
+
+
 def _ab(sc: Row) -> list[str]:
     s = sc["summary"]
     lines = _columns([GROUP_HEADER, *(_group_row(f"{k}: {s['engines'][k]}", g) for k, g in s["groups"].items())])
+    lines += ["", "  per stage (ms; RTF ×realtime), p50/p90/p99 over the runs:", *_columns(ab_stage_table(s), "    ")]
     rows = [["sentence", "A TTFA p50", "B TTFA p50", "B ÷ A"]]
     for row in s["per_sentence"]:
         rows.append([str(row["index"]), ms(row["A_ttfa_s"]["p50"]), ms(row["B_ttfa_s"]["p50"]), num(row["ratio"])])
