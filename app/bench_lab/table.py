@@ -205,14 +205,15 @@ def _concurrency(sc: Row) -> list[str]:
         )
     arrivals = f"  arrivals: {s['arrival']}"
     if "spread" in s["arrival"] and s["window_s"] is not None:
-        arrivals += f" (spread: random moments within {ms(s['window_s'])} ms, one request's time alone)"
+        spread = "" if s["arrival"] == "spread" else "spread: "
+        arrivals += f" ({spread}random moments within {ms(s['window_s'])} ms, one request's time alone)"
     check = s["goal_check"]
     if check["met"] is None:
         goal = f"(goal {s['goal']}: not measured: {check['why']})"
     else:
         goal = f"(goal {s['goal']}: {'met' if check['met'] else 'NOT met'}, {num(check['ratio'])})"
     opened = s["session_open_s"]
-    accept = "not measured" if s["accept_met"] is None else ("met" if s["accept_met"] else "NOT met")
+    accept = "not judged: no connection" if s["accept_met"] is None else ("met" if s["accept_met"] else "NOT met")
     return [
         *_columns(rows, left=2),
         arrivals,

@@ -110,5 +110,6 @@ def test_bench_server_is_the_concurrency_and_transport_scenarios_against_a_url(b
     assert [(row["sessions"], row["arrival"]) for row in levels] == [(1, "alone"), (2, "spread")]  # 1 is added
     assert all(row["session_open_s"]["n"] == row["sessions"] for row in levels)  # each connection's accept time
     assert concurrency["summary"]["goal_check"]["met"] is None  # the goal is stated at 4 sessions
+    assert isinstance(concurrency["summary"]["accept_met"], bool)  # a remote engine's accept time is judged
     assert transport["summary"]["server"] == bench_container.http_url
     assert transport["summary"]["ratio"] > 1.0  # SSE's base64 costs more than binary frames
