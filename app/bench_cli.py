@@ -10,8 +10,7 @@ import importlib
 
 BENCH_MODULES: list[str] = [
     "engine.bench_engine",  # bench engine
-    "endpoint.bench_server",  # bench server
-    "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold
+    "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
 ]
 
 

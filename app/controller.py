@@ -39,7 +39,8 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.timeline import TimelineBuilder, UtteranceTimeline
+from engine.recorder import UtteranceRecorder
+from engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ class SpeechController:
             link.new_turn()
             # The timeline's pacing model plays the reply the way this player will (same prebuffer).
             prebuffer = self.player.buffer.prebuffer / SAMPLE_RATE if self.player is not None else 0.0
-            run = TurnRun(turn, TimelineBuilder(f"turn {turn.id}", prebuffer_s=prebuffer), link, f"turn-{turn.id}")
+            run = TurnRun(turn, UtteranceRecorder(f"turn {turn.id}", prebuffer), link, f"turn-{turn.id}")
             self.run = self.last_run = run
             self.turns.append(turn)
             if kind is TurnKind.AGENT:
@@ -280,7 +281,7 @@ class SpeechController:
     def on_player_event(self, event) -> None:
         if event.kind == "onset" and event.seq in self._player_map:
             run, index = self._player_map.pop(event.seq)
-            run.builder.mark(index, "dac", event.monotonic)
+            run.dac(index, event.monotonic)
             self._changed(run)
         elif event.kind == "underrun" and self.run is not None:
             self.run.underrun(event.monotonic)

@@ -1,9 +1,9 @@
 """One open engine session as a turn sees it: the session, its event pump, and what was sent through it.
 
 A link belongs to one engine session. During a turn it keeps the ``ReplyLedger`` (text sent, sentences
-claimed and delivered), a mirror of the session's chunker (to time when each sentence was released, since a
-remote chunker runs out of sight), the engine's sequence numbers mapped to the turn's sentence indices, and
-the stale-audio filter that keeps a cancelled utterance silent.
+claimed and delivered), the turn's ``engine.recorder.Leg`` on this session (a mirror of the session's chunker,
+to time when each sentence was released, since a remote chunker runs out of sight, and the engine's sequence
+numbers mapped to the turn's rows), and the stale-audio filter that keeps a cancelled utterance silent.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from app.failover import ReplyLedger
 from engine.api import Engine, Session
-from engine.chunker import IncrementalSentenceChunker
 from engine.events import Audio, Cancelled, Event
+from engine.recorder import Leg
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +38,8 @@ class SessionLink:
     """Audio of sequence numbers up to this belongs to a cancelled utterance."""
     stale_dropped: int = 0
     ledger: ReplyLedger = field(default_factory=ReplyLedger)
-    mirror: IncrementalSentenceChunker = field(default_factory=IncrementalSentenceChunker)
-    released_at: list[float] = field(default_factory=list)
-    """When the mirror chunker released each sentence of the current turn, in order."""
-    sent_at: list[float] = field(default_factory=list)
-    """When the text completing each released sentence had been handed to the session."""
-    started: int = 0
-    """Sentences of the current turn the engine has started on this link."""
-    seq_to_index: dict[int, int] = field(default_factory=dict)
+    leg: Leg = field(default_factory=Leg)
+    """This session's part in the current turn's record (``engine.recorder``)."""
     flush_sent: bool = False
     pump: asyncio.Task[None] | None = None
 
@@ -55,27 +49,19 @@ class SessionLink:
 
     def new_turn(self) -> None:
         self.ledger = ReplyLedger()
-        self.mirror.reset()
-        self.released_at.clear()
-        self.sent_at.clear()
-        self.started = 0
-        self.seq_to_index.clear()
+        self.leg = Leg(self.label)
         self.flush_sent = False
 
     def record_fragment(self, fragment: str, now: float) -> int:
         """Notes a fragment about to be sent; returns how many sentences it releases."""
         self.ledger.add(fragment, now)
-        released = len(self.mirror.feed(fragment))
-        self.released_at.extend([now] * released)
-        return released
+        return self.leg.fragment(fragment, now)
 
     def record_flush(self, now: float) -> int:
-        released = 1 if self.mirror.flush() else 0
-        self.released_at.extend([now] * released)
-        return released
+        return self.leg.flush(now)
 
     def record_sent(self, released: int, now: float) -> None:
-        self.sent_at.extend([now] * released)
+        self.leg.sent(released, now)
 
     def is_stale(self, event: Event) -> bool:
         """Audio of a cancelled utterance (the cancel may still be on its way to a remote engine)."""

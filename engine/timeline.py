@@ -17,7 +17,7 @@ Origin: all ``*_at_s`` values are seconds since the utterance's origin: ``origin
 agent's first token), else the earliest fragment_in mark, else the earliest mark or chunk of any kind.
 
 Per-sentence values (CSV columns, in this order; JSON ``sentences[]`` keys, with the step durations under ``steps``):
-    label, seq, text
+    label, seq (the sentence's position in the utterance: 0, 1, 2 … in playback order), text
     fragment_in_at_s, chunk_released_at_s, sent_at_s, first_byte_at_s, first_audible_at_s, dac_at_s
     chunking_s = chunk_released − fragment_in     dispatch_s = sent − chunk_released
     ttfb_s     = first_byte − sent (pipecat's TTFB)
@@ -26,8 +26,10 @@ Per-sentence values (CSV columns, in this order; JSON ``sentences[]`` keys, with
     heard_at_s = dac_at_s + leading_silence_s: the first audible sample at the DAC (assumes no stall before it)
     audio_s (seconds of audio), synthesis_s (synthesizer wall time), rtf = audio_s / synthesis_s (×realtime)
     leading_silence_s = onset sample / sample rate; seam_gap_s = silence heard at the seam before this sentence
-    underruns (counted by the player); stalls, stall_s: a gapless player's stalls caused by this sentence's chunks
-    (engine.metrics.playback_pacing over all chunks in playback order; None when no chunk was recorded)
+    underruns (counted by the player; charged by engine.recorder's rule to the sentence the listener waited for);
+    stalls, stall_s: a gapless player's stalls caused by this sentence's chunks (engine.metrics.playback_pacing
+    over all chunks in playback order; None when no chunk was recorded)
+    engine (the engine that spoke it, as the caller names it), engine_seq (that engine's own number for it)
 A step or derived value is None when one of its inputs is None.
 
 Utterance JSON (``UtteranceTimeline.to_dict``; ``schema`` = "voicedesk.timeline/1"; non-finite numbers are null):
@@ -39,7 +41,11 @@ Utterance JSON (``UtteranceTimeline.to_dict``; ``schema`` = "voicedesk.timeline/
      pacing: {rtf_per_chunk[], cumulative_rtf[], min_cumulative_rtf, fell_behind, first_audio_s, playback_start_s,
               prebuffer_s, stalls: [{chunk, start_s, duration_s}], stall_count, stall_s, audio_s, overall_rtf} | null,
      problems: [consistency problems, in words]}
-``UtteranceTimeline.from_dict`` reads the inputs back and recomputes everything derived.
+Several utterances (the app's whole session): ``{schema: "voicedesk.timelines/1", timelines: [utterance JSON]}``
+(``timelines_document``; ``timelines_from_document`` reads it, or a single utterance's JSON).
+``UtteranceTimeline.from_dict`` reads the inputs back and recomputes everything derived; a document written before
+``engine`` and ``engine_seq`` existed reads with both None (they were added without changing the schema's name:
+every earlier key keeps its meaning).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from engine.events import SAMPLE_RATE
 from engine.metrics import PlaybackPacing, audible_time_s, playback_pacing
 
 SCHEMA = "voicedesk.timeline/1"
+TIMELINES_SCHEMA = "voicedesk.timelines/1"
 STAGES = ("fragment_in", "chunk_released", "sent", "first_byte", "first_audible", "dac")
 PARENT = {
     "chunk_released": "fragment_in",
@@ -74,6 +81,7 @@ CSV_COLUMNS = (
     *(f"{stage}_at_s" for stage in STAGES),
     *(*STEPS, "ttfa_s", "heard_at_s", "audio_s", "synthesis_s", "rtf"),
     *("leading_silence_s", "seam_gap_s", "underruns", "stalls", "stall_s"),
+    *("engine", "engine_seq"),
 )
 _TOLERANCE_S = 1e-9
 
@@ -95,6 +103,8 @@ class SentenceTimeline:
     underruns: int | None = None
     stalls: int | None = None
     stall_s: float | None = None
+    engine: str | None = None
+    engine_seq: int | None = None
 
     def at(self, stage: str) -> float | None:
         return getattr(self, f"{stage}_at_s")
@@ -217,6 +227,19 @@ class UtteranceTimeline:
         return [s.row(self.label) for s in self.sentences]
 
 
+def timelines_document(timelines: Iterable[UtteranceTimeline]) -> dict[str, Any]:
+    """Several utterances in one JSON document (schema in the module docstring)."""
+    return {"schema": TIMELINES_SCHEMA, "timelines": [t.to_dict() for t in timelines]}
+
+
+def timelines_from_document(data: Mapping[str, Any]) -> list[UtteranceTimeline]:
+    if data.get("schema") == SCHEMA:
+        return [UtteranceTimeline.from_dict(data)]
+    if data.get("schema") != TIMELINES_SCHEMA:
+        raise ValueError(f"not voicedesk timelines: schema is {data.get('schema')!r}, expected {TIMELINES_SCHEMA!r}")
+    return [UtteranceTimeline.from_dict(item) for item in data["timelines"]]
+
+
 def sentences_from_csv_rows(rows: Iterable[Mapping[str, str]]) -> list[SentenceTimeline]:
     """Reads back rows written from ``csv_rows`` (derived columns are recomputed; an empty text reads as None)."""
     return [_sentence_inputs(row, keep_stalls=True) for row in rows]
@@ -239,6 +262,7 @@ class TimelineBuilder:
         self._marks: dict[int, dict[str, float]] = {}
         self._measures: dict[int, dict[str, float | int | None]] = {}
         self._texts: dict[int, str] = {}
+        self._speakers: dict[int, tuple[str | None, int | None]] = {}
         self._chunks: list[ChunkArrival] = []
 
     def mark(self, seq: int, stage: str, t: float) -> None:
@@ -253,8 +277,12 @@ class TimelineBuilder:
             raise ValueError(f"unknown measurement {name!r}; measurements are {', '.join(MEASURES)}")
         self._measures.setdefault(_seq(seq), {})[name] = _measurement(name, value)
 
-    def describe(self, seq: int, text: str) -> None:
-        self._texts[_seq(seq)] = text
+    def describe(self, seq: int, text: str | None, engine: str | None = None, engine_seq: int | None = None) -> None:
+        """Sentence ``seq``'s text, and which engine spoke it under which of its own numbers (when known)."""
+        if text is not None:
+            self._texts[_seq(seq)] = text
+        if engine is not None or engine_seq is not None:
+            self._speakers[_seq(seq)] = (engine, None if engine_seq is None else _seq(engine_seq))
 
     def chunk(self, seq: int, t: float, audio_s: float) -> None:
         """An audio chunk of sentence ``seq`` arrived at ``t`` carrying ``audio_s`` seconds."""
@@ -266,12 +294,15 @@ class TimelineBuilder:
             fragments = [m["fragment_in"] for m in self._marks.values() if "fragment_in" in m]
             anything = [t for m in self._marks.values() for t in m.values()] + [c.at_s for c in self._chunks]
             origin = min(fragments or anything or [0.0])
-        seqs = sorted(set(self._marks) | set(self._measures) | set(self._texts) | {c.seq for c in self._chunks})
+        seqs = set(self._marks) | set(self._measures) | set(self._texts) | set(self._speakers)
         sentences = []
-        for seq in seqs:
+        for seq in sorted(seqs | {c.seq for c in self._chunks}):
             offsets = {f"{stage}_at_s": t - origin for stage, t in self._marks.get(seq, {}).items()}
             measures = self._measures.get(seq, {})
-            sentences.append(SentenceTimeline(seq, self._texts.get(seq), **offsets, **measures))
+            engine, engine_seq = self._speakers.get(seq, (None, None))
+            sentences.append(
+                SentenceTimeline(seq, self._texts.get(seq), **offsets, **measures, engine=engine, engine_seq=engine_seq)
+            )
         chunks = [replace(c, at_s=c.at_s - origin) for c in self._chunks]
         return assemble(self.label, origin, self.prebuffer_s, sentences, chunks, self.sample_rate)
 
@@ -353,9 +384,12 @@ def _sentence_inputs(item: Mapping[str, Any], keep_stalls: bool = False) -> Sent
 
     measures = {name: _measurement(name, count(name) if name == "underruns" else number(name)) for name in MEASURES}
     stalls = {"stalls": count("stalls"), "stall_s": number("stall_s")} if keep_stalls else {}
+    engine_seq = count("engine_seq")
     return SentenceTimeline(
         seq=_seq(int(item["seq"])),
         text=item.get("text") or None,
+        engine=item.get("engine") or None,
+        engine_seq=None if engine_seq is None else _seq(engine_seq),
         **{f"{stage}_at_s": number(f"{stage}_at_s") for stage in STAGES},
         **measures,
         **stalls,

@@ -1,4 +1,5 @@
-"""``voicedesk bench lab|streaming|seed|ab|concurrency|transport|cold``: the latency lab (docs/bench.md).
+"""``voicedesk bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server``: the latency lab
+(docs/bench.md). ``server`` is an alias: the concurrency and transport scenarios against an endpoint.
 
 Registration stays import-light (no torch, no engine code) so ``voicedesk --help`` is fast.
 """
@@ -11,15 +12,22 @@ import sys
 from pathlib import Path
 
 SUBCOMMANDS = {
-    "lab": "run the selected scenarios (default: all) into one report",
+    "lab": "run the selected scenarios (default: all but capacity) into one report",
     "streaming": "agent's first token → first audible sample, streaming vs generate-then-speak (ratio)",
     "seed": "three sentences on one persistent session: one audio segment per sentence",
     "ab": "the same text through --engine and --engine-b in alternation, per-sentence latency side by side",
-    "concurrency": "1, 2, 4 … sessions at once: p50/p95 time to first audio and stalls per level",
+    "concurrency": "1, 2, 4 … sessions at once: p50/p95 time to first audio, session open time and stalls per level",
     "transport": "wire bytes per second of audio, binary frames vs SSE/base64",
     "cold": "the first request after start (model load, warm-up) apart from the steady state",
+    "capacity": "ramp sessions until time to first audio p95 passes --target-ms: sessions per instance "
+    "(the number for `voicedesk deploy --target-sessions`)",
+    "server": "alias of `bench lab --scenarios concurrency,transport` against an endpoint: --url URL, or one "
+    "started in-process around the local model (--serve)",
 }
-ALL = ("cold", "streaming", "seed", "ab", "concurrency", "transport")
+ALL = ("cold", "streaming", "seed", "ab", "concurrency", "transport", "capacity")
+DEFAULT = ("cold", "streaming", "seed", "ab", "concurrency", "transport")
+"""What ``bench lab`` runs without --scenarios (capacity ramps until a target is passed: asked for by name)."""
+SERVER_SCENARIOS = ("concurrency", "transport")
 
 
 def register_bench(subparsers: argparse._SubParsersAction) -> None:
@@ -37,11 +45,21 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     common.add_argument("--sessions", default="1,2,4", help="concurrency levels (default 1,2,4)")
     common.add_argument(
         "--arrival",
-        choices=("spread", "together"),
         default="spread",
-        help="concurrency: requests at random moments within one request's time (default), or all at once",
+        help="concurrency, capacity: 'spread' (requests at random moments within one request's time; default), "
+        "'together' (all at once) or 'spread,together'",
     )
     common.add_argument("--server-url", help="transport: an endpoint's http://HOST:PORT (default: the engine's)")
+    common.add_argument(
+        "--serve",
+        action="store_true",
+        help="start the endpoint in-process on 127.0.0.1 around the local model and measure it through the "
+        "websocket engine",
+    )
+    common.add_argument(
+        "--target-ms", type=float, default=500.0, help="capacity: the time to first audio p95 to keep (default 500)"
+    )
+    common.add_argument("--max-sessions", type=int, default=32, help="capacity: the ramp's ceiling (default 32)")
     common.add_argument("--play", action="store_true", help="play the speech to time its first sample at the DAC")
     common.add_argument("--output-device", help="with --play: PortAudio output device name or index")
     common.add_argument(
@@ -52,8 +70,15 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
         parser = subparsers.add_parser(name, parents=[common], help=help_text, description=help_text)
         if name == "lab":
             parser.add_argument(
-                "--scenarios", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)} (default all)"
+                "--scenarios",
+                default=",".join(DEFAULT),
+                help=f"comma-separated subset of {','.join(ALL)} (default: all but capacity)",
             )
+        if name == "server":
+            parser.add_argument("--url", help="a running server, http://HOST:PORT (= --engine websocket URL)")
+            parser.add_argument("--rounds", type=int, help="requests per session per level (= --repeat)")
+            parser.add_argument("--arrivals", help="spread and/or together (= --arrival; default both)")
+            parser.add_argument("--text", help="what each request says (instead of --text-file)")
         parser.set_defaults(handler=_run, lab_command=name)
 
 
@@ -62,6 +87,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from app.bench_lab.main import run_from_args
 
+    if args.lab_command == "server":
+        _server_alias(args)
     names = _names(args)
     progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - progress goes to stderr
     document = asyncio.run(run_from_args(args, names, progress))
@@ -86,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
 def _names(args: argparse.Namespace) -> list[str]:
     from engine.errors import ErrorCode, VoicedeskError
 
+    if args.lab_command == "server":
+        return list(SERVER_SCENARIOS)
     if args.lab_command != "lab":
         return [args.lab_command]
     names = [n.strip() for n in args.scenarios.split(",") if n.strip()]
@@ -95,3 +124,16 @@ def _names(args: argparse.Namespace) -> list[str]:
             ErrorCode.BAD_MESSAGE, f"--scenarios takes names from {','.join(ALL)}; got {args.scenarios!r}."
         )
     return names
+
+
+def _server_alias(args: argparse.Namespace) -> None:
+    """``bench server``'s own options, in the lab's terms (it measured the same things before the lab had them)."""
+    if args.url:
+        args.engine = ["websocket", args.url]
+        args.server_url = args.server_url or args.url
+    elif args.engine == ["local"]:
+        args.serve = True
+    if args.rounds is not None:
+        args.repeat = args.rounds
+    args.arrival = args.arrivals or "spread,together"
+    args.sessions = f"1,{args.sessions}"  # one session alone is the goal's baseline and times the spread window

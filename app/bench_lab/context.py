@@ -31,7 +31,12 @@ class LabConfig:
     voice: str = "af_heart"
     sessions: tuple[int, ...] = (1, 2, 4)
     arrival: str = "spread"
-    """Concurrency: 'spread' (independent callers) or 'together' (the same instant; the worst case)."""
+    """Concurrency: 'spread' (independent callers), 'together' (the same instant; the worst case) or both,
+    comma-separated (``app.bench_lab.arrivals``); capacity uses the first."""
+    target_ttfa_s: float = 0.5
+    """Capacity: the time to first audio p95 an instance must keep to."""
+    max_sessions: int = 32
+    """Capacity: the ramp's ceiling."""
     prebuffer_s: float = 0.15
     """The gapless player's prebuffer, for the stall model (app.player's default)."""
     guard_s: float = 600.0
@@ -58,6 +63,8 @@ class LabContext:
     engine_open_s: float | None = None
     """How long opening the engine took, when this context opened it (model load and warm-up for local)."""
     engine_b: Engine | None = None
+    owns_engines: tuple[bool, bool] = (True, True)
+    """Whether closing the context closes engine A, B (False: the caller shares them, e.g. the app's engines)."""
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     @property
@@ -69,7 +76,8 @@ class LabContext:
             started = self.clock()
             self.engine = await self.open_engine()
             self.engine_open_s = self.clock() - started
-            self._closers.append(self.engine.aclose)
+            if self.owns_engines[0]:
+                self._closers.append(self.engine.aclose)
         return self.engine
 
     async def get_engine_b(self) -> Engine | None:
@@ -77,7 +85,8 @@ class LabContext:
             return None
         if self.engine_b is None:
             self.engine_b = await self.open_engine_b()
-            self._closers.append(self.engine_b.aclose)
+            if self.owns_engines[1]:
+                self._closers.append(self.engine_b.aclose)
         return self.engine_b
 
     async def open_session(self, engine: Engine | None = None) -> tuple[Session, float]:

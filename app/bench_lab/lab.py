@@ -7,11 +7,13 @@ import os
 import platform
 from typing import Any
 
+from app.bench_lab.ab import run_ab
+from app.bench_lab.capacity import run_capacity
 from app.bench_lab.concurrency import run_concurrency
 from app.bench_lab.context import LabContext
 from app.bench_lab.report import SCENARIO_ORDER
 from app.bench_lab.runs import ScenarioResult
-from app.bench_lab.scenarios import Scenario, run_ab, run_cold, run_seed, run_streaming
+from app.bench_lab.scenarios import Scenario, run_cold, run_seed, run_streaming
 from app.bench_lab.transport import run_transport
 from engine.errors import ErrorCode, VoicedeskError
 
@@ -24,6 +26,7 @@ SCENARIOS: dict[str, Scenario] = {
     "ab": run_ab,
     "concurrency": run_concurrency,
     "transport": run_transport,
+    "capacity": run_capacity,
 }
 assert tuple(SCENARIOS) == SCENARIO_ORDER
 STOPPING_CODES = {

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from app.bench_lab.arrivals import parse_arrivals
 from app.bench_lab.context import LabConfig, LabContext
 from app.bench_lab.lab import machine_facts, run_lab
 from app.bench_lab.report import lab_document
@@ -40,13 +41,24 @@ def config_from_args(args: argparse.Namespace) -> LabConfig:
         raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--repeat must be at least 1; got {args.repeat}.")
     if not args.tokens_per_s > 0:
         raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--tokens-per-s must be above 0; got {args.tokens_per_s}.")
+    if not args.target_ms > 0:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--target-ms must be above 0; got {args.target_ms:g}.")
+    if args.max_sessions < 1:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--max-sessions must be at least 1; got {args.max_sessions}.")
     config = LabConfig(
         repeat=args.repeat,
         voice=args.voice,
         tokens_per_s=args.tokens_per_s,
         sessions=parse_levels(args.sessions),
-        arrival=args.arrival,
+        arrival=",".join(parse_arrivals(args.arrival)),
+        target_ttfa_s=args.target_ms / 1000,
+        max_sessions=args.max_sessions,
     )
+    text = getattr(args, "text", None)  # bench server's --text
+    if text is not None:
+        if not text.strip():
+            raise VoicedeskError(ErrorCode.EMPTY_TEXT, "--text is empty: give it what each request says.")
+        return replace(config, text=text.strip(), seed_sentences=sentences_of(text))
     if args.text_file is None:
         return config
     try:
@@ -76,6 +88,12 @@ async def run_from_args(args: argparse.Namespace, names: list[str], progress: Ca
     spec_b = engine_spec(args.engine_b, args) if args.engine_b else None
     if "ab" in names and spec_b is None and args.lab_command == "ab":
         progress("bench ab: no --engine-b given: comparing the engine with itself (A/A)")
+    if args.serve and spec.kind != "local":
+        raise VoicedeskError(
+            ErrorCode.BAD_MESSAGE,
+            f"--serve starts an endpoint around the local model; it cannot measure --engine {spec.kind}. "
+            "Leave out --serve to measure that engine directly.",
+        )
     server_url = args.server_url or (spec.target if spec.kind == "websocket" else None)
     ctx = LabContext(
         config,
@@ -87,6 +105,11 @@ async def run_from_args(args: argparse.Namespace, names: list[str], progress: Ca
         server_token=spec.token,
         progress=progress,
     )
+    if args.serve:
+        from app.bench_lab.served import served_engine_opener
+
+        widest = max(max(config.sessions), config.max_sessions if "capacity" in names else 0)
+        ctx.open_engine = served_engine_opener(ctx, args.device, widest)
     dac: dict[str, Any] = {"available": False, "why": DAC_OFF}
     player = None
     if args.play:

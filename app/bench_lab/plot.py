@@ -231,7 +231,11 @@ def _concurrency(ax: Axes, document: dict[str, Any]) -> None:
         ratio = row["p95_over_p50_at_lowest"]
         note = f"{ratio:.2f}×" if ratio is not None else ""
         ax.annotate(f"{note}\n{stalls} stall(s)", (x + 0.2, p95[x]), ha="center", va="bottom", fontsize=9)
-    ax.set_xticks(list(xs), [f"{row['sessions']} session(s)" for row in levels])
+    patterns = {row.get("arrival") for row in levels} - {"alone", None}
+    ax.set_xticks(
+        list(xs),
+        [f"{row['sessions']} session(s)" + (f"\n{row['arrival']}" if len(patterns) > 1 else "") for row in levels],
+    )
     ax.set_ylabel("time to first audio (s)")
     ax.set_title("Concurrency: time to first audio per level", fontsize=12, loc="left")
     ax.set_ylim(0, max([*p95, *p50, 2 * (p50[0] or 0.0)]) * 1.45 or 1.0)  # room for the legend and labels

@@ -7,20 +7,21 @@ The clock is ``time.monotonic`` by default because the player reports DAC times 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Protocol
 
-from app.bench_lab.recorder import MirrorChunker, UtteranceRecord, UtteranceRecorder
 from app.sources.scripted import ScriptedSource
 from engine.api import Session
 from engine.events import Audio
+from engine.recorder import UtteranceRecord, UtteranceRecorder
 
 Clock = Callable[[], float]
 
 
 PlayerListener = Callable[[str, "int | None", float], None]
-"""(kind, seq, monotonic time) for each player event: 'onset' (seq's first sample at the DAC), 'underrun'."""
+"""(kind, row, monotonic time) for each player event: 'onset' (that row's first sample at the DAC), 'underrun'."""
 
 
 class PlaybackSink(Protocol):
@@ -74,8 +75,11 @@ class SessionProbe:
         player: PlaybackSink | None = None,
         prebuffer_s: float = 0.0,
         guard_s: float = 600.0,
+        engine: str | None = None,
     ) -> None:
         self.session = session
+        self.engine = engine
+        """The engine's name on the timeline's rows."""
         self.clock = clock
         self.player = player
         self.prebuffer_s = prebuffer_s
@@ -91,8 +95,11 @@ class SessionProbe:
         self._reader = asyncio.create_task(self._read())
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None:
+            await self.close()
+        else:  # cancelled or failed mid-utterance: drop the session at once rather than wait for it
+            await self.abort()
 
     async def speak(
         self, fragments: AsyncIterable[str], label: str, origin: Callable[[], float | None] | None = None
@@ -104,11 +111,11 @@ class SessionProbe:
         """
         if self._reader is None:
             raise RuntimeError("use the probe as `async with SessionProbe(session) as probe:`")
-        recorder = UtteranceRecorder(label, self.prebuffer_s, playing=self.player is not None)
+        recorder = UtteranceRecorder(label, self.prebuffer_s, playing=self.player is not None, engine=self.engine)
         if self._closed_reason is not None:
             recorder.errors.append(f"the session is closed ({self._closed_reason})")
             return recorder.build()
-        self._current, mirror = recorder, MirrorChunker()
+        self._current, leg = recorder, recorder.leg
         self._ended.clear()
         if self.player is not None:
             self.player.begin_utterance(self.on_player)
@@ -116,13 +123,13 @@ class SessionProbe:
         async for fragment in fragments:
             arrived = self.clock()
             first_in = arrived if first_in is None else first_in
-            sent = self.clock()
+            released = leg.fragment(fragment, arrived)
             await self.session.send_text(fragment)
-            recorder.add_released(mirror.feed(fragment, arrived, sent))
+            leg.sent(released, self.clock())
         self._requests += 1
-        flushed = self.clock()
+        released = leg.flush(self.clock())
         await self.session.flush(f"bench-{self._requests}")
-        recorder.add_released(mirror.flush(flushed, flushed))
+        leg.sent(released, self.clock())
         try:
             await asyncio.wait_for(self._ended.wait(), self.guard_s)
         except TimeoutError:
@@ -131,13 +138,14 @@ class SessionProbe:
             self.player.end_utterance()
             await self.player.wait_finished()
         self._current = None
+        recorder.measure_seams()
         start = origin() if origin is not None else None
         return recorder.build(start if start is not None else first_in)
 
-    def on_player(self, kind: str, seq: int | None, t: float) -> None:
+    def on_player(self, kind: str, row: int | None, t: float) -> None:
         """Player events (call on the probe's loop): DAC onsets and underruns of the utterance playing."""
         if self._current is not None:
-            self._current.on_player(kind, seq, t)
+            self._current.on_player(kind, row, t)
 
     async def close(self) -> None:
         """Ends the session (finishing nothing: every utterance was waited for) and the reader."""
@@ -152,13 +160,29 @@ class SessionProbe:
             reader.cancel()
             await self.session.aclose()
 
+    async def abort(self) -> None:
+        """Ends the session at once, whatever it was doing, and the reader."""
+        if self._reader is None:
+            return
+        reader, self._reader = self._reader, None
+        reader.cancel()
+        await self.session.aclose()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
     async def _read(self) -> None:
         try:
             async for event in self.session.events():
                 t = self.clock()
-                if isinstance(event, Audio) and self.player is not None and self._current is not None:
-                    self.player.push(event.pcm, event.seq)
-                if self._current is not None and self._current.on_event(event, t):
+                current = self._current
+                if current is None:
+                    continue
+                if isinstance(event, Audio):
+                    placed = current.audio(event.seq, event.pcm, t)
+                    if placed is not None and self.player is not None:
+                        row, first = placed
+                        self.player.push(event.pcm, row if first else None)  # the row's onset, timed at the DAC
+                elif current.on_event(event, t):
                     self._ended.set()
         except Exception as exc:  # a broken connection ends the utterance with an error, not a hang
             if self._current is not None:

@@ -12,11 +12,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.bench_lab.recorder import UtteranceRecord
 from engine.metrics import summarize
+from engine.recorder import UtteranceRecord
 from engine.timeline import UtteranceTimeline
 
-SENTENCE_METRICS = ("ttfb_s", "ttfa_s", "synthesis_s", "audio_s", "rtf", "seam_gap_s", "output_s", "heard_at_s")
+SENTENCE_METRICS = (
+    *("ttfb_s", "onset_s", "ttfa_s", "synthesis_s", "audio_s", "rtf"),
+    *("seam_gap_s", "output_s", "heard_at_s"),
+)
 """Per-sentence values summarized over all sentences of a group's runs (definitions: engine.timeline)."""
 
 
@@ -105,8 +108,8 @@ def group_summary(runs: Sequence[Run]) -> dict[str, Any]:
 
 
 def _sentence_value(sentence: Any, name: str) -> float | None:
-    if name == "output_s":
-        return sentence.steps["output_s"]
+    if name in ("onset_s", "output_s"):
+        return sentence.steps[name]
     value = getattr(sentence, name)
     return None if value is None or not math.isfinite(value) else value
 

@@ -11,25 +11,28 @@ from collections.abc import AsyncIterable, Awaitable, Callable
 from app.bench_lab.context import LabContext
 from app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forward
 from app.bench_lab.probe import Agent, SessionProbe, whole_text
-from app.bench_lab.recorder import UtteranceRecord
 from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
 from engine.api import Engine
 from engine.metrics import summarize
+from engine.recorder import UtteranceRecord
 
 STREAMING = "streaming"
 GENERATE_THEN_SPEAK = "generate-then-speak"
 
 
-async def _speak(
+async def speak_once(
     ctx: LabContext,
     fragments: AsyncIterable[str],
     label: str,
     origin: Callable[[], float | None] | None = None,
     engine: Engine | None = None,
+    engine_label: str | None = None,
 ) -> tuple[UtteranceRecord, float]:
     """One utterance on a fresh session (played when the lab plays); returns it and the session's open time."""
     session, open_s = await ctx.open_session(engine)
-    async with SessionProbe(session, ctx.clock, ctx.player, ctx.config.prebuffer_s, ctx.config.guard_s) as probe:
+    cfg = ctx.config
+    name = engine_label or ctx.engine_label
+    async with SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s, name) as probe:
         record = await probe.speak(fragments, label, origin)
     return record, open_s
 
@@ -49,7 +52,7 @@ async def run_streaming(ctx: LabContext) -> ScenarioResult:
             forward = await measure_bare_forward(engine, fragment, cfg.voice) if group == STREAMING and i % 2 else None
             agent = Agent(cfg.text, cfg.tokens_per_s, ctx.clock)
             fragments = agent.tokens() if group == STREAMING else agent.whole_reply()
-            record, _ = await _speak(ctx, fragments, f"{group} #{i + 1}", lambda a=agent: a.first_token_s)
+            record, _ = await speak_once(ctx, fragments, f"{group} #{i + 1}", lambda a=agent: a.first_token_s)
             extra: dict[str, object] = {"reply_s": (agent.last_token_s or 0.0) - (agent.first_token_s or 0.0)}
             if group == STREAMING:
                 forward = forward or await measure_bare_forward(engine, fragment, cfg.voice)
@@ -82,7 +85,8 @@ async def run_seed(ctx: LabContext) -> ScenarioResult:
     for i in range(cfg.repeat):
         ctx.progress(f"seed: repeat {i + 1}/{cfg.repeat}")
         session, _ = await ctx.open_session()
-        async with SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s) as probe:
+        probe = SessionProbe(session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s, ctx.engine_label)
+        async with probe:
             for k, text in enumerate(cfg.seed_sentences):
                 record = await probe.speak(whole_text(text), f"seed #{i + 1} sentence {k + 1}")
                 result.runs.append(Run(f"sentence {k + 1}", i, record, {"text": text}))
@@ -113,44 +117,6 @@ async def run_seed(ctx: LabContext) -> ScenarioResult:
     return result
 
 
-async def run_ab(ctx: LabContext) -> ScenarioResult:
-    """Scenario 3: the same text through engines A and B in alternation, per-sentence latency side by side."""
-    cfg = ctx.config
-    engine_a = await ctx.get_engine()
-    engine_b = await ctx.get_engine_b()
-    label_b = ctx.engine_b_label if engine_b is not None else f"{ctx.engine_label} again"
-    result = ScenarioResult("ab", f"A/B: A = {ctx.engine_label}, B = {label_b}")
-    if engine_b is None:
-        engine_b = engine_a
-        result.notes.append("no --engine-b: B is the same engine (an A/A run: shows the run-to-run noise)")
-    for i in range(cfg.repeat):
-        for group, engine in (("A", engine_a), ("B", engine_b)):
-            ctx.progress(f"ab: repeat {i + 1}/{cfg.repeat}: {group}")
-            record, open_s = await _speak(ctx, whole_text(cfg.text), f"{group} #{i + 1}", engine=engine)
-            result.runs.append(Run(group, i, record, {"session_open_s": open_s}))
-    runs_a, runs_b = in_group(result.runs, "A"), in_group(result.runs, "B")
-    width = max((len(run.timeline.sentences) for run in result.runs), default=0)
-    per_sentence = []
-    for k in range(width):
-        a = summarize(_nth_ttfa(run.record, k) for run in runs_a)
-        b = summarize(_nth_ttfa(run.record, k) for run in runs_b)
-        per_sentence.append({"index": k + 1, "A_ttfa_s": a, "B_ttfa_s": b, "ratio": ratio(b["p50"], a["p50"])})
-    groups = {"A": group_summary(runs_a), "B": group_summary(runs_b)}
-    result.summary = {
-        "engines": {"A": ctx.engine_label, "B": label_b},
-        "groups": groups,
-        "per_sentence": per_sentence,
-        "ratio": ratio(p50(groups["B"]), p50(groups["A"])),
-        "ratio_of": "p50 time to first audio, B ÷ A",
-    }
-    return result
-
-
-def _nth_ttfa(record: UtteranceRecord, k: int) -> float | None:
-    sentences = record.timeline.sentences
-    return sentences[k].ttfa_s if k < len(sentences) else None
-
-
 async def run_cold(ctx: LabContext) -> ScenarioResult:
     """Scenario 6: the first request after start (model load, warm-up, connect) apart from the steady state."""
     cfg = ctx.config
@@ -170,7 +136,7 @@ async def run_cold(ctx: LabContext) -> ScenarioResult:
     for i in range(1 + cfg.repeat):
         group = "cold" if i == 0 else "warm"
         ctx.progress(f"cold: request {i + 1}: {group}")
-        record, session_open_s = await _speak(ctx, whole_text(text), f"{group} #{i}", engine=engine)
+        record, session_open_s = await speak_once(ctx, whole_text(text), f"{group} #{i}", engine=engine)
         result.runs.append(Run(group, i, record, {"session_open_s": session_open_s}))
     cold, warm = in_group(result.runs, "cold"), in_group(result.runs, "warm")
     groups = {"cold": group_summary(cold), "warm": group_summary(warm)}

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.bench_lab.report import scenario
+from app.bench_lab.runs import ratio
 
 Row = dict[str, Any]
 
@@ -142,9 +143,38 @@ def _seed(sc: Row) -> list[str]:
     ]
 
 
+AB_STAGES = (  # (label, "utterance" or "sentence", key in a group summary, unit)
+    ("time to first audio", "utterance", "time_to_first_audio_s", "ms"),
+    ("first byte", "utterance", "time_to_first_byte_s", "ms"),
+    ("at the DAC", "utterance", "time_to_dac_s", "ms"),
+    ("TTFB per sentence", "sentence", "ttfb_s", "ms"),
+    ("leading silence per sentence", "sentence", "onset_s", "ms"),
+    ("TTFA per sentence", "sentence", "ttfa_s", "ms"),
+    ("synthesis per sentence", "sentence", "synthesis_s", "ms"),
+    ("RTF per sentence", "sentence", "rtf", "x"),
+)
+STAGE_PERCENTILES = ("p50", "p90", "p99")
+
+
+def ab_stage_table(summary: Row) -> list[list[str]]:
+    """Header and one row per stage: A's and B's p50/p90/p99 side by side, and B ÷ A of the p50s. The app's A/B
+    view shows exactly these cells (``app.ui.ab_panel``)."""
+    header = ["stage", *(f"{side} {p}" for side in ("A", "B") for p in STAGE_PERCENTILES), "B ÷ A p50"]
+    rows = [header]
+    for label, level, key, unit in AB_STAGES:
+        sides = []
+        for side in ("A", "B"):
+            group = summary["groups"][side]
+            sides.append(group[key] if level == "utterance" else group["sentences"][key])
+        cells = [ms(f[p]) if unit == "ms" else num(f[p]) for f in sides for p in STAGE_PERCENTILES]
+        rows.append([label, *cells, num(ratio(sides[1]["p50"], sides[0]["p50"]))])
+    return rows
+
+
 def _ab(sc: Row) -> list[str]:
     s = sc["summary"]
     lines = _columns([GROUP_HEADER, *(_group_row(f"{k}: {s['engines'][k]}", g) for k, g in s["groups"].items())])
+    lines += ["", "  per stage (ms; RTF ×realtime), p50/p90/p99 over the runs:", *_columns(ab_stage_table(s), "    ")]
     rows = [["sentence", "A TTFA p50", "B TTFA p50", "B ÷ A"]]
     for row in s["per_sentence"]:
         rows.append([str(row["index"]), ms(row["A_ttfa_s"]["p50"]), ms(row["B_ttfa_s"]["p50"]), num(row["ratio"])])
@@ -155,27 +185,61 @@ def _ab(sc: Row) -> list[str]:
 
 def _concurrency(sc: Row) -> list[str]:
     s = sc["summary"]
-    rows = [["sessions", "n", "TTFA p50", "p95", "p95 ÷ p50@lowest", "stalls", "fell behind", "min cum RTF"]]
+    header = ["sessions", "arrivals", "n", "TTFA p50", "p95", "p95 ÷ p50@lowest", "open p95"]
+    rows = [[*header, "stalls", "fell behind", "min cum RTF"]]
     for row in s["levels"]:
         ttfa = row["time_to_first_audio_s"]
         rows.append(
             [
                 str(row["sessions"]),
+                row["arrival"],
                 str(ttfa["n"]),
                 ms(ttfa["p50"]),
                 ms(ttfa["p95"]),
                 num(row["p95_over_p50_at_lowest"]),
+                ms(row["session_open_s"]["p95"]),
                 str(row["stalls"]),
                 str(row["fell_behind"]),
                 num(row["min_cumulative_rtf"]),
             ]
         )
-    at4 = next((r["p95_over_p50_at_lowest"] for r in s["levels"] if r["sessions"] == 4), None)
     arrivals = f"  arrivals: {s['arrival']}"
-    if s["arrival"] == "spread" and s["window_s"] is not None:
-        arrivals += f" (random moments within {ms(s['window_s'])} ms, one request's time alone)"
-    goal = _goal(at4, 2.0, s["goal"]) if s["arrival"] == "spread" else "(the goal is for spread arrivals)"
-    return [*_columns(rows), arrivals, f"  {s['ratio_of']} {goal}", f"  stalls: {s['stalls_from']}"]
+    if "spread" in s["arrival"] and s["window_s"] is not None:
+        spread = "" if s["arrival"] == "spread" else "spread: "
+        arrivals += f" ({spread}random moments within {ms(s['window_s'])} ms, one request's time alone)"
+    check = s["goal_check"]
+    if check["met"] is None:
+        goal = f"(goal {s['goal']}: not measured: {check['why']})"
+    else:
+        goal = f"(goal {s['goal']}: {'met' if check['met'] else 'NOT met'}, {num(check['ratio'])})"
+    opened = s["session_open_s"]
+    accept = "not judged: no connection" if s["accept_met"] is None else ("met" if s["accept_met"] else "NOT met")
+    return [
+        *_columns(rows, left=2),
+        arrivals,
+        f"  {s['ratio_of']} {goal}",
+        f"  session open (connect + accept for a remote engine): p50 {ms(opened['p50'])} ms, max "
+        f"{ms(opened['max'])} ms (goal {s['accept_goal']}: {accept})",
+        f"  stalls: {s['stalls_from']}",
+    ]
+
+
+def _capacity(sc: Row) -> list[str]:
+    from app.bench_lab.capacity import capacity_line
+
+    s = sc["summary"]
+    rows = [["sessions", "arrivals", "n", "TTFA p50", "p95", "target", "errors"]]
+    for row in s["levels"]:
+        ttfa = row["time_to_first_audio_s"]
+        verdict = "met" if row["met"] else "NOT met"
+        figures = [str(ttfa["n"]), ms(ttfa["p50"]), ms(ttfa["p95"]), verdict, str(row["errors"])]
+        rows.append([str(row["sessions"]), row["arrival"], *figures])
+    return [
+        *_columns(rows, left=2),
+        f"  measured on {s['measured_on']}; ramp 1, 2, 4 … up to {s['max_sessions']}, then bisected; p95 over "
+        "every utterance of a level (with few utterances it is close to their maximum: raise --repeat)",
+        f"  {capacity_line(s)}",
+    ]
 
 
 def _transport(sc: Row) -> list[str]:
@@ -208,6 +272,7 @@ SECTIONS: dict[str, Callable[[Row], list[str]]] = {
     "ab": _ab,
     "concurrency": _concurrency,
     "transport": _transport,
+    "capacity": _capacity,
 }
 
 

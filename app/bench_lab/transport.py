@@ -1,9 +1,9 @@
 """Scenario 5: bytes on the wire per second of audio, binary WebSocket frames vs SSE (base64 in JSON).
 
-The measurement itself is ``voicedesk bench server``'s (endpoint/bench_server.py): one implementation. This
-module only finds the server: the URL given (``--server-url``, or the websocket engine's own host), or an
-endpoint started in-process on 127.0.0.1 around the local engine's model. Through SageMaker there is no SSE
-route, so the scenario says so and measures nothing.
+The measurement itself is ``endpoint.wire_cost`` (one implementation). This module only finds the server: the
+URL given (``--server-url``, or the websocket engine's own host, which is the in-process endpoint with
+``--serve``), or an endpoint started in-process on 127.0.0.1 around the local engine's model. Through SageMaker
+there is no SSE route, so the scenario says so and measures nothing.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ async def _server(ctx: LabContext) -> AsyncIterator[str | None]:
 
 
 async def run_transport(ctx: LabContext) -> ScenarioResult:
-    from endpoint.bench_server import binary_wire_cost, sse_wire_cost
+    from endpoint.wire_cost import binary_wire_cost, sse_wire_cost
 
     cfg = ctx.config
     result = ScenarioResult("transport", "Transport overhead: wire bytes per second of audio")
@@ -88,6 +88,6 @@ async def run_transport(ctx: LabContext) -> ScenarioResult:
         "transports": rows,
         "ratio": ratio(rows[1]["bytes_per_audio_s"]["p50"], rows[0]["bytes_per_audio_s"]["p50"]),
         "ratio_of": "p50 bytes per audio second, SSE ÷ binary",
-        "measured_by": "endpoint.bench_server: payload bytes of every frame / SSE body byte, control messages included",
+        "measured_by": "endpoint.wire_cost: payload bytes of every frame / SSE body byte, control messages included",
     }
     return result

@@ -1,4 +1,5 @@
-"""The File menu: save the last reply as WAV, export the latency timeline as JSON or CSV, quit.
+"""The File menu: save the last reply as WAV, export the latency timelines (the turn's or the session's) as JSON or
+CSV, quit.
 
 These work with no audio device and no engine: whatever was made last can always be written out.
 """
@@ -11,21 +12,21 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
-from app.ui.latency_panel import write_csv, write_json
+from app.ui.latency_panel import EXPORTS
 from engine.errors import ErrorCode, VoicedeskError
-from engine.timeline import UtteranceTimeline
 
 
 class FileActions:
     def __init__(
         self,
         window: QMainWindow,
-        timeline: Callable[[], UtteranceTimeline | None],
+        export: Callable[[str, Path], None],
         reply_wav: Callable[[], bytes | None],
         notice: Callable[[str, str], None],
     ) -> None:
         self._window = window
-        self._timeline = timeline
+        self._export = export
+        """Writes one of ``app.ui.latency_panel.EXPORTS`` (the latency panel's ``save``)."""
         self._reply_wav = reply_wav
         self._notice = notice
         menu = window.menuBar().addMenu("&File")
@@ -35,18 +36,17 @@ class FileActions:
         export_json.triggered.connect(lambda: self.export_dialog("json"))
         export_csv = QAction("Export latency (CSV)…", window)
         export_csv.triggered.connect(lambda: self.export_dialog("csv"))
+        export_session = QAction("Export the session's latency (JSON)…", window)
+        export_session.triggered.connect(lambda: self.export_dialog("session-json"))
         quit_action = QAction("Quit", window)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(window.close)
-        menu.addActions([save_wav, export_json, export_csv])
+        menu.addActions([save_wav, export_json, export_csv, export_session])
         menu.addSeparator()
         menu.addAction(quit_action)
 
     def export_timeline(self, kind: str, path: Path) -> None:
-        timeline = self._timeline()
-        if timeline is None:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Nothing to export yet: speak something first.")
-        (write_json if kind == "json" else write_csv)(timeline, path)
+        self._export(kind, path)
         self._notice(f"Latency saved to {path}", "info")
 
     def save_wav(self, path: Path) -> None:
@@ -57,8 +57,8 @@ class FileActions:
         self._notice(f"Saved the last reply to {path}", "info")
 
     def export_dialog(self, kind: str) -> None:
-        pattern = {"json": "JSON (*.json)", "csv": "CSV (*.csv)"}[kind]
-        name, _ = QFileDialog.getSaveFileName(self._window, "Export latency", f"voicedesk-latency.{kind}", pattern)
+        _text, pattern, suggested = EXPORTS[kind]
+        name, _ = QFileDialog.getSaveFileName(self._window, "Export latency", suggested, pattern)
         if name:
             self._guarded(lambda: self.export_timeline(kind, Path(name)))
 

@@ -22,6 +22,7 @@ from app.conversation import Turn, TurnKind
 from app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
 from app.settings import load_settings, save_settings
 from app.sources import ChatMessage
+from app.ui.ab_panel import AbRunsAction, window_engines
 from app.ui.composer import Composer
 from app.ui.conversation_view import ConversationView
 from app.ui.file_actions import FileActions
@@ -128,7 +129,8 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
         self._notice_timer = QTimer(self, singleShot=True, interval=10_000)
         self._notice_timer.timeout.connect(lambda: self.status_text.setText(""))
-        self.files = FileActions(self, lambda: self.latency.timeline, self.controller_wav, self.notice)
+        self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
+        self.ab_runs = AbRunsAction(self, lambda: window_engines(self))
         self._connect()
 
     def _connect(self) -> None:

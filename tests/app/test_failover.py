@@ -57,6 +57,9 @@ def test_a_remote_engine_dying_mid_reply_hands_the_rest_to_the_local_engine(make
     engines = [s.engine for s in turn.sentences]
     assert engines[0] == "WebSocket" and engines[-1] == "Local"
     assert engines == sorted(engines, key=lambda e: e == "Local")  # remote first, then local, never back
+    rows = window.latency.timeline.sentences  # the latency panel names the engine that spoke each row
+    assert [(s.seq, s.engine) for s in rows] == [(k, engine) for k, engine in enumerate(engines)]
+    assert rows[-1].engine_seq is not None and all(s.first_byte_at_s is not None for s in rows)
     # Every word of the reply was spoken exactly once, across both engines.
     assert " ".join(s.text for s in turn.sentences).split() == REPLY.split()
     assert all(s.audio_s > 0 for s in turn.sentences)

@@ -1,5 +1,6 @@
-"""A turn's bookkeeping without an engine: timeline marks from the link's ledger and mirror chunker, audio
-placement, and underruns attributed to the sentence the listener was waiting for."""
+"""A turn's bookkeeping without an engine: timeline marks from the link's mirror chunker, audio placement,
+underruns charged to the sentence the listener was waiting for (engine.recorder's one rule), and a failover's
+rows labelled with the engine that spoke them."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import pytest
 from app.conversation import Turn, TurnKind
 from app.link import SessionLink
 from app.turn_run import TurnRun
-from engine.timeline import TimelineBuilder
+from engine.recorder import UtteranceRecorder
 
 
 def make_run() -> TurnRun:
     link = SessionLink(engine=None, label="Local")  # type: ignore[arg-type]
     link.new_turn()
-    return TurnRun(Turn(1, TurnKind.AGENT, "q", "Local"), TimelineBuilder("t", origin_s=0.0), link, "turn-1")
+    return TurnRun(Turn(1, TurnKind.AGENT, "q", "Local"), UtteranceRecorder("t"), link, "turn-1")
 
 
 def pcm(seconds: float) -> bytes:
@@ -34,10 +35,10 @@ def test_marks_come_from_when_text_was_sent_and_released():
         link.record_sent(link.record_fragment(fragment, t), t + 0.01)
     released_at += [1.0] if reference.flush() else []
     link.record_sent(link.record_flush(1.0), 1.02)
-    assert link.released_at == released_at
+    assert [chunk.released_s for chunk in link.leg.mirror.released] == released_at
     first = IncrementalSentenceChunker().feed("Well, here is the first sentence. And")[0]
     run.sentence_started(0, first, True)
-    row = run.rebuild().sentences[0]
+    row = run.recorder.build(origin_s=0.0).timeline.sentences[0]
     assert row.text == first
     assert row.fragment_in_at_s == pytest.approx(0.1)
     assert row.chunk_released_at_s == pytest.approx(released_at[0])
@@ -58,6 +59,32 @@ def test_underruns_go_to_the_sentence_that_had_not_arrived_yet():
     assert rows == {0: 0, 1: 1}  # no phantom row for the sentence that may never come
     run.sentence_started(2, "Three.", True)
     assert run.rebuild().sentences[2].underruns == 1
+
+
+def test_after_a_failover_each_row_names_the_engine_that_spoke_it():
+    run = make_run()
+    run.link = remote = SessionLink(engine=None, label="WebSocket")  # type: ignore[arg-type]
+    remote.new_turn()
+    remote.record_sent(remote.record_fragment("One. Two. ", 0.0), 0.01)
+    run.sentence_started(7, "One.", True)
+    run.audio(7, pcm(0.5), now=1.0)
+    run.sentence_started(8, "Two.", True)  # started remotely; its audio never comes
+    resumed = SessionLink(engine=None, label="Local")  # type: ignore[arg-type]
+    resumed.new_turn()
+    resumed.record_sent(resumed.record_fragment("Two. ", 1.5), 1.5)
+    resumed.record_sent(resumed.record_flush(1.55), 1.6)
+    # What the controller's failover does: the turn forgets the undelivered sentence, the new link carries on.
+    run.link = resumed
+    run.turn.sentences = run.turn.sentences[:1]
+    assert run.sentence_started(0, "Two.", True) == 1
+    run.audio(0, pcm(0.5), now=2.0)
+    rows = run.rebuild().sentences
+    labelled = [(s.seq, s.text, s.engine, s.engine_seq) for s in rows]
+    assert labelled == [(0, "One.", "WebSocket", 7), (1, "Two.", "Local", 0)]
+    # The resumed sentence's marks are the local link's (its origin: the resent text's arrival at 1.5 s).
+    assert run.timeline.origin_s == 1.5
+    assert (rows[1].chunk_released_at_s, rows[1].sent_at_s) == (pytest.approx(0.05), pytest.approx(0.1))
+    assert rows[1].first_byte_at_s == pytest.approx(0.5)
 
 
 def test_audio_is_placed_end_to_end_and_kept_for_the_wav():

@@ -16,12 +16,18 @@ from engine.errors import VoicedeskError
     ("argv", "said"),
     [
         (["bench", "lab", "--scenarios", "streaming,nope"], "--scenarios takes names from cold,streaming,seed"),
+        (["bench", "server", "--sessions", "x"], "--sessions takes positive integers like 1,2,4; got '1,x'."),
         (["bench", "streaming", "--repeat", "0"], "--repeat must be at least 1; got 0."),
         (["bench", "streaming", "--tokens-per-s", "0"], "--tokens-per-s must be above 0"),
         (["bench", "concurrency", "--sessions", "1,x"], "--sessions takes positive integers like 1,2,4; got '1,x'."),
         (["bench", "concurrency", "--sessions", "0,2"], "--sessions takes positive integers"),
         (["bench", "ab", "--engine-b", "carrier-pigeon"], "Unknown engine 'carrier-pigeon'"),
         (["bench", "seed", "--engine", "websocket"], "The websocket engine needs a ws:// or wss:// URL"),
+        (["bench", "concurrency", "--arrival", "sideways"], "--arrival takes spread, together or spread,together"),
+        (["bench", "capacity", "--target-ms", "0"], "--target-ms must be above 0; got 0."),
+        (["bench", "capacity", "--max-sessions", "0"], "--max-sessions must be at least 1; got 0."),
+        (["bench", "server", "--arrivals", "all"], "--arrival takes spread, together or spread,together"),
+        (["bench", "capacity", "--serve", "--engine", "sagemaker", "x"], "--serve starts an endpoint around the"),
     ],
 )
 def test_bad_options_are_refused_with_what_to_do(argv, said, capsys):
@@ -42,7 +48,7 @@ def test_every_scenario_is_a_bench_subcommand(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "--help"])
     out = capsys.readouterr().out
-    for name in ("lab", "streaming", "seed", "ab", "concurrency", "transport", "cold"):
+    for name in ("lab", "streaming", "seed", "ab", "concurrency", "transport", "cold", "capacity", "server"):
         assert f"    {name}" in out
 
 

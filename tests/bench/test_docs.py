@@ -50,5 +50,12 @@ def test_every_scenario_and_option_is_documented():
         "--scenarios",
         "--device",
         "--token",
+        "--serve",
+        "--target-ms",
+        "--max-sessions",
+        "--url",
+        "--rounds",
+        "--arrivals",
+        "--text",
     ):
         assert f"`{option}" in text, option

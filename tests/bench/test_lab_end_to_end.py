@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.bench_lab.cli import ALL
+from app.bench_lab.cli import DEFAULT
 from app.bench_lab.context import LabConfig, LabContext
 from app.bench_lab.lab import machine_facts, run_lab
 from app.bench_lab.plot import draw_lab
@@ -49,7 +49,7 @@ def document(synthesizer, bench_container) -> dict[str, Any]:
         b_spec.describe(),
         server_url=None,  # the transport scenario starts its own endpoint around the local engine's model
     )
-    results = asyncio.run(run_lab(ctx, list(ALL)))
+    results = asyncio.run(run_lab(ctx, list(DEFAULT)))
     machine = machine_facts(ctx)
     doc = lab_document(
         results,
@@ -76,7 +76,7 @@ def p50(values: list[float]) -> float:
 
 def test_every_scenario_ran_in_order_without_errors(document):
     assert document["schema"] == LAB_SCHEMA
-    assert [s["name"] for s in document["scenarios"]] == list(ALL)
+    assert [s["name"] for s in document["scenarios"]] == list(DEFAULT)
     for sc in document["scenarios"]:
         assert sc["skipped"] is None, (sc["name"], sc["skipped"])
         for run in sc["runs"]:
@@ -147,7 +147,8 @@ def test_seed_check_gives_one_segment_per_sentence_on_one_session(document):
     for k, row in enumerate(summary["sentences"]):
         (run,) = runs_of(document, "seed", f"sentence {k + 1}")
         (sentence,) = run["timeline"]["sentences"]
-        seqs.append(sentence["seq"])
+        assert sentence["seq"] == 0  # rows are positions in the utterance …
+        seqs.append(sentence["engine_seq"])  # … and the engine's own numbers are kept beside them
         assert sentence["text"] == SEED[k]
         assert row["segments"] == 1
         assert row["audio_s"]["p50"] == sentence["audio_s"] > 0
@@ -169,6 +170,8 @@ def test_ab_alternates_the_local_and_websocket_engines_side_by_side(document):
         assert row["ratio"] == pytest.approx(b / a)
     texts = {r["group"]: [s["text"] for s in r["timeline"]["sentences"]] for r in sc["runs"]}
     assert texts["A"] == texts["B"] == ["Good morning to you.", "Lights off now."]
+    engines = {r["group"]: {s["engine"] for s in r["timeline"]["sentences"]} for r in sc["runs"]}
+    assert engines == {"A": {"local"}, "B": {summary["engines"]["B"]}}  # every row names its engine
     groups = summary["groups"]
     assert summary["ratio"] == pytest.approx(
         groups["B"]["time_to_first_audio_s"]["p50"] / groups["A"]["time_to_first_audio_s"]["p50"]
@@ -194,6 +197,16 @@ def test_concurrency_levels_report_percentiles_stalls_and_ratios(document):
         assert row["p95_over_p50_at_lowest"] == pytest.approx(row["time_to_first_audio_s"]["p95"] / base)
         assert row["stalls"] == sum(r["timeline"]["summary"]["stall_count"] for r in runs)
         assert row["fell_behind"] == sum(bool(r["timeline"]["summary"]["fell_behind"]) for r in runs)
+        assert row["session_open_s"]["max"] == max(r["extra"]["session_open_s"] for r in runs)
+    assert [row["arrival"] for row in levels] == ["alone", "spread"]
+    # One goal check, stated at 4 sessions: with levels 1 and 2 it says so instead of judging.
+    assert summary["goal_check"] == {
+        "ratio": None,
+        "limit": 2.0,
+        "met": None,
+        "why": "no level of 4 sessions with spread arrivals",
+    }
+    assert summary["accept_met"] is None  # the local engine opens sessions in-process: no accept time to judge
 
 
 def test_transport_compares_binary_frames_with_sse_base64(document, bench_container):
@@ -247,6 +260,6 @@ def test_plot_is_a_png_of_the_expected_size(document, tmp_path: Path):
 def test_an_unknown_voice_stops_the_run_with_what_to_do(synthesizer):
     ctx = LabContext(LabConfig(text=TEXT, voice="zz_nobody", repeat=1), local_engine_factory(synthesizer))
     with pytest.raises(VoicedeskError) as caught:
-        asyncio.run(run_lab(ctx, list(ALL)))
+        asyncio.run(run_lab(ctx, list(DEFAULT)))
     assert caught.value.code == ErrorCode.UNKNOWN_VOICE
     assert "zz_nobody" in caught.value.message

@@ -268,10 +268,13 @@ def test_percentile_edge_cases():
         percentile([1.0, math.nan], 50)
     with pytest.raises(ValueError, match=r"\[0, 100\]"):
         percentile([1.0], 101)
-    assert summarize([]) == {"n": 0, "p50": None, "p95": None, "min": None, "max": None, "mean": None}
+    empty = {"n": 0, "p50": None, "p90": None, "p95": None, "p99": None, "min": None, "max": None, "mean": None}
+    assert summarize([]) == empty
     summary = summarize([3.0, None, 1.0, 2.0])
-    assert summary["p95"] == pytest.approx(2.9)
-    assert {k: v for k, v in summary.items() if k != "p95"} == {"n": 3, "p50": 2.0, "min": 1.0, "max": 3.0, "mean": 2.0}
+    # rank (n-1)·p/100 = 2·p/100 between sorted 1, 2, 3: p90 at rank 1.8, p95 at 1.9, p99 at 1.98
+    assert (summary["p90"], summary["p95"], summary["p99"]) == pytest.approx((2.8, 2.9, 2.98))
+    rest = {k: v for k, v in summary.items() if k not in ("p90", "p95", "p99")}
+    assert rest == {"n": 3, "p50": 2.0, "min": 1.0, "max": 3.0, "mean": 2.0}
 
 
 # ---- seams, transport, floor --------------------------------------------------------------------
