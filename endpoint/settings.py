@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from engine.connection import ConnectionLimits
 from engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from engine.session import SessionLimits
+from engine.session_limits import SessionLimits
 
 OPEN_PATHS = frozenset({"/ping"})
 """Routes answered without a token: SageMaker's health check and load balancers cannot send one."""

@@ -43,7 +43,7 @@ from endpoint.speech_request import (
 from engine.audio_formats import ENCODINGS
 from engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
 from engine.events import Error, Event, SessionConfig
-from engine.session import SessionLimits
+from engine.session_limits import SessionLimits
 
 log = logging.getLogger(__name__)
 

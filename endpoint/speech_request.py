@@ -18,7 +18,7 @@ from typing import Literal
 from engine.audio_formats import FORMATS, output_problem
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SAMPLE_RATE
-from engine.session import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
+from engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]

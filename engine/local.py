@@ -21,8 +21,9 @@ from engine.errors import VoicedeskError
 from engine.event_stream import EventStream
 from engine.events import Audio, Cancelled, Error, Event, SessionConfig
 from engine.scheduler import SynthesisScheduler
-from engine.session import SessionCore, SessionLimits
+from engine.session import SessionCore
 from engine.session_driver import SessionDriver
+from engine.session_limits import SessionLimits
 from engine.synthesis import Synthesizer
 from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 

@@ -48,6 +48,7 @@ from engine.audio import pcm16_to_float
 from engine.chunker import IncrementalSentenceChunker
 from engine.events import (
     BYTES_PER_SAMPLE,
+    DEFAULT_MAX_BUFFER_DELAY_MS,
     SAMPLE_RATE,
     Audio,
     Cancelled,
@@ -59,6 +60,7 @@ from engine.events import (
     SentenceStarted,
 )
 from engine.metrics import OnsetDetector, seam_gaps
+from engine.quiet_release import QuietRelease
 from engine.timeline import TimelineBuilder, UtteranceTimeline
 
 
@@ -74,43 +76,66 @@ class ReleasedChunk:
 
 
 class MirrorChunker:
-    """The client's copy of the session's chunker, stamping when each chunk's text arrived, was released and sent."""
+    """The client's copy of the session's chunker, stamping when each chunk's text arrived, was released and sent.
 
-    def __init__(self, chunker: IncrementalSentenceChunker | None = None) -> None:
-        self._chunker = chunker or IncrementalSentenceChunker()
+    It replays release on quiet too (``engine.quiet_release``, the session's own rule): a sentence the session
+    released because the agent paused is stamped released at that rule's deadline, once the next fragment (or the
+    flush) shows the pause really happened.
+    """
+
+    def __init__(
+        self,
+        chunker: IncrementalSentenceChunker | None = None,
+        max_buffer_delay_ms: float = DEFAULT_MAX_BUFFER_DELAY_MS,
+    ) -> None:
+        self._release = QuietRelease(chunker or IncrementalSentenceChunker(), max_buffer_delay_ms)
         self._open_since: float | None = None
         self.released: list[ReleasedChunk] = []
-        self._unsent = 0  # the last ``_unsent`` released chunks have no sent time yet
+        self._unsent: list[int] = []  # indices of released chunks with no sent time yet, oldest first
 
     def feed(self, fragment: str, arrived_s: float) -> int:
         """``fragment`` came from the agent at ``arrived_s``; returns how many chunks it released."""
+        self.catch_up(arrived_s)
         if self._open_since is None and fragment.strip():
             self._open_since = arrived_s
         opened = arrived_s if self._open_since is None else self._open_since
-        out = [ReleasedChunk(text, opened, arrived_s) for text in self._chunker.feed(fragment)]
+        out = [ReleasedChunk(text, opened, arrived_s) for text in self._release.feed(fragment, arrived_s)]
         if out:
             # The releasing fragment may already carry the start of the next sentence.
-            self._open_since = arrived_s if self._chunker.buffered_chars else None
-        return self._release(out)
+            self._open_since = arrived_s if self._release.chunker.buffered_chars else None
+        return self._release_chunks(out)
 
     def flush(self, flushed_s: float) -> int:
         """The end of the text at ``flushed_s``; returns 1 if it released a last chunk, else 0."""
-        text = self._chunker.flush()
+        self.catch_up(flushed_s)
+        text = self._release.flush()
         opened, self._open_since = self._open_since, None
         if text is None:
             return 0
-        return self._release([ReleasedChunk(text, flushed_s if opened is None else opened, flushed_s)])
+        return self._release_chunks([ReleasedChunk(text, flushed_s if opened is None else opened, flushed_s)])
+
+    def catch_up(self, now: float) -> None:
+        """Records what the session released on quiet before ``now``, each at its deadline. Its text was handed to
+        the session before; the sentence is dispatched when released, so that is its sent time too."""
+        while (deadline := self._release.next_deadline()) is not None and deadline <= now:
+            opened = deadline if self._open_since is None else self._open_since
+            chunks = [ReleasedChunk(text, opened, deadline, deadline) for text in self._release.due(deadline)]
+            if not chunks:
+                break
+            if not self._release.chunker.buffered_chars:
+                self._open_since = None
+            # Released chunks keep their order: any still waiting for a sent time were released before these.
+            self.released.extend(chunks)
 
     def sent(self, count: int, sent_s: float) -> None:
         """The text that released the oldest ``count`` unsent chunks was handed to the session at ``sent_s``."""
-        first = len(self.released) - self._unsent
-        for k in range(first, first + min(count, self._unsent)):
+        stamped, self._unsent = self._unsent[:count], self._unsent[count:]
+        for k in stamped:
             self.released[k] = replace(self.released[k], sent_s=sent_s)
-        self._unsent -= min(count, self._unsent)
 
-    def _release(self, chunks: list[ReleasedChunk]) -> int:
+    def _release_chunks(self, chunks: list[ReleasedChunk]) -> int:
+        self._unsent.extend(range(len(self.released), len(self.released) + len(chunks)))
         self.released.extend(chunks)
-        self._unsent += len(chunks)
         return len(chunks)
 
 

@@ -29,17 +29,15 @@ Time and flow control (see docs/protocol.md, "What a client can rely on"):
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine.chunker_held import HeldEnd, HeldText
+from engine.chunker_held import HeldText
 from engine.chunker_phonemes import estimate_phonemes
 from engine.errors import ErrorCode
 from engine.events import (
-    SENTENCE_RELEASE_DELAY_MS,
     Audio,
     Cancelled,
     Closed,
@@ -53,18 +51,24 @@ from engine.events import (
     SessionConfig,
     WordTiming,
 )
+from engine.quiet_release import QuietRelease
 from engine.sentence_split import split_at_clause
+from engine.session_limits import (
+    MAX_BUFFER_DELAY_MS,
+    MAX_SPEED,
+    MIN_SPEED,
+    SessionLimits,
+    check_text,
+    short_repr,
+    speed_error,
+    validate_buffer_delay,
+    validate_speed,
+)
 
-MIN_SPEED = 0.25
-MAX_SPEED = 4.0
-MAX_BUFFER_DELAY_MS = 30_000
-"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
+__all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
 SHUTDOWN_REASON = "server shutting down"
 """``Closed.reason`` when the server winds a session down."""
-
-SPOKEN_CHARS_PER_S = 15.0
-"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
 
 
 class Chunker(Protocol):
@@ -79,20 +83,6 @@ class Chunker(Protocol):
     def buffered_chars(self) -> int: ...
     @property
     def held(self) -> HeldText | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class SessionLimits:
-    max_message_chars: int = 20_000
-    """Largest text accepted in one ``send_text`` or whole request."""
-    max_buffered_chars: int = 100_000
-    """Text accepted but not yet synthesized (chunker buffer + queued sentences)."""
-    max_audio_ahead_s: float = 5.0
-    """Audio synthesized but not yet taken by the listener; above it the next sentence waits (backpressure)."""
-    max_request_audio_s: float = 1_200.0
-    """Compute budget of one whole request or message, in seconds of audio (text length ÷ speed, estimated)."""
-    max_session_audio_s: float = 4 * 3_600.0
-    """Compute budget of one session, in seconds of audio synthesized over its life."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,55 +129,6 @@ class _Marker:
     """The last sentence it covers that was handed to the model."""
 
 
-def _has_end(held: HeldText) -> bool:
-    """The held text has a sentence end as far as the chunker can tell (a period with no space yet included)."""
-    return held.sentence_chars > 0 or held.end is HeldEnd.UNSPACED
-
-
-def validate_speed(speed: object) -> float | None:
-    """Returns the speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
-    if isinstance(speed, bool) or not isinstance(speed, int | float):
-        return None
-    try:
-        value = float(speed)
-    except OverflowError:  # a 400-digit integer
-        return None
-    if not math.isfinite(value) or not MIN_SPEED <= value <= MAX_SPEED:
-        return None
-    return value
-
-
-def speed_error(speed: object, request_id: str | None = None) -> Error:
-    return Error(
-        ErrorCode.BAD_SPEED,
-        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {_short_repr(speed)}.",
-        request_id=request_id,
-    )
-
-
-def validate_buffer_delay(value: object) -> int | None:
-    """Returns the delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        ms = float(value)
-    except OverflowError:
-        return None
-    if not math.isfinite(ms) or not 0 <= ms <= MAX_BUFFER_DELAY_MS:
-        return None
-    return round(ms)
-
-
-def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
-    return len(text) / SPOKEN_CHARS_PER_S / speed
-
-
-def _short_repr(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 @dataclass
 class SessionCore:
     chunker: Chunker
@@ -206,11 +147,13 @@ class SessionCore:
     _utterance_started: bool = False
     _produced_s: float = 0.0
     _consumed_s: float = 0.0
-    _last_text_at: float | None = None
-    _end_seen_at: float | None = None
     _closing: bool = False
     _closed: bool = False
     _winding_down: bool = False
+    _release: QuietRelease = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._release = QuietRelease(self.chunker, self.config.max_buffer_delay_ms)  # type: ignore[arg-type]
 
     # ---- inputs -------------------------------------------------------------------------------------
 
@@ -219,13 +162,8 @@ class SessionCore:
             return refusal
         if refusal := self._check_size(fragment, self.config.speed, None):
             return [refusal]
-        chunks = self.chunker.feed(fragment)
-        for chunk in chunks:
+        for chunk in self._release.feed(fragment, now):
             self._enqueue(chunk)
-        self._last_text_at = now
-        self._note_held(now)
-        if self.config.max_buffer_delay_ms == 0:
-            return self.timer(now)
         return []
 
     def synthesize(
@@ -246,7 +184,7 @@ class SessionCore:
         voice = voice or self.config.voice
         if refusal := self._check_size(text, speed, request_id):
             return [refusal]
-        rest = self.chunker.flush()
+        rest = self._release.flush()
         if rest:
             self._enqueue(rest)
         self._utterance_started = False
@@ -257,7 +195,6 @@ class SessionCore:
             self._enqueue(chunk, voice, speed, request)
         self._markers.append(_Marker(self._next_order - 1, request_id, request))
         self._utterance_started = False
-        self._last_text_at = self._end_seen_at = None
         return self._answer_markers(now)
 
     def flush(self, now: float, request_id: str | None = None) -> list[Event]:
@@ -269,7 +206,7 @@ class SessionCore:
         """Drops everything queued; answers each pending flush and request; then ``Cancelled``."""
         if self._closed:
             return []
-        self.chunker.reset()
+        self._release.reset()
         events: list[Event] = []
         for marker in self._markers:
             events.extend(self._answer(marker, now, cancelled=True))
@@ -280,7 +217,6 @@ class SessionCore:
         self._in_flight_pending = None
         self._utterance += 1
         self._utterance_started = False
-        self._last_text_at = self._end_seen_at = None
         events.append(Cancelled(self._next_seq - 1))
         events.extend(self._maybe_close())
         return events
@@ -302,7 +238,7 @@ class SessionCore:
                     Error(
                         ErrorCode.BAD_MESSAGE,
                         f"max_buffer_delay_ms must be a number of milliseconds from 0 to {MAX_BUFFER_DELAY_MS}; "
-                        f"got {_short_repr(max_buffer_delay_ms)}.",
+                        f"got {short_repr(max_buffer_delay_ms)}.",
                     )
                 ]
             max_buffer_delay_ms = delay
@@ -312,6 +248,7 @@ class SessionCore:
             speed=config.speed if speed is None else speed,
             max_buffer_delay_ms=config.max_buffer_delay_ms if max_buffer_delay_ms is None else max_buffer_delay_ms,
         )
+        self._release.max_buffer_delay_ms = self.config.max_buffer_delay_ms
         return []
 
     def close(self, now: float) -> list[Event]:
@@ -346,19 +283,10 @@ class SessionCore:
 
     def timer(self, now: float) -> list[Event]:
         """Releases held text whose time has come (see ``next_deadline``)."""
-        held = self.chunker.held
-        if held is None or self._closed:
+        if self._closed:
             return []
-        chunks: list[str] = []
-        ended_at = self._end_seen_at if _has_end(held) else None
-        if ended_at is not None and now >= ended_at + self._sentence_delay_s:
-            # "…the lights." with no space yet (LLM tokens carry the space with the next word) ends exactly there.
-            chunks = self.chunker.release_sentences() if held.sentence_chars else self.chunker.release_all()
-        if not chunks and self._last_text_at is not None and now >= self._last_text_at + self._buffer_delay_s:
-            chunks = self.chunker.release_all()
-        for chunk in chunks:
+        for chunk in self._release.due(now):
             self._enqueue(chunk)
-        self._note_held(now, released=bool(chunks))
         return []
 
     # ---- driving synthesis --------------------------------------------------------------------------
@@ -460,15 +388,7 @@ class SessionCore:
 
     def next_deadline(self) -> float | None:
         """When ``timer`` must next be called (None: nothing held, nothing to wait for)."""
-        held = self.chunker.held
-        if held is None or self._closed:
-            return None
-        deadlines = []
-        if _has_end(held) and self._end_seen_at is not None:
-            deadlines.append(self._end_seen_at + self._sentence_delay_s)
-        if self._last_text_at is not None:
-            deadlines.append(self._last_text_at + self._buffer_delay_s)
-        return min(deadlines) if deadlines else None
+        return None if self._closed else self._release.next_deadline()
 
     @property
     def buffered_chars(self) -> int:
@@ -515,26 +435,6 @@ class SessionCore:
 
     # ---- internals ----------------------------------------------------------------------------------
 
-    @property
-    def _buffer_delay_s(self) -> float:
-        return self.config.max_buffer_delay_ms / 1000
-
-    @property
-    def _sentence_delay_s(self) -> float:
-        return min(SENTENCE_RELEASE_DELAY_MS, self.config.max_buffer_delay_ms) / 1000
-
-    def _note_held(self, now: float, released: bool = False) -> None:
-        """Remembers when the held text's sentence end first arrived (the clock of release on quiet)."""
-        held = self.chunker.held
-        if held is None:
-            self._end_seen_at = None
-            if released or not self.chunker.buffered_chars:
-                self._last_text_at = None
-        elif not _has_end(held):
-            self._end_seen_at = None
-        elif self._end_seen_at is None or released:
-            self._end_seen_at = now
-
     def _is_current(self, job: SynthesisJob) -> bool:
         return self._in_flight is job and job.utterance == self._utterance
 
@@ -550,32 +450,7 @@ class SessionCore:
         return []
 
     def _check_size(self, text: str, speed: float, request_id: str | None) -> Error | None:
-        limits = self.limits
-        if len(text) > limits.max_message_chars:
-            return Error(
-                ErrorCode.TEXT_TOO_LONG,
-                f"A text of {len(text):,} characters is over the limit of {limits.max_message_chars:,}; "
-                "send it in smaller pieces.",
-                request_id=request_id,
-            )
-        if self.buffered_chars + len(text) > limits.max_buffered_chars:
-            return Error(
-                ErrorCode.BUFFER_FULL,
-                f"This session already holds {self.buffered_chars:,} characters not yet spoken "
-                f"(limit {limits.max_buffered_chars:,}); this text was not accepted. "
-                "Wait for speech to catch up, or cancel.",
-                request_id=request_id,
-            )
-        audio_s = estimated_audio_s(text, speed)
-        if audio_s > limits.max_request_audio_s:
-            return Error(
-                ErrorCode.BUDGET_EXCEEDED,
-                f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speed:g}, over the "
-                f"limit of {limits.max_request_audio_s / 60:,.0f} minutes per message; send less text, or a "
-                "higher speed.",
-                request_id=request_id,
-            )
-        return None
+        return check_text(text, speed, self.buffered_chars, self.limits, request_id)
 
     def _over_budget(self) -> list[Event]:
         if self._produced_s <= self.limits.max_session_audio_s or self._closing:
@@ -612,12 +487,11 @@ class SessionCore:
         self._next_order += 1
 
     def _flush(self, now: float, request_id: str | None) -> list[Event]:
-        rest = self.chunker.flush()
+        rest = self._release.flush()
         if rest:
             self._enqueue(rest)
         self._markers.append(_Marker(self._next_order - 1, request_id))
         self._utterance_started = False
-        self._last_text_at = self._end_seen_at = None
         return self._answer_markers(now)
 
     def _answer_markers(self, now: float) -> list[Event]:

@@ -13,7 +13,7 @@ from websockets.exceptions import InvalidStatus
 
 from engine.errors import ErrorCode, WeightsMissingError
 from engine.protocol import Cancel, Flush, SendText, SynthesizeRequest, encode_command
-from engine.session import SessionLimits
+from engine.session_limits import SessionLimits
 from tests.endpoint.conftest import bidi, receive_all, receive_until, wait_for
 
 

@@ -31,35 +31,49 @@ def pcm(silence_s: float = 0.0, loud_s: float = 0.0, trailing_silence_s: float =
 def test_mirror_chunker_stamps_arrival_release_and_hand_over_of_each_chunk():
     mirror = MirrorChunker()
     # "you." is only known to end a sentence when the next word arrives (the chunker's look-ahead).
+    # Tokens 50 ms apart: never quiet long enough for release on quiet.
     for t, token in enumerate(["Good", " morning", " to", " you.", " The", " lights", " are", " off."]):
-        mirror.sent(mirror.feed(token, arrived_s=float(t)), sent_s=t + 0.5)
-    assert mirror.flush(flushed_s=10.0) == 1
+        mirror.sent(mirror.feed(token, arrived_s=t / 20), sent_s=t / 20)
+    assert mirror.flush(flushed_s=0.5) == 1
     assert mirror.released[-1].sent_s is None  # not handed over yet
-    mirror.sent(1, 10.25)
+    mirror.sent(1, 0.52)
     # The releasing token (" The") already carried the next sentence's first word.
     assert mirror.released == [
-        ReleasedChunk("Good morning to you.", 0.0, 4.0, 4.5),
-        ReleasedChunk("The lights are off.", 4.0, 10.0, 10.25),
+        ReleasedChunk("Good morning to you.", 0.0, 0.2, 0.2),
+        ReleasedChunk("The lights are off.", 0.2, 0.5, 0.52),
     ]
-    assert mirror.flush(11.0) == 0
+    assert mirror.flush(1.0) == 0
+
+
+def test_mirror_chunker_replays_release_on_quiet_at_the_sessions_own_deadlines():
+    mirror = MirrorChunker(max_buffer_delay_ms=800)
+    mirror.sent(mirror.feed("I will turn off the lights.", 1.0), 1.01)  # the agent calls a tool for 5 s
+    mirror.sent(mirror.feed(" Let me check", 6.0), 6.01)  # ... then pauses again
+    mirror.sent(mirror.feed(" the thermostat.", 9.0), 9.01)
+    mirror.flush(9.1)
+    assert [(c.text, c.released_s, c.sent_s) for c in mirror.released] == [
+        ("I will turn off the lights.", 1.25, 1.25),  # 250 ms after its end: what the session did
+        ("Let me check", 6.8, 6.8),  # the buffer delay after the last fragment
+        ("the thermostat.", 9.1, None),
+    ]
 
 
 def test_mirror_chunker_opens_the_next_sentence_at_its_own_first_fragment():
     mirror = MirrorChunker()
     mirror.feed("Good morning to you.", 1.0)
-    assert mirror.feed("\n", 2.0) == 1
-    mirror.feed("   ", 3.0)  # whitespace does not open a sentence
-    mirror.feed("Bye now, friend.", 4.0)
-    mirror.flush(5.0)
-    assert [(c.fragment_in_s, c.released_s) for c in mirror.released] == [(1.0, 2.0), (4.0, 5.0)]
+    assert mirror.feed("\n", 1.1) == 1
+    mirror.feed("   ", 1.15)  # whitespace does not open a sentence
+    mirror.feed("Bye now, friend.", 1.2)
+    mirror.flush(1.3)
+    assert [(c.fragment_in_s, c.released_s) for c in mirror.released] == [(1.0, 1.1), (1.2, 1.3)]
 
 
 def two_sentence_recorder(**kwargs: object) -> UtteranceRecorder:
     recorder = UtteranceRecorder("demo", engine="local", **kwargs)  # type: ignore[arg-type]
     leg = recorder.leg
-    leg.sent(leg.fragment("Good morning to you. ", 0.0), 0.5)  # released by the next word's arrival below
-    leg.sent(leg.fragment("The lights are off.", 0.5), 0.6)
-    leg.sent(leg.flush(1.2), 1.25)
+    leg.sent(leg.fragment("Good morning to you. ", 0.0), 0.05)  # released by the next word's arrival below
+    leg.sent(leg.fragment("The lights are off.", 0.2), 0.25)
+    leg.sent(leg.flush(0.4), 0.45)
     return recorder
 
 
@@ -88,12 +102,12 @@ def test_events_become_a_timeline_keyed_by_position_with_onsets_seams_and_one_se
     # Rows are the sentences' positions; the engine's own numbers (a persistent session's 5, 6) are kept beside.
     assert (first.seq, first.engine_seq, second.seq, second.engine_seq) == (0, 5, 1, 6)
     assert first.engine == second.engine == "local" and first.text == "Good morning to you."
-    assert (first.fragment_in_at_s, first.chunk_released_at_s, first.sent_at_s) == (0.0, 0.5, 0.6)
-    assert (second.fragment_in_at_s, second.chunk_released_at_s, second.sent_at_s) == (0.5, 1.2, 1.25)
+    assert (first.fragment_in_at_s, first.chunk_released_at_s, first.sent_at_s) == (0.0, 0.2, 0.25)
+    assert (second.fragment_in_at_s, second.chunk_released_at_s, second.sent_at_s) == (0.2, 0.4, 0.45)
     assert first.first_byte_at_s == 1.5 and second.first_byte_at_s == 2.0
     assert first.leading_silence_s == pytest.approx(0.1)  # 2400 silent samples, then every sample is loud
     assert first.first_audible_at_s == pytest.approx(1.6)  # first byte + leading silence
-    assert first.ttfb_s == pytest.approx(0.9) and first.ttfa_s == pytest.approx(1.0)
+    assert first.ttfb_s == pytest.approx(1.25) and first.ttfa_s == pytest.approx(1.35)
     assert first.synthesis_s == 0.45
     assert second.synthesis_s is None  # 0 means the engine did not say: not measured, not "instant"
     # The seam: sentence 5 ends loud; sentence 6 opens with 50 ms of silence.

@@ -392,3 +392,13 @@ def test_wind_down_lets_the_sentence_in_flight_finish_then_cancels_the_rest_and_
     assert events[2].cancelled and events[-1] == Closed(SHUTDOWN_REASON)
     idle = _core()
     assert idle.wind_down(0.0) == [Closed(SHUTDOWN_REASON)]
+
+
+def test_the_quiet_clock_of_a_sentence_starts_when_its_own_end_arrives():
+    core = _core()
+    core.send_text("Good morning to all of you. ", 0.0)
+    core.send_text("The lights are off.", 0.2)  # confirms the first sentence; the second ends with no space yet
+    first, _ = core.next_job(0.2)
+    assert first.text == "Good morning to all of you."
+    core.job_done(first, b"", 0.0)
+    assert core.next_deadline() == pytest.approx(0.45)

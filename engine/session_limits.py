@@ -1,0 +1,110 @@
+"""What a session accepts: its limits, the checks of values clients send, and the compute budget (pure).
+
+Kept apart from the state machine in ``engine.session`` so the rules can be read, and reused by the HTTP routes, on
+their own. Messages never echo a huge value back: a client's value is shown short.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.errors import ErrorCode
+from engine.events import Error
+
+MIN_SPEED = 0.25
+MAX_SPEED = 4.0
+MAX_BUFFER_DELAY_MS = 30_000
+"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
+
+SPOKEN_CHARS_PER_S = 15.0
+"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    max_message_chars: int = 20_000
+    """Largest text accepted in one ``send_text`` or whole request."""
+    max_buffered_chars: int = 100_000
+    """Text accepted but not yet synthesized (chunker buffer + queued sentences)."""
+    max_audio_ahead_s: float = 5.0
+    """Audio synthesized but not yet taken by the listener; above it the next sentence waits (backpressure)."""
+    max_request_audio_s: float = 1_200.0
+    """Compute budget of one whole request or message, in seconds of audio (text length ÷ speed, estimated)."""
+    max_session_audio_s: float = 4 * 3_600.0
+    """Compute budget of one session, in seconds of audio synthesized over its life."""
+
+
+def validate_speed(speed: object) -> float | None:
+    """Returns the speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
+    if isinstance(speed, bool) or not isinstance(speed, int | float):
+        return None
+    try:
+        value = float(speed)
+    except OverflowError:  # a 400-digit integer
+        return None
+    if not math.isfinite(value) or not MIN_SPEED <= value <= MAX_SPEED:
+        return None
+    return value
+
+
+def speed_error(speed: object, request_id: str | None = None) -> Error:
+    return Error(
+        ErrorCode.BAD_SPEED,
+        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {short_repr(speed)}.",
+        request_id=request_id,
+    )
+
+
+def validate_buffer_delay(value: object) -> int | None:
+    """Returns the delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        ms = float(value)
+    except OverflowError:
+        return None
+    if not math.isfinite(ms) or not 0 <= ms <= MAX_BUFFER_DELAY_MS:
+        return None
+    return round(ms)
+
+
+def estimated_audio_s(text: str, speed: float) -> float:
+    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
+    return len(text) / SPOKEN_CHARS_PER_S / speed
+
+
+def short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_text(
+    text: str, speed: float, buffered_chars: int, limits: SessionLimits, request_id: str | None = None
+) -> Error | None:
+    """Why ``text`` may not be accepted now (too long, buffer full, over the compute budget), or None."""
+    if len(text) > limits.max_message_chars:
+        return Error(
+            ErrorCode.TEXT_TOO_LONG,
+            f"A text of {len(text):,} characters is over the limit of {limits.max_message_chars:,}; "
+            "send it in smaller pieces.",
+            request_id=request_id,
+        )
+    if buffered_chars + len(text) > limits.max_buffered_chars:
+        return Error(
+            ErrorCode.BUFFER_FULL,
+            f"This session already holds {buffered_chars:,} characters not yet spoken "
+            f"(limit {limits.max_buffered_chars:,}); this text was not accepted. "
+            "Wait for speech to catch up, or cancel.",
+            request_id=request_id,
+        )
+    audio_s = estimated_audio_s(text, speed)
+    if audio_s > limits.max_request_audio_s:
+        return Error(
+            ErrorCode.BUDGET_EXCEEDED,
+            f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speed:g}, over the "
+            f"limit of {limits.max_request_audio_s / 60:,.0f} minutes per message; send less text, or a "
+            "higher speed.",
+            request_id=request_id,
+        )
+    return None
