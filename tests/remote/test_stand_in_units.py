@@ -13,7 +13,8 @@ from botocore.credentials import Credentials
 from smithy_aws_event_stream.events import EventMessage
 
 from endpoint.sagemaker_local.auth import BAD_SIGNATURE, EXPIRED_TOKEN, MISSING_TOKEN, UNKNOWN_KEY, CredentialCheck
-from endpoint.sagemaker_local.bridge import ContainerTarget, _split
+from endpoint.sagemaker_local.bridge import ContainerTarget
+from endpoint.sagemaker_local.stream_bridge import split_payload
 from endpoint.sagemaker_local.wire import (
     EndOfInput,
     FrameSplitter,
@@ -66,8 +67,8 @@ def test_garbage_is_refused_not_guessed() -> None:
 
 
 def test_response_parts_split_into_partial_pieces() -> None:
-    assert _split(b"abc", None) == [(b"abc", None)]
-    assert _split(b"abcdefg", 3) == [(b"abc", "PARTIAL"), (b"def", "PARTIAL"), (b"g", "COMPLETE")]
+    assert split_payload(b"abc", None) == [(b"abc", None)]
+    assert split_payload(b"abcdefg", 3) == [(b"abc", "PARTIAL"), (b"def", "PARTIAL"), (b"g", "COMPLETE")]
     [message] = FrameSplitter().feed(encode_payload_part(b"pcm", "BINARY", "PARTIAL"))
     assert message.headers["CompletionState"] == "PARTIAL" and message.payload == b"pcm"
 
