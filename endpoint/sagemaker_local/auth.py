@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -145,9 +145,12 @@ class CredentialCheck:
         expired: Iterable[str] = (),
         denied: Mapping[str, Iterable[str]] | None = None,
         account_id: str = "123456789012",
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
-        """``denied`` maps an access key id to IAM actions its (pretend) policy lacks."""
+        """``denied`` maps an access key id to IAM actions its (pretend) policy lacks; ``clock`` is the service's
+        (tests set it off to play a client whose clock is wrong)."""
         self._keys = dict(keys) if keys is not None else None
+        self._clock = clock or (lambda: datetime.now(UTC))
         self._expired = frozenset(expired)
         self._denied = {key: frozenset(actions) for key, actions in (denied or {}).items()}
         self._account_id = account_id
@@ -176,7 +179,7 @@ class CredentialCheck:
         authorization = parse_authorization(value)
         if isinstance(authorization, ErrorReply):
             return authorization
-        failure = check_scope(authorization, headers, region, now or datetime.now(UTC))
+        failure = check_scope(authorization, headers, region, now or self._clock())
         if failure is not None:
             return failure
         if self._keys is not None:
