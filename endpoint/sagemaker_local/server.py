@@ -165,8 +165,7 @@ class StandInServer:
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout_s)
         except TimeoutError:
-            assert self._hypercorn is not None
-            dropped = hypercorn_compat.abort_connections(self._hypercorn)
+            dropped = self.abort_connections()
             log.debug("sagemaker-local: dropped %d connection(s) still open after %.1f s", dropped, timeout_s)
         except Exception as exc:  # a connection's TLS teardown failing must not fail the shutdown
             log.debug("sagemaker-local: shutdown: %r", exc)
@@ -174,6 +173,10 @@ class StandInServer:
             await task
         if self.tls is not None:
             _remove(self.tls)
+
+    def abort_connections(self) -> int:
+        """Drops every client connection at once, as a network failure would (call it on the server's loop)."""
+        return hypercorn_compat.abort_connections(self._hypercorn) if self._hypercorn is not None else 0
 
     async def wait(self) -> None:
         """Serves until cancelled (the CLI's Ctrl-C)."""

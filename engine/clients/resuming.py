@@ -48,11 +48,14 @@ class StreamInterrupted(VoicedeskError):
         return cls(error.code, error.message)
 
 
+RECONNECT_DELAYS_S = (0.0, 0.5, 2.0)
+
+
 @dataclass(frozen=True, slots=True)
 class StreamPolicy:
     renew_after_s: float | None = None
     """Open a fresh stream between utterances once the current one is this old (None: never)."""
-    reconnect_delays_s: tuple[float, ...] = (0.0, 0.5, 2.0)
+    reconnect_delays_s: tuple[float, ...] = RECONNECT_DELAYS_S
     """Pauses before each attempt to reopen after an unexpected end (empty: report the end instead)."""
     max_fruitless_reconnects: int = 3
     """Give up when this many reconnects in a row brought no spoken sentence and no confirmed flush."""
@@ -222,10 +225,10 @@ class ResumingSession(RemoteSession):
             if self._fatal_seen or not self._policy.reconnect_delays_s:
                 self._lost(failure or why)
                 return
-            if self.stats.reconnects and self._replay.progress == self._progress_at_resume:
+            if self._replay.idle or self._replay.progress != self._progress_at_resume:
+                self._fruitless = 0  # an idle stream is not expected to speak; one that spoke made progress
+            elif self.stats.reconnects:
                 self._fruitless += 1
-            else:
-                self._fruitless = 0
             if self._fruitless >= self._policy.max_fruitless_reconnects:
                 self._lost(
                     VoicedeskError(

@@ -26,7 +26,7 @@ from typing import Any
 
 from engine.clients.errors import EndpointContext, from_credentials, from_sagemaker_sdk
 from engine.clients.remote import RemoteSession
-from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
+from engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SessionConfig
 from engine.factory import EngineSpec
@@ -63,7 +63,7 @@ class SageMakerSettings:
 
     @property
     def policy(self) -> StreamPolicy:
-        return StreamPolicy(self.renew_after_s, StreamPolicy.reconnect_delays_s if self.reconnect else ())
+        return StreamPolicy(self.renew_after_s, RECONNECT_DELAYS_S if self.reconnect else ())
 
     @property
     def url(self) -> str:
