@@ -2,13 +2,14 @@
 
 Routes (as the real runtime API lays them out):
 - ``POST /endpoints/{name}/invocations-bidirectional-stream`` (HTTP/2, event stream both ways) → the container's
-  WebSocket ``/invocations-bidirectional-stream``, bridged like SageMaker's sidecar (see ``bridge.py``);
+  WebSocket ``/invocations-bidirectional-stream``, bridged like SageMaker's sidecar (see ``stream_bridge.py``);
 - ``POST /endpoints/{name}/invocations`` → the container's ``POST /invocations``, body in, body out;
 - ``POST /endpoints/{name}/invocations-response-stream`` → the same, the response as event-stream PayloadParts;
 - ``GET /ping`` → 200 (the stand-in itself is up).
 
-Errors use the service's shapes (``x-amzn-errortype`` + JSON body) so boto3 and the HTTP/2 SDK raise what they
-would raise against AWS.
+Every request's SigV4 signature is checked first (``auth.py``: date, service, region, and with known keys the
+signature itself). Errors use the service's shapes (``x-amzn-errortype`` + JSON body) so boto3 and the HTTP/2
+SDK raise what they would raise against AWS.
 """
 
 from __future__ import annotations

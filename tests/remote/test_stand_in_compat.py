@@ -6,13 +6,18 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import ssl
+import struct
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import boto3
+import httpx
 import pytest
 from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
 from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
@@ -23,10 +28,15 @@ from aws_sdk_sagemaker_runtime_http2.models import (
     RequestStreamEventPayloadPart,
     ResponseStreamEventPayloadPart,
 )
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from smithy_aws_event_stream.events import Event
 
 from app.cli import main
 from endpoint.runner import ServerThread
 from endpoint.sagemaker_local.auth import CredentialCheck
+from endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
 from engine.clients.http2 import CRTClient
 from engine.clients.invoke import WholeRequestClient
 from engine.clients.sagemaker import SageMakerEngine
@@ -142,6 +152,37 @@ def test_printed_environment_is_enough_for_a_plain_boto3_client(
         client.close()
     assert client.meta.region_name == REGION
     assert reply["ContentType"] == "audio/wav" and wav[:4] == b"RIFF"
+
+
+async def test_a_message_over_the_size_limit_ends_the_stream_unread(stand_in: StandInThread) -> None:
+    """A prelude claiming 1 GiB is refused on its 12 bytes (a real HTTP/2 client, signed like the SDK signs)."""
+    prelude = struct.pack("!II", 1 << 30, 0)
+    body = prelude + struct.pack("!I", zlib.crc32(prelude))
+    url = f"{stand_in.url}/endpoints/{ENDPOINT}/invocations-bidirectional-stream"
+    request = AWSRequest(
+        "POST",
+        url,
+        data=body,
+        headers={
+            "content-type": "application/vnd.amazon.eventstream",
+            "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-EVENTS",
+        },
+    )
+    SigV4Auth(Credentials(TEST_KEY_ID, TEST_SECRET), "sagemaker", REGION).add_auth(request)
+    context = ssl.create_default_context(cafile=str(stand_in.ca_file))
+    async with httpx.AsyncClient(http2=True, verify=context, timeout=GUARD_S) as client:
+        reply = await client.post(url, content=body, headers=dict(request.headers))
+    assert (reply.status_code, reply.http_version) == (200, "HTTP/2")
+    event = Event.decode(BytesIO(reply.content))
+    assert event is not None and event.message.headers[":exception-type"] == "InternalStreamFailure"
+    message = json.loads(event.message.payload)["Message"]
+    assert f"claims 1,073,741,824 bytes, over the limit of {MAX_MESSAGE_BYTES:,}" in message
+
+
+def test_max_stream_duration_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["sagemaker-local", "--print-env", "--state-dir", str(tmp_path), "--max-stream-duration", "0"]
+    assert main(args) == 2
+    assert "--max-stream-duration must be a positive number of seconds; got 0." in capsys.readouterr().err
 
 
 def skewed(minutes: float) -> CredentialCheck:
