@@ -31,7 +31,7 @@ from typing import Any
 from engine.clients.remote import CLOSE_DRAIN_TIMEOUT_S, ChannelOpener, FrameChannel, RemoteSession
 from engine.clients.replay import EventRelay, ReplayLog
 from engine.errors import ErrorCode, VoicedeskError
-from engine.events import Closed, Error, SessionConfig
+from engine.events import Closed, Error, Event, SessionConfig
 from engine.protocol import ClientProtocol, Close, Command, Configure, Frame, encode_command
 
 log = logging.getLogger(__name__)
@@ -92,8 +92,8 @@ class ResumingSession(RemoteSession):
         self._renew_not_before = 0.0
         self._background: set[asyncio.Task[None]] = set()
         self.stats = StreamStats()
-        super().__init__(channel, opener, config)
         self._renewer: asyncio.Task[None] | None = None
+        super().__init__(channel, opener, config)
         if policy.renew_after_s is not None:
             self._renewer = asyncio.create_task(self._renew_loop(policy.renew_after_s), name="renew stream")
 
@@ -261,7 +261,7 @@ class ResumingSession(RemoteSession):
             except BaseException:
                 await channel.abort()
                 raise
-            log.info("%s; went on on a new stream (%d command(s) re-sent)", why.message, len(commands))
+            log.info("%s Continued on a new stream (%d command(s) sent again).", why.message, len(commands))
             self.stats.reconnects += 1
             self._progress_at_resume = self._replay.progress
             self._switch(channel)
@@ -303,6 +303,11 @@ class ResumingSession(RemoteSession):
             self._spawn(_retire(old, old_reader))
 
     # ---- small helpers ------------------------------------------------------------------------------
+
+    def _emit(self, events: list[Event]) -> None:
+        super()._emit(events)
+        if self._events.finished and self._renewer is not None:
+            self._renewer.cancel()  # nothing left to renew; do not wait for aclose()
 
     def _note_idle(self) -> None:
         if self._replay.idle:
