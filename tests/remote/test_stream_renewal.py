@@ -31,6 +31,7 @@ from tests.remote.conftest import (
 )
 
 TEXT = "The sun is up over the hill. Birds are singing in the trees. We walk down to the lake."
+SHORT_TEXT = "The sun is up over the hill. Birds are singing in the trees."
 
 
 def engine_for(stand_in: StandInThread, **options: object) -> SageMakerEngine:
@@ -45,10 +46,10 @@ async def until(condition: Callable[[], bool]) -> None:
             await asyncio.sleep(0.01)
 
 
-async def speak_and_interrupt(session: ResumingSession, interrupt: Callable[[], object]) -> Collected:
-    """Speaks TEXT, runs ``interrupt`` once the first audio arrived (the next sentence is being made), and
+async def speak_and_interrupt(session: ResumingSession, interrupt: Callable[[], object], text: str = TEXT) -> Collected:
+    """Speaks ``text``, runs ``interrupt`` once the first audio arrived (the next sentence is being made), and
     collects every event up to the utterance's ``Flushed``."""
-    await session.send_text(TEXT)
+    await session.send_text(text)
     await session.flush("turn-1")
     got = Collected()
     interrupted = False
@@ -185,8 +186,8 @@ async def test_the_websocket_engine_reconnects_when_asked(make_container) -> Non
     engine = WebSocketEngine(WebSocketSettings(url=f"{server.ws_url}/invocations-bidirectional-stream", reconnect=True))
     session = await engine.open_session()
     assert isinstance(session, ResumingSession)
-    got = await speak_and_interrupt(session, lambda: abort_connections(server))
-    assert_said_exactly_once(got, TEXT)
+    got = await speak_and_interrupt(session, lambda: abort_connections(server), SHORT_TEXT)
+    assert_said_exactly_once(got, SHORT_TEXT)
     assert session.stats.reconnects == 1
     await session.close()
     assert (await collect_until(session.events(), is_closed)).events[-1] == Closed("closed")
