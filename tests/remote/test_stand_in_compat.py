@@ -200,9 +200,11 @@ async def test_a_clock_more_than_15_minutes_off_is_named(container: ServerThread
         options={"endpoint_url": stand_in.url, "ca_file": str(stand_in.ca_file)},
     )
     # The HTTP/2 SDK passes on only the error's type, so the message names the clock as a possible cause.
+    engine = SageMakerEngine.from_spec(spec)
     with pytest.raises(VoicedeskError, match=r"InvalidSignatureException.*check this computer's clock") as caught:
-        await SageMakerEngine.from_spec(spec).open_session()
+        await engine.open_session()
     assert caught.value.code == ErrorCode.UNAUTHORIZED
+    await engine.aclose()
     # boto3 passes on AWS's message too, so the whole-request path says exactly what is wrong.
     whole = WholeRequestClient(ENDPOINT, REGION, endpoint_url=stand_in.url, ca_bundle=str(stand_in.ca_file))
     with whole, pytest.raises(VoicedeskError, match=r"clock is more than 15 minutes off: set it right") as caught:
