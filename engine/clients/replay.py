@@ -13,9 +13,11 @@ re-sends what the server had not yet spoken. Two small state machines, no I/O:
 - a ``Flushed`` confirms the oldest pending ``flush`` and everything before it;
 - a ``cancel`` drops everything before it at once (the caller no longer wants it); until its ``Cancelled``
   arrives, the server's events belong to the cancelled text and trim nothing.
-  A ``Cancelled`` nobody asked for is the server dropping queued text as it shuts down: the text stays in the log.
+  A ``Cancelled`` nobody asked for, or a ``Flushed`` marked ``cancelled`` without a cancel of ours, is the server
+  dropping queued text as it shuts down: the text stays in the log, and those events are not passed on.
 
-``replay()`` gives the voice/speed in effect at the start of the log and the commands to send on a new stream.
+``replay()`` gives the settings in effect at the start of the log (one ``Configure`` with every field a
+``config`` command can carry) and the commands to send on a new stream.
 
 ``EventRelay`` keeps one session's events consistent across streams: sequence numbers go on increasing (each
 stream's server counts from 0, so later streams are shifted past every number used), and a ``SentenceStarted``
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from engine.events import (
     BYTES_PER_SAMPLE,
@@ -66,10 +68,21 @@ class _OpenSentence:
     """The sentence's non-space characters: what it claims from the front of the log once it is spoken."""
 
 
+def settings_of(config: SessionConfig) -> Configure:
+    """A session's settings as the ``config`` command that sets them all (every field the two share)."""
+    names = {f.name for f in fields(Configure)} & {f.name for f in fields(SessionConfig)}
+    return Configure(**{name: getattr(config, name) for name in names})
+
+
+def merged(settings: Configure, change: Configure) -> Configure:
+    """``settings`` with the fields ``change`` sets (a ``config`` command changes only what it names)."""
+    return replace(settings, **{f.name: v for f in fields(Configure) if (v := getattr(change, f.name)) is not None})
+
+
 class ReplayLog:
-    def __init__(self, config: SessionConfig) -> None:
-        self.base_config = config
-        """The voice and speed in effect at the start of the log (what a new stream is opened with)."""
+    def __init__(self, settings: Configure) -> None:
+        self.settings = settings
+        """The settings in effect at the start of the log (what a new stream is opened with)."""
         self._log: deque[_Text | Command] = deque()
         self._cancels_pending = 0
         self._open: _OpenSentence | None = None
@@ -86,7 +99,7 @@ class ReplayLog:
             case Cancel():
                 for entry in self._log:  # nothing before a cancel is wanted any more; its settings stay
                     if isinstance(entry, Configure):
-                        self.base_config = _apply(self.base_config, entry)
+                        self.settings = merged(self.settings, entry)
                 self._log.clear()
                 self._open = None
                 self._cancels_pending += 1
@@ -97,7 +110,7 @@ class ReplayLog:
     # ---- what the server reports (events of the current stream, before any renumbering) -------------
 
     def observe(self, event: Event) -> bool:
-        """Updates the log; False for an event the session must not pass on (a cancel nobody asked for)."""
+        """Updates the log; False for an event of the server dropping text nobody cancelled (see above)."""
         if isinstance(event, Cancelled):
             if self._cancels_pending == 0:
                 return False
@@ -105,7 +118,9 @@ class ReplayLog:
             self._open = None
             return True
         if self._cancels_pending:
-            return True  # still about the cancelled text
+            return True  # still about the cancelled text (its flushes are answered as cancelled, too)
+        if isinstance(event, Flushed) and getattr(event, "cancelled", False):
+            return False
         match event:
             case SentenceStarted(_seq, text):
                 self._open = _OpenSentence(_letters(text))
@@ -146,12 +161,12 @@ class ReplayLog:
         """The stream ended: a sentence in flight without audio will be said again on the next one."""
         self._open = None
 
-    def replay(self) -> tuple[SessionConfig, list[Command]]:
+    def replay(self) -> tuple[Configure, list[Command]]:
         """The settings to open a new stream with, and the commands that bring it to where this one stopped."""
         commands: list[Command] = [Cancel()] * self._cancels_pending
         for entry in self._log:
             commands.append(SendText(entry.text) if isinstance(entry, _Text) else entry)
-        return self.base_config, commands
+        return self.settings, commands
 
     # ---- internals ----------------------------------------------------------------------------------
 
@@ -189,7 +204,7 @@ class ReplayLog:
         while self._log:
             entry = self._log.popleft()
             if isinstance(entry, Configure):
-                self.base_config = _apply(self.base_config, entry)
+                self.settings = merged(self.settings, entry)
             elif isinstance(entry, Flush):
                 self.progress += 1
                 break
@@ -203,16 +218,9 @@ class ReplayLog:
                 self._log.popleft()
             elif isinstance(entry, Configure):
                 self._log.popleft()
-                self.base_config = _apply(self.base_config, entry)
+                self.settings = merged(self.settings, entry)
             else:
                 break
-
-
-def _apply(config: SessionConfig, change: Configure) -> SessionConfig:
-    return SessionConfig(
-        change.voice if change.voice is not None else config.voice,
-        change.speed if change.speed is not None else config.speed,
-    )
 
 
 class EventRelay:
@@ -228,8 +236,8 @@ class EventRelay:
 
     def relay(self, event: Event) -> list[Event]:
         match event:
-            case SentenceStarted(seq, text):
-                started = SentenceStarted(self._seq(seq), text)
+            case SentenceStarted(seq):
+                started = replace(event, seq=self._seq(seq))
                 self._open, self._open_audio_bytes = started.seq, 0
                 if self._hold_starts:
                     self._held = started
@@ -239,22 +247,16 @@ class EventRelay:
                 seq = self._seq(seq)
                 if seq == self._open:
                     self._open_audio_bytes += len(pcm)
-                return [*self._release(seq), Audio(seq, pcm)]
-            case SentenceFinished(seq, duration_s, words, synthesis_s):
+                return [*self._release(seq), replace(event, seq=seq)]
+            case SentenceFinished(seq) | Error(seq=int(seq)):
                 seq = self._seq(seq)
                 if seq == self._open:
                     self._open = None
-                return [*self._release(seq), SentenceFinished(seq, duration_s, words, synthesis_s)]
-            case Error(code, message, seq, request_id, fatal) if seq is not None:
-                seq = self._seq(seq)
-                if seq == self._open:
-                    self._open = None
-                return [*self._release(seq), Error(code, message, seq, request_id, fatal)]
-            case Flushed(last_seq, request_id):
-                return [Flushed(self._seq(last_seq), request_id)]
-            case Cancelled(last_seq):
-                self._held, self._open = None, None  # never announced: nothing of it will follow
-                return [Cancelled(self._seq(last_seq))]
+                return [*self._release(seq), replace(event, seq=seq)]
+            case Flushed(last_seq) | Cancelled(last_seq):
+                if isinstance(event, Cancelled):
+                    self._held, self._open = None, None  # never announced: nothing of it will follow
+                return [replace(event, last_seq=self._seq(last_seq))]
         return [event]
 
     def stream_ended(self) -> list[Event]:

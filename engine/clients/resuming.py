@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.clients.remote import CLOSE_DRAIN_TIMEOUT_S, ChannelOpener, FrameChannel, RemoteSession
-from engine.clients.replay import EventRelay, ReplayLog
+from engine.clients.replay import EventRelay, ReplayLog, settings_of
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import Closed, Error, Event, SessionConfig
-from engine.protocol import ClientProtocol, Close, Command, Configure, Frame, encode_command
+from engine.protocol import ClientProtocol, Close, Command, Frame, encode_command
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class ResumingSession(RemoteSession):
         self, channel: FrameChannel, opener: ChannelOpener, config: SessionConfig, policy: StreamPolicy
     ) -> None:
         self._policy = policy
-        self._replay = ReplayLog(config)
+        self._replay = ReplayLog(settings_of(config))
         self._relay = EventRelay(hold_starts=True)
         self._lock = asyncio.Lock()
         """Held while a command goes out and while the stream is swapped: no command can fall between two."""
@@ -102,7 +102,7 @@ class ResumingSession(RemoteSession):
         cls, opener: ChannelOpener, config: SessionConfig | None = None, policy: StreamPolicy | None = None
     ) -> ResumingSession:
         config = config or SessionConfig()
-        channel = await opener(_configure_frame(config))
+        channel = await opener(encode_command(settings_of(config)))
         return cls(channel, opener, config, policy or StreamPolicy())
 
     # ---- Session API (the rest is RemoteSession's) ---------------------------------------------------
@@ -116,10 +116,10 @@ class ResumingSession(RemoteSession):
     async def reconnect(self) -> None:
         """As ``RemoteSession.reconnect``: a new session on a new stream, nothing carried over."""
         await self.aclose()
-        self._replay = ReplayLog(self._config)
+        self._replay = ReplayLog(settings_of(self._config))
         self._relay = EventRelay(hold_starts=True)
         self._fatal_seen = False
-        self._attach(await self._opener(_configure_frame(self._config)))
+        self._attach(await self._opener(encode_command(settings_of(self._config))))
         self._opened_at = self._loop.time()
         if self._policy.renew_after_s is not None:
             self._renewer = asyncio.create_task(self._renew_loop(self._policy.renew_after_s), name="renew stream")
@@ -181,10 +181,10 @@ class ResumingSession(RemoteSession):
     async def _receive(self, channel: FrameChannel, protocol: ClientProtocol, frame: Frame) -> bool | None:
         """Passes a frame's events on; True once the session closed, None when the stream had to be replaced."""
         for event in protocol.receive(frame):
-            if not self._replay.observe(event):
-                continue  # the server dropped queued text as it shut down: that text is said on the next stream
             if isinstance(event, Error) and event.fatal:
                 self._fatal_seen = True
+            if not self._replay.observe(event) and not self._fatal_seen:
+                continue  # the server dropped queued text as it shut down: that text is said on the next stream
             if isinstance(event, Closed) and event.reason == SERVER_SHUTTING_DOWN and not self._fatal_seen:
                 ended = VoicedeskError(ErrorCode.CONNECTION, f"The container behind {channel.description} shut down.")
                 await self._stream_ended(channel, StreamInterrupted.of(ended))
@@ -245,9 +245,9 @@ class ResumingSession(RemoteSession):
         for delay in self._policy.reconnect_delays_s:
             if delay:
                 await asyncio.sleep(delay)
-            config, commands = self._replay.replay()
+            settings, commands = self._replay.replay()
             try:
-                channel = await self._opener(_configure_frame(config))
+                channel = await self._opener(encode_command(settings))
             except VoicedeskError as exc:
                 last = exc
                 continue
@@ -289,9 +289,9 @@ class ResumingSession(RemoteSession):
                 if not self._replay.idle or self._loop.time() < self._opened_at + renew_after_s:
                     continue
                 old, old_reader = self.channel, self._reader
-                config, _ = self._replay.replay()  # idle: only the settings to carry over
+                settings, _ = self._replay.replay()  # idle: only the settings to carry over
                 try:
-                    channel = await self._opener(_configure_frame(config))
+                    channel = await self._opener(encode_command(settings))
                 except VoicedeskError as exc:
                     log.info("renewing the stream to %s failed (%s); the current one goes on", old.description, exc)
                     self._renew_not_before = self._loop.time() + self._policy.renew_retry_s
@@ -340,7 +340,3 @@ async def _close_gracefully(channel: FrameChannel) -> None:
     except (TimeoutError, VoicedeskError, OSError) as exc:
         log.debug("closing %s: %s", channel.description, exc)
         await channel.abort()
-
-
-def _configure_frame(config: SessionConfig) -> str:
-    return encode_command(Configure(config.voice, config.speed))

@@ -6,7 +6,9 @@ The server side of each scenario is written as the events the real session core 
 
 from __future__ import annotations
 
-from engine.clients.replay import EventRelay, ReplayLog
+from dataclasses import replace
+
+from engine.clients.replay import EventRelay, ReplayLog, merged, settings_of
 from engine.events import (
     Audio,
     Cancelled,
@@ -19,7 +21,7 @@ from engine.events import (
 )
 from engine.protocol import Cancel, Close, Configure, Flush, SendText
 
-VOICE = SessionConfig("af_heart", 1.0)
+VOICE = settings_of(SessionConfig("af_heart", 1.0))
 PCM = b"\x01\x00" * 2400  # 0.1 s
 
 
@@ -98,10 +100,13 @@ def test_settings_replay_in_order_and_fold_once_their_text_is_said() -> None:
     )
     spoken(log, 0, "In the first voice.")
     # What is left was sent after the change: a new stream opens with it, and only the rest is re-sent.
-    assert log.replay() == (SessionConfig("am_adam", 1.2), [SendText("In the second voice.")])
+    adam = merged(VOICE, Configure("am_adam", 1.2))
+    assert adam.voice == "am_adam" and adam.speed == 1.2
+    assert log.replay() == (adam, [SendText("In the second voice.")])
     log.sent(Configure(speed=0.8))
     spoken(log, 1, "In the second voice.")
-    assert log.idle and log.replay() == (SessionConfig("am_adam", 0.8), [])
+    assert log.idle and log.replay() == (merged(adam, Configure(speed=0.8)), [])
+    assert log.replay()[0].voice == "am_adam"  # a change of speed alone keeps the voice
 
 
 def test_a_cancel_drops_what_came_before_and_its_answer_is_awaited() -> None:
@@ -128,6 +133,21 @@ def test_a_cancel_nobody_asked_for_is_the_server_dropping_text_as_it_shuts_down(
     assert not log.observe(Cancelled(0))  # not passed on: the text is said again on the next stream
     log.stream_lost()
     assert log.replay()[1] == [SendText(" Dropped by the server.")]
+
+
+def test_a_shutting_down_server_answering_our_flush_as_cancelled_confirms_nothing() -> None:
+    """The session core answers pending flushes (``cancelled``) when it drops queued text on shutdown."""
+    log = ReplayLog(VOICE)
+    log.sent(SendText("Said before shutdown. Dropped by the server."))
+    log.sent(Flush("turn-1"))
+    spoken(log, 0, "Said before shutdown.")
+    answer = Flushed(0, "turn-1")
+    if "cancelled" in Flushed.__dataclass_fields__:  # the core that answers flushes on cancel
+        answer = replace(answer, cancelled=True)
+        assert not log.observe(answer)
+    assert not log.observe(Cancelled(0))
+    log.stream_lost()
+    assert log.replay()[1] == [SendText(" Dropped by the server."), Flush("turn-1")]
 
 
 def test_close_is_replayed_unless_it_is_all_that_is_left() -> None:
