@@ -2,13 +2,14 @@
 
 Routes (as the real runtime API lays them out):
 - ``POST /endpoints/{name}/invocations-bidirectional-stream`` (HTTP/2, event stream both ways) → the container's
-  WebSocket ``/invocations-bidirectional-stream``, bridged like SageMaker's sidecar (see ``bridge.py``);
+  WebSocket ``/invocations-bidirectional-stream``, bridged like SageMaker's sidecar (see ``stream_bridge.py``);
 - ``POST /endpoints/{name}/invocations`` → the container's ``POST /invocations``, body in, body out;
 - ``POST /endpoints/{name}/invocations-response-stream`` → the same, the response as event-stream PayloadParts;
 - ``GET /ping`` → 200 (the stand-in itself is up).
 
-Errors use the service's shapes (``x-amzn-errortype`` + JSON body) so boto3 and the HTTP/2 SDK raise what they
-would raise against AWS.
+Every request's SigV4 signature is checked first (``auth.py``: date, service, region, and with known keys the
+signature itself). Errors use the service's shapes (``x-amzn-errortype`` + JSON body) so boto3 and the HTTP/2
+SDK raise what they would raise against AWS.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from endpoint.sagemaker_local.asgi import (
     send_error,
 )
 from endpoint.sagemaker_local.auth import CredentialCheck
-from endpoint.sagemaker_local.bridge import ContainerTarget, bridge_bidirectional_stream, forward_invocation
+from endpoint.sagemaker_local.bridge import (
+    MAX_STREAM_DURATION_S,
+    ContainerTarget,
+    bridge_bidirectional_stream,
+    forward_invocation,
+)
+from endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +59,18 @@ class StandInConfig:
     endpoint_names: frozenset[str] = frozenset()
     """Names the stand-in answers to; empty accepts any name."""
     credentials: CredentialCheck | None = None
+    """Known keys to verify signatures against; None checks everything but the signature's value."""
     variant: str = "AllTraffic"
     region: str = "us-east-1"
-    """Only used in ARNs of error messages; any region's signature is accepted."""
+    """The endpoint's region: requests must be signed for it (and it goes into ARNs of error messages)."""
     max_part_bytes: int | None = None
     """Split container frames into PARTIAL parts of at most this many bytes (None: one part per frame)."""
+    max_stream_duration_s: float = MAX_STREAM_DURATION_S
+    """A bidirectional stream is ended after this long, as SageMaker ends its streams after 30 minutes."""
+    max_request_message_bytes: int = MAX_MESSAGE_BYTES
+    """The largest request event-stream message accepted; a larger one ends the stream with an error."""
+    expired_streams: int = 0
+    """Streams ended by ``max_stream_duration_s`` (read by tests)."""
     calls: list[str] = field(default_factory=list)
     """Operation names served, in order (logged, and read by tests)."""
 
@@ -126,9 +140,11 @@ class StandInApp:
         action: str,
         arn: str,
     ) -> ErrorReply | None:
-        if self.config.credentials is None:
-            return None
-        return self.config.credentials.check(method, raw_path, query, headers, body, action, arn)
+        check = self.config.credentials or _ANY_KEY
+        return check.check(method, raw_path, query, headers, body, action, arn, region=self.config.region)
+
+
+_ANY_KEY = CredentialCheck(None)
 
 
 def _unknown_endpoint(name: str) -> ErrorReply:

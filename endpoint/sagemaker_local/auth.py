@@ -1,16 +1,22 @@
-"""Optional SigV4 check for the stand-in: known test credentials in, AWS's own 403 shapes out.
+"""SigV4 checking for the stand-in: what AWS rejects is rejected here too, with AWS's own 403 shapes.
 
-Without keys the stand-in accepts any signed request (a desktop dry run should not need real credentials).
-With keys it recomputes the request signature with botocore's SigV4 implementation and answers like the real
-service: unknown access key → ``UnrecognizedClientException``, wrong secret → ``InvalidSignatureException``,
-a key marked expired → ``ExpiredTokenException``. Event-stream chunk signatures are not checked.
+Every request must carry a well-formed ``Authorization`` header whose credential scope names today's date (per
+``x-amz-date``), the service ``sagemaker`` and the stand-in's region, signed within 15 minutes of now either way
+(``IncompleteSignatureException`` / ``InvalidSignatureException``, as the service answers). With known keys the
+signature itself is recomputed with botocore's SigV4 code: unknown access key → ``UnrecognizedClientException``,
+wrong secret → ``InvalidSignatureException``, a key marked expired → ``ExpiredTokenException``. Without keys (a
+desktop dry run with the person's own credentials) only the signature's value goes unchecked. Event-stream
+chunk signatures are not checked. Hostile input (a non-ASCII signature, odd header names) gets a 403, never a
+crash.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -19,6 +25,13 @@ from botocore.credentials import Credentials
 from endpoint.sagemaker_local.asgi import ErrorReply
 
 SIGNING_ALGORITHM = "AWS4-HMAC-SHA256"
+SIGNING_SERVICE = "sagemaker"
+MAX_CLOCK_SKEW = timedelta(minutes=15)
+"""How far a request's ``x-amz-date`` may be from the service's clock, either way (AWS's SigV4 window)."""
+AMZ_DATE_FORMAT = "%Y%m%dT%H%M%SZ"
+
+_SIGNATURE = re.compile(r"[0-9a-f]{64}")
+_AMZ_DATE = re.compile(r"\d{8}T\d{6}Z")
 
 
 MISSING_TOKEN = ErrorReply(403, "MissingAuthenticationTokenException", "Missing Authentication Token")
@@ -32,6 +45,14 @@ BAD_SIGNATURE = ErrorReply(
 EXPIRED_TOKEN = ErrorReply(403, "ExpiredTokenException", "The security token included in the request is expired")
 
 
+def incomplete_signature(message: str) -> ErrorReply:
+    return ErrorReply(403, "IncompleteSignatureException", message)
+
+
+def invalid_signature(message: str) -> ErrorReply:
+    return ErrorReply(403, "InvalidSignatureException", message)
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedAuthorization:
     access_key_id: str
@@ -42,37 +63,94 @@ class ParsedAuthorization:
     signature: str
 
 
-def parse_authorization(value: str) -> ParsedAuthorization | None:
+def parse_authorization(value: str) -> ParsedAuthorization | ErrorReply:
+    """The parts of a SigV4 ``Authorization`` header, or the error AWS gives for a malformed one."""
     algorithm, _, rest = value.strip().partition(" ")
-    if algorithm != SIGNING_ALGORITHM:
-        return None
     fields: dict[str, str] = {}
     for item in rest.split(","):
         key, _, val = item.strip().partition("=")
         fields[key] = val
-    try:
-        access_key_id, date, region, service, terminator = fields["Credential"].split("/")
-        signed_headers = tuple(fields["SignedHeaders"].split(";"))
-        signature = fields["Signature"]
-    except (KeyError, ValueError):
-        return None
+    missing = [name for name in ("Credential", "Signature", "SignedHeaders") if not fields.get(name)]
+    if algorithm != SIGNING_ALGORITHM or missing:
+        wanted = missing or ["Credential", "Signature", "SignedHeaders"]
+        return incomplete_signature(
+            " ".join(f"Authorization header requires '{name}' parameter." for name in wanted)
+            + f" Authorization={value[:200]}"
+        )
+    credential = fields["Credential"]
+    parts = credential.split("/")
+    if len(parts) != 5:
+        return incomplete_signature(
+            "Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, "
+            f"got '{credential[:200]}'"
+        )
+    access_key_id, date, region, service, terminator = parts
     if terminator != "aws4_request":
-        return None
-    return ParsedAuthorization(access_key_id, date, region, service, signed_headers, signature)
+        return invalid_signature(
+            f"Credential should be scoped with a valid terminator: 'aws4_request', not '{terminator[:40]}'."
+        )
+    signed_headers = tuple(fields["SignedHeaders"].split(";"))
+    return ParsedAuthorization(access_key_id, date, region, service, signed_headers, fields["Signature"])
+
+
+def check_scope(
+    authorization: ParsedAuthorization, headers: Mapping[str, str], region: str | None, now: datetime
+) -> ErrorReply | None:
+    """What the service checks before it looks at keys: the date, the service, the region, the time window."""
+    timestamp = headers.get("x-amz-date")
+    if timestamp is None:
+        return incomplete_signature(
+            "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."
+        )
+    if not _AMZ_DATE.fullmatch(timestamp):
+        return incomplete_signature(
+            f"Date must be in ISO-8601 'basic format'. Got '{timestamp[:40]}'. See http://en.wikipedia.org/wiki/ISO_8601"
+        )
+    try:
+        signed_at = datetime.strptime(timestamp, AMZ_DATE_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return incomplete_signature(f"Date must be a real date and time. Got '{timestamp}'.")
+    if authorization.date != timestamp[:8]:
+        return invalid_signature(
+            "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: "
+            f"'{authorization.date[:40]}' != '{timestamp[:8]}', from '{timestamp}'."
+        )
+    if authorization.service != SIGNING_SERVICE:
+        return invalid_signature(f"Credential should be scoped to correct service: '{SIGNING_SERVICE}'. ")
+    if region is not None and authorization.region != region:
+        return invalid_signature(
+            f"Credential should be scoped to a valid region. (This endpoint is in {region}; the request was "
+            f"signed for '{authorization.region[:40]}'.)"
+        )
+    if "host" not in authorization.signed_headers:
+        return invalid_signature("'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.")
+    stamp = now.strftime(AMZ_DATE_FORMAT)
+    if signed_at < now - MAX_CLOCK_SKEW:
+        limit = (now - MAX_CLOCK_SKEW).strftime(AMZ_DATE_FORMAT)
+        return invalid_signature(f"Signature expired: {timestamp} is now earlier than {limit} ({stamp} - 15 min.)")
+    if signed_at > now + MAX_CLOCK_SKEW:
+        limit = (now + MAX_CLOCK_SKEW).strftime(AMZ_DATE_FORMAT)
+        return invalid_signature(
+            f"Signature not yet current: {timestamp} is still later than {limit} ({stamp} + 15 min.)"
+        )
+    return None
 
 
 class CredentialCheck:
-    """Verifies the SigV4 ``Authorization`` header of a request against known key pairs."""
+    """Verifies the SigV4 ``Authorization`` header of a request; ``keys=None`` accepts any key id and secret."""
 
     def __init__(
         self,
-        keys: Mapping[str, str],
+        keys: Mapping[str, str] | None,
         expired: Iterable[str] = (),
         denied: Mapping[str, Iterable[str]] | None = None,
         account_id: str = "123456789012",
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
-        """``denied`` maps an access key id to IAM actions its (pretend) policy lacks."""
-        self._keys = dict(keys)
+        """``denied`` maps an access key id to IAM actions its (pretend) policy lacks; ``clock`` is the service's
+        (tests set it off to play a client whose clock is wrong)."""
+        self._keys = dict(keys) if keys is not None else None
+        self._clock = clock or (lambda: datetime.now(UTC))
         self._expired = frozenset(expired)
         self._denied = {key: frozenset(actions) for key, actions in (denied or {}).items()}
         self._account_id = account_id
@@ -86,20 +164,33 @@ class CredentialCheck:
         body: bytes | None = None,
         action: str | None = None,
         resource: str | None = None,
+        *,
+        region: str | None = None,
+        now: datetime | None = None,
     ) -> ErrorReply | None:
         """``headers`` maps lower-case names to values; ``body`` is needed when no payload hash header is sent.
 
-        ``action`` (e.g. ``sagemaker:InvokeEndpoint``) and ``resource`` (an endpoint ARN) name what is asked for.
+        ``action`` (e.g. ``sagemaker:InvokeEndpoint``) and ``resource`` (an endpoint ARN) name what is asked for;
+        ``region`` is the one the credential scope must name (None: any); ``now`` is the service's clock.
         """
-        authorization = parse_authorization(headers.get("authorization", ""))
-        if authorization is None:
+        value = headers.get("authorization")
+        if not value:
             return MISSING_TOKEN
-        secret = self._keys.get(authorization.access_key_id)
-        if secret is None:
-            return UNKNOWN_KEY
-        expected = self._signature(method, raw_path, query_string, headers, body, authorization, secret)
-        if expected is None or not hmac.compare_digest(expected, authorization.signature):
-            return BAD_SIGNATURE
+        authorization = parse_authorization(value)
+        if isinstance(authorization, ErrorReply):
+            return authorization
+        failure = check_scope(authorization, headers, region, now or self._clock())
+        if failure is not None:
+            return failure
+        if self._keys is not None:
+            secret = self._keys.get(authorization.access_key_id)
+            if secret is None:
+                return UNKNOWN_KEY
+            if not _SIGNATURE.fullmatch(authorization.signature):
+                return BAD_SIGNATURE  # not what SigV4 produces (e.g. non-ASCII): it cannot match
+            expected = _signature(method, raw_path, query_string, headers, body, authorization, secret)
+            if expected is None or not hmac.compare_digest(expected, authorization.signature):
+                return BAD_SIGNATURE
         if authorization.access_key_id in self._expired:
             return EXPIRED_TOKEN
         if action is not None and action in self._denied.get(authorization.access_key_id, ()):
@@ -111,35 +202,36 @@ class CredentialCheck:
             )
         return None
 
-    @staticmethod
-    def _signature(
-        method: str,
-        raw_path: str,
-        query_string: str,
-        headers: Mapping[str, str],
-        body: bytes | None,
-        authorization: ParsedAuthorization,
-        secret: str,
-    ) -> str | None:
-        signed: dict[str, str] = {}
-        for name in authorization.signed_headers:
-            value = headers.get(name)
-            if value is None and name == "host":
-                value = headers.get(":authority")
-            if value is None:
-                return None
-            signed[name] = value
-        timestamp = signed.get("x-amz-date") or headers.get("x-amz-date")
-        if timestamp is None:
+
+def _signature(
+    method: str,
+    raw_path: str,
+    query_string: str,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    authorization: ParsedAuthorization,
+    secret: str,
+) -> str | None:
+    """The signature botocore computes for this request, or None when the request cannot be signed as given."""
+    signed: dict[str, str] = {}
+    for name in authorization.signed_headers:
+        value = headers.get(name)
+        if value is None and name == "host":
+            value = headers.get(":authority")
+        if value is None:
             return None
-        url = f"https://{signed.get('host', 'localhost')}{raw_path}"
-        if query_string:
-            url += f"?{query_string}"
+        signed[name] = value
+    url = f"https://{signed.get('host', 'localhost')}{raw_path}"
+    if query_string:
+        url += f"?{query_string}"
+    try:
         # botocore takes the payload hash from x-amz-content-sha256 when it was signed, else hashes the body.
         request = AWSRequest(method=method, url=url, headers=signed, data=body or b"")
-        request.context["timestamp"] = timestamp
+        request.context["timestamp"] = headers["x-amz-date"]
         signer = SigV4Auth(
             Credentials(authorization.access_key_id, secret), authorization.service, authorization.region
         )
         canonical = signer.canonical_request(request)
         return signer.signature(signer.string_to_sign(request, canonical), request)
+    except Exception:  # whatever hostile headers make botocore choke on cannot carry a valid signature
+        return None

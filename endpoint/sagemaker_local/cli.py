@@ -39,9 +39,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KEY_ID:SECRET",
-        help="verify SigV4 signatures against these keys (default: accept any signed request)",
+        help="verify SigV4 signatures against these keys (default: any key; the date, service and region "
+        "of every signature are checked either way)",
     )
     parser.add_argument("--max-part-bytes", type=int, help="split container frames into PARTIAL parts of this size")
+    parser.add_argument(
+        "--max-stream-duration",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="end a bidirectional stream after this long, as SageMaker does after 30 minutes (default 1800); "
+        "the client sees a ModelStreamError with ErrorCode ModelInvocationTimeExceeded",
+    )
     parser.add_argument("--state-dir", type=Path, help="where the local CA lives (default: the user cache folder)")
     parser.add_argument(
         "--print-env",
@@ -64,6 +73,14 @@ def _credential_check(pairs: list[str]):  # -> CredentialCheck | None
             raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--credentials takes KEY_ID:SECRET; got {pair!r}.")
         keys[key_id] = secret
     return CredentialCheck(keys)
+
+
+def _positive(value: float, flag: str) -> float:
+    from engine.errors import ErrorCode, VoicedeskError
+
+    if not value > 0:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"{flag} must be a positive number of seconds; got {value:g}.")
+    return value
 
 
 def _has_credentials() -> bool:
@@ -96,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     from endpoint.sagemaker_local.app import StandInConfig
     from endpoint.sagemaker_local.bridge import ContainerTarget
-    from endpoint.sagemaker_local.server import StandInServer, default_state_dir, prepare_tls, sdk_environment
+    from endpoint.sagemaker_local.server import StandInServer, default_state_dir, load_or_create_ca, sdk_environment
     from engine.errors import ErrorCode, VoicedeskError
 
     try:
@@ -109,13 +126,14 @@ def run(args: argparse.Namespace) -> int:
         credentials=_credential_check(args.credentials),
         max_part_bytes=args.max_part_bytes,
         region=_default_region(args.region),
+        max_stream_duration_s=_positive(args.max_stream_duration, "--max-stream-duration"),
     )
     state_dir = args.state_dir or default_state_dir()
     server = StandInServer(config, port=args.port, state_dir=state_dir)
     dummy = not _has_credentials()
 
     if args.print_env:
-        ca_file = prepare_tls(state_dir).ca_file
+        _, ca_file = load_or_create_ca(state_dir)
         env = sdk_environment(f"https://127.0.0.1:{args.port}", ca_file, config.region, dummy)
         print("\n".join(environment_lines(env, ca_file)))
         return 0

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -42,24 +44,50 @@ class TlsFiles:
     key_file: Path
 
 
-def prepare_tls(state_dir: Path, host: str = "127.0.0.1") -> TlsFiles:
-    """Loads (or creates) the local CA in ``state_dir`` and issues a server certificate for 127.0.0.1/localhost."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+def write_private(path: Path, data: bytes) -> None:
+    """Creates ``path`` readable by its owner only from the first byte on (never write-then-chmod)."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+
+
+def load_or_create_ca(state_dir: Path) -> tuple[trustme.CA, Path]:
+    """The local CA kept in ``state_dir`` (created on first use), and its certificate file for clients to trust."""
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca_file, ca_key_file = state_dir / "ca.pem", state_dir / "ca-key.pem"
     if ca_file.exists() and ca_key_file.exists():
-        ca = trustme.CA.from_pem(ca_file.read_bytes(), ca_key_file.read_bytes())
-    else:
-        ca = trustme.CA(organization_name="voicedesk sagemaker-local")
-        ca_key_file.write_bytes(ca.private_key_pem.bytes())
-        ca_key_file.chmod(0o600)
-        ca.cert_pem.write_to_path(str(ca_file))
+        if ca_key_file.stat().st_mode & 0o077:  # written by an older version: tighten, it is not being created
+            ca_key_file.chmod(0o600)
+        return trustme.CA.from_pem(ca_file.read_bytes(), ca_key_file.read_bytes()), ca_file
+    ca = trustme.CA(organization_name="voicedesk sagemaker-local")
+    # A key without its certificate is a run that stopped half-way: start the pair over.
+    ca_key_file.unlink(missing_ok=True)
+    write_private(ca_key_file, ca.private_key_pem.bytes())
+    ca.cert_pem.write_to_path(str(ca_file))
+    return ca, ca_file
+
+
+def _remove(tls: TlsFiles) -> None:
+    tls.cert_file.unlink(missing_ok=True)
+    tls.key_file.unlink(missing_ok=True)
+
+
+def prepare_tls(state_dir: Path, host: str = "127.0.0.1") -> TlsFiles:
+    """Loads (or creates) the local CA in ``state_dir`` and issues a server certificate for 127.0.0.1/localhost.
+
+    Each call writes its own certificate and key files (the key private from creation), so stand-ins sharing a
+    state folder never read each other's half-written pair; ``StandInServer.stop`` removes them.
+    """
+    ca, ca_file = load_or_create_ca(state_dir)
     # The IP SAN is required: the SDK connects to https://127.0.0.1:PORT and checks the address.
     names = dict.fromkeys([host, "127.0.0.1", "localhost"])
     leaf = ca.issue_cert(*names)
-    cert_file, key_file = state_dir / "server.pem", state_dir / "server-key.pem"
+    fd, key_name = tempfile.mkstemp(prefix="server-key-", suffix=".pem", dir=state_dir)  # O_EXCL, mode 0600
+    with os.fdopen(fd, "wb") as out:
+        out.write(leaf.private_key_pem.bytes())
+    key_file = Path(key_name)
+    cert_file = key_file.with_name(key_file.name.replace("server-key-", "server-cert-"))
     cert_file.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
-    key_file.write_bytes(leaf.private_key_pem.bytes())
-    key_file.chmod(0o600)
     return TlsFiles(ca_file, cert_file, key_file)
 
 
@@ -96,7 +124,6 @@ class StandInServer:
 
     async def start(self) -> None:
         hypercorn_compat.install()
-        self.tls = await asyncio.to_thread(prepare_tls, self.state_dir, self.host)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -109,6 +136,11 @@ class StandInServer:
         # Listening before hypercorn starts means a client that connects at once waits in the backlog.
         sock.listen(128)
         self.port = sock.getsockname()[1]
+        try:
+            self.tls = await asyncio.to_thread(prepare_tls, self.state_dir, self.host)
+        except BaseException:
+            sock.close()
+            raise
         hyper = Config()
         hyper.bind = [f"fd://{sock.detach()}"]
         hyper.certfile = str(self.tls.cert_file)
@@ -133,13 +165,18 @@ class StandInServer:
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout_s)
         except TimeoutError:
-            assert self._hypercorn is not None
-            dropped = hypercorn_compat.abort_connections(self._hypercorn)
+            dropped = self.abort_connections()
             log.debug("sagemaker-local: dropped %d connection(s) still open after %.1f s", dropped, timeout_s)
         except Exception as exc:  # a connection's TLS teardown failing must not fail the shutdown
             log.debug("sagemaker-local: shutdown: %r", exc)
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+        if self.tls is not None:
+            _remove(self.tls)
+
+    def abort_connections(self) -> int:
+        """Drops every client connection at once, as a network failure would (call it on the server's loop)."""
+        return hypercorn_compat.abort_connections(self._hypercorn) if self._hypercorn is not None else 0
 
     async def wait(self) -> None:
         """Serves until cancelled (the CLI's Ctrl-C)."""
@@ -165,7 +202,9 @@ def sdk_environment(url: str, ca_file: Path, region: str, with_dummy_credentials
         "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2": url,
         "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME": url,
         "AWS_CA_BUNDLE": str(ca_file),
+        # botocore reads only AWS_DEFAULT_REGION; the HTTP/2 SDK and the AWS CLI read AWS_REGION.
         "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
     }
     if with_dummy_credentials:
         env["AWS_ACCESS_KEY_ID"] = DUMMY_ACCESS_KEY_ID

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from dataclasses import dataclass
 from io import BytesIO
 
-from smithy_aws_event_stream.events import Event, EventMessage
+from smithy_aws_event_stream.events import MAX_HEADERS_LENGTH, MAX_PAYLOAD_LENGTH, Event, EventMessage
 
 PRELUDE_BYTES = 12
+CRC_BYTES = 4
 EVENTSTREAM_CONTENT_TYPE = "application/vnd.amazon.eventstream"
+MAX_MESSAGE_BYTES = PRELUDE_BYTES + MAX_HEADERS_LENGTH + MAX_PAYLOAD_LENGTH + CRC_BYTES
+"""The largest message the event-stream format allows (128 KiB of headers, 16 MiB of payload)."""
 
 
 class WireError(Exception):
@@ -37,20 +41,25 @@ class EndOfInput:
 
 
 class FrameSplitter:
-    """Cuts a byte stream into event-stream messages; HTTP/2 DATA frames do not align with them."""
+    """Cuts a byte stream into event-stream messages; HTTP/2 DATA frames do not align with them.
 
-    def __init__(self) -> None:
+    A message's 12-byte prelude is checked (its CRC, its lengths against ``max_message_bytes`` and the format's
+    own header limit) before anything more of it is buffered, so a hostile length costs nothing.
+    """
+
+    def __init__(self, max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._buffer = bytearray()
+        self._max_message_bytes = max_message_bytes
+        self._checked_prelude = False
 
     def feed(self, data: bytes) -> list[EventMessage]:
         self._buffer += data
         messages: list[EventMessage] = []
         while len(self._buffer) >= PRELUDE_BYTES:
-            (total_length,) = struct.unpack_from("!I", self._buffer)
-            if total_length < PRELUDE_BYTES + 4:
-                raise WireError(f"An event-stream frame claims {total_length} bytes, less than its own prelude.")
+            total_length = self._check_prelude()
             if len(self._buffer) < total_length:
                 break
+            self._checked_prelude = False
             frame = bytes(self._buffer[:total_length])
             del self._buffer[:total_length]
             try:
@@ -60,6 +69,27 @@ class FrameSplitter:
             assert event is not None
             messages.append(event.message)
         return messages
+
+    def _check_prelude(self) -> int:
+        total_length, headers_length, prelude_crc = struct.unpack_from("!III", self._buffer)
+        if self._checked_prelude:
+            return total_length
+        if zlib.crc32(self._buffer[:8]) != prelude_crc:
+            raise WireError("An event-stream message has a bad prelude checksum (not an event stream?).")
+        if total_length < PRELUDE_BYTES + headers_length + CRC_BYTES:
+            raise WireError(f"An event-stream message claims {total_length} bytes, less than its own parts.")
+        if headers_length > MAX_HEADERS_LENGTH:
+            raise WireError(
+                f"An event-stream message claims {headers_length:,} bytes of headers, over the format's "
+                f"limit of {MAX_HEADERS_LENGTH:,}."
+            )
+        if total_length > self._max_message_bytes:
+            raise WireError(
+                f"An event-stream message claims {total_length:,} bytes, over the limit of "
+                f"{self._max_message_bytes:,}; send smaller parts."
+            )
+        self._checked_prelude = True
+        return total_length
 
     @property
     def pending_bytes(self) -> int:

@@ -48,15 +48,36 @@ def _status_and_id(exc: BaseException) -> tuple[int | None, str | None]:
     return int(match["status"]), match["id"]
 
 
+_SIGNATURE_ERRORS = {
+    "InvalidSignatureException": "signature does not match",
+    "IncompleteSignatureException": "signature is malformed",
+}
+_CLOCK_HINT = "if they are right, check this computer's clock: AWS refuses signatures more than 15 minutes off."
+
+
+def _signature_hint(detail: str) -> str | None:
+    """What to do about a signature AWS refused for a reason its message names (boto3 passes the message on)."""
+    if "Signature expired" in detail or "Signature not yet current" in detail:
+        return "This computer's clock is more than 15 minutes off: set it right (turn on automatic time), then retry."
+    if "scoped to a valid region" in detail:
+        return "The request was signed for another region than the endpoint's: pass its region (--region, AWS_REGION)."
+    if "scoped to correct service" in detail:
+        return "The request was signed for another service; check AWS_ENDPOINT_URL* variables and any proxy."
+    return None
+
+
 def _auth_error(error_id: str | None, status: int | None, ctx: EndpointContext, detail: str) -> VoicedeskError | None:
     if error_id in ("ExpiredTokenException", "ExpiredToken", "RequestExpired"):
         return VoicedeskError(ErrorCode.UNAUTHORIZED, f"Your AWS credentials have expired: {ctx.refresh_hint}.")
-    if error_id in ("UnrecognizedClientException", "InvalidClientTokenId", "InvalidSignatureException"):
-        what = "signature does not match" if error_id == "InvalidSignatureException" else "access key is not known"
+    if error_id in _SIGNATURE_ERRORS and (hint := _signature_hint(detail)):
+        return VoicedeskError(ErrorCode.UNAUTHORIZED, f"AWS refused the request to {ctx.where}{detail}. {hint}")
+    if error_id in ("UnrecognizedClientException", "InvalidClientTokenId", *_SIGNATURE_ERRORS):
+        what = _SIGNATURE_ERRORS.get(error_id, "access key is not known")
         return VoicedeskError(
             ErrorCode.UNAUTHORIZED,
             f"AWS rejected the credentials for {ctx.where} ({error_id}: the {what}). Check the profile or the "
-            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY variables in use, and that they belong to the endpoint's account.",
+            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY variables in use, and that they belong to the endpoint's account"
+            + (f"; {_CLOCK_HINT}" if error_id == "InvalidSignatureException" else "."),
         )
     if error_id in ("AccessDeniedException", "AccessDenied") or status == 403:
         return VoicedeskError(

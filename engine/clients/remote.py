@@ -50,7 +50,11 @@ ChannelOpener = Callable[[str], Awaitable[FrameChannel]]
 
 
 class RemoteSession:
-    """A ``Session`` (engine.api) over a ``FrameChannel``; ``reconnect()`` opens a fresh channel on request."""
+    """A ``Session`` (engine.api) over a ``FrameChannel``; ``reconnect()`` opens a fresh channel on request.
+
+    ``engine.clients.resuming.ResumingSession`` extends it (its own ``_send``/``_read``) to renew and replace
+    streams under one session.
+    """
 
     def __init__(self, channel: FrameChannel, opener: ChannelOpener, config: SessionConfig) -> None:
         self._opener = opener

@@ -1,9 +1,14 @@
 """The sagemaker engine: the same container behind a SageMaker endpoint, over InvokeEndpointWithBidirectionalStream.
 
-Each session is one bidirectional stream. Commands go out as ``PayloadPart``s with ``data_type="UTF8"`` (the
-sidecar turns them into WebSocket text frames); parts coming back are audio unless marked UTF8, and
+A session rides one bidirectional stream at a time. Commands go out as ``PayloadPart``s with ``data_type="UTF8"``
+(the sidecar turns them into WebSocket text frames); parts coming back are audio unless marked UTF8, and
 ``PARTIAL`` parts are joined before decoding. The input stream stays open until the session said ``closed``
 (closing it early tears the stream down), then the SDK's end frame and END_STREAM finish it.
+
+SageMaker ends a stream after 30 minutes, so sessions are ``ResumingSession``s: the stream is renewed between
+utterances after ``renew_after_s`` (25 minutes), and a stream that ends early (the time limit's
+``ModelStreamError`` ``ModelInvocationTimeExceeded``, ``InternalStreamFailure``, a dropped connection, a
+container shutting down) is replaced without losing or repeating speech. Other container errors end the session.
 
 One SDK client (one awscrt connection pool) per event loop: awscrt's pool is not thread-safe.
 """
@@ -21,6 +26,7 @@ from typing import Any
 
 from engine.clients.errors import EndpointContext, from_credentials, from_sagemaker_sdk
 from engine.clients.remote import RemoteSession
+from engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SessionConfig
 from engine.factory import EngineSpec
@@ -30,6 +36,11 @@ log = logging.getLogger(__name__)
 
 ENDPOINT_URL_ENV = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"
 CA_BUNDLE_ENV = "AWS_CA_BUNDLE"
+RENEW_AFTER_S = 25 * 60.0
+"""Renew a stream this old between utterances: SageMaker ends every stream after 30 minutes."""
+RESUMABLE_STREAM_ERRORS = frozenset({"ModelInvocationTimeExceeded", "StreamBroken"})
+"""``ModelStreamError`` codes a new stream can fix: the time limit, and a connection to the model that broke."""
+FINAL_ERRORS = frozenset({"ModelStreamError", "ModelError", "InputValidationError", "ValidationError"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +56,14 @@ class SageMakerSettings:
     connect_timeout_s: float = 5.0
     open_timeout_s: float = 30.0
     """How long opening a stream may take, TLS and SageMaker's routing included."""
+    renew_after_s: float | None = RENEW_AFTER_S
+    """Open a fresh stream between utterances once the current one is this old (None: never)."""
+    reconnect: bool = True
+    """Replace a stream that ends early and re-send what was not spoken (False: the session ends with it)."""
+
+    @property
+    def policy(self) -> StreamPolicy:
+        return StreamPolicy(self.renew_after_s, RECONNECT_DELAYS_S if self.reconnect else ())
 
     @property
     def url(self) -> str:
@@ -80,7 +99,17 @@ class SageMakerSettings:
             ca_file=Path(str(ca_file)) if ca_file else None,
             connect_timeout_s=float(options.get("connect_timeout_s", 5.0)),  # type: ignore[arg-type]
             open_timeout_s=float(options.get("open_timeout_s", 30.0)),  # type: ignore[arg-type]
+            renew_after_s=_optional_seconds(options.get("renew_after_s", RENEW_AFTER_S)),
+            reconnect=_flag(options.get("reconnect", True)),
         )
+
+
+def _optional_seconds(value: object) -> float | None:
+    return None if value is None or value == "" else float(value)  # type: ignore[arg-type]
+
+
+def _flag(value: object) -> bool:
+    return value.strip().lower() not in ("0", "false", "no", "off") if isinstance(value, str) else bool(value)
 
 
 def _profile_region(profile: str | None) -> str | None:
@@ -134,7 +163,15 @@ class SageMakerChannel:
         try:
             await self._stream.input_stream.send(_part(frame))
         except Exception as exc:
-            raise from_sagemaker_sdk(exc, self._settings.context) from exc
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: BaseException) -> VoicedeskError:
+        """The mapped error; a ``StreamInterrupted`` when a new stream can go on where this one stopped."""
+        error = from_sagemaker_sdk(exc, self._settings.context)
+        name = type(exc).__name__
+        if name == "ModelStreamError" and getattr(exc, "error_code", None) in RESUMABLE_STREAM_ERRORS:
+            return StreamInterrupted.of(error)
+        return error if name in FINAL_ERRORS else StreamInterrupted.of(error)
 
     async def receive(self) -> Frame | None:
         from aws_sdk_sagemaker_runtime_http2.models import ResponseStreamEventPayloadPart
@@ -143,7 +180,7 @@ class SageMakerChannel:
             try:
                 event = await self._output.receive()
             except Exception as exc:
-                raise from_sagemaker_sdk(exc, self._settings.context) from exc
+                raise self._failure(exc) from exc
             if event is None:
                 return None
             if not isinstance(event, ResponseStreamEventPayloadPart):
@@ -238,7 +275,10 @@ class SageMakerEngine:
         return await SageMakerChannel.open(await self._client(), self.settings, first_frame)
 
     async def open_session(self, config: SessionConfig | None = None) -> RemoteSession:
-        return await RemoteSession.open(self._open_channel, config)
+        policy = self.settings.policy
+        if policy.renew_after_s is None and not policy.reconnect_delays_s:
+            return await RemoteSession.open(self._open_channel, config)
+        return await ResumingSession.open(self._open_channel, config, policy)
 
     async def aclose(self) -> None:
         """Closes this event loop's client; clients of other loops are closed with their loop."""

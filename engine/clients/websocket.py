@@ -3,7 +3,9 @@
 One WebSocket per session; JSON commands out as text frames, audio back as binary frames. ``websockets`` sends
 keep-alive pings (a dead peer is noticed within ping_interval + ping_timeout). Failures to connect raise a
 ``VoicedeskError`` saying what to check; a connection lost mid-session becomes ``Error(connection, fatal)`` +
-``Closed`` on the session's events.
+``Closed`` on the session's events, unless the engine was asked to ``reconnect`` (option ``reconnect``): then a
+dropped connection or a server shutting down is replaced by a new one and the unspoken text re-sent
+(``engine.clients.resuming``), and only a failed reconnect ends the session.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidH
 
 from engine.clients.errors import untrusted_certificate
 from engine.clients.remote import RemoteSession
+from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SessionConfig
 from engine.factory import EngineSpec
@@ -57,6 +60,8 @@ class WebSocketSettings:
     """How long a close (or a failed keep-alive) waits for the peer's close frame before dropping the socket."""
     ssl_context: ssl.SSLContext | None = None
     """For wss:// with a private CA; None uses the system's trust store."""
+    reconnect: bool = False
+    """Replace a connection that drops mid-session and re-send what was not spoken (off: the session ends)."""
 
 
 def _connect_error(exc: BaseException, settings: WebSocketSettings) -> VoicedeskError:
@@ -111,10 +116,10 @@ def _server_message(body: bytes | None) -> str | None:
     return message if isinstance(message, str) else None
 
 
-def _dropped(exc: ConnectionClosed, url: str) -> VoicedeskError:
+def _dropped(exc: ConnectionClosed, url: str) -> StreamInterrupted:
     frame = exc.rcvd or exc.sent
     detail = f"code {frame.code}" + (f": {frame.reason}" if frame.reason else "") if frame else "no close frame"
-    return VoicedeskError(ErrorCode.CONNECTION, f"The connection to {url} dropped mid-session ({detail}).")
+    return StreamInterrupted(ErrorCode.CONNECTION, f"The connection to {url} dropped mid-session ({detail}).")
 
 
 class WebSocketChannel:
@@ -186,6 +191,7 @@ class WebSocketEngine:
                 token=spec.token or os.environ.get(TOKEN_ENV) or None,
                 open_timeout_s=float(options.get("open_timeout_s", 10.0)),  # type: ignore[arg-type]
                 ping_interval_s=float(options.get("ping_interval_s", 20.0)),  # type: ignore[arg-type]
+                reconnect=str(options.get("reconnect", "")).lower() in ("1", "true", "yes", "on"),
             )
         )
 
@@ -193,6 +199,8 @@ class WebSocketEngine:
         return await WebSocketChannel.open(self.settings, first_frame)
 
     async def open_session(self, config: SessionConfig | None = None) -> RemoteSession:
+        if self.settings.reconnect:
+            return await ResumingSession.open(self._open_channel, config, StreamPolicy())
         return await RemoteSession.open(self._open_channel, config)
 
     async def aclose(self) -> None:

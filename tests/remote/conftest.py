@@ -168,6 +168,15 @@ class StandInThread:
             self._loop.call_soon_threadsafe(self._stopped.set)
             self._thread.join(GUARD_S)
 
+    def drop_connections(self) -> int:
+        """Drops every client connection of the stand-in at once (a network failure); returns how many."""
+        assert self._loop is not None
+
+        async def drop() -> int:
+            return self.server.abort_connections()
+
+        return asyncio.run_coroutine_threadsafe(drop(), self._loop).result(GUARD_S)
+
     @property
     def url(self) -> str:
         return self.server.url

@@ -260,3 +260,25 @@ def test_settings_default_to_the_regional_8443_url(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("AWS_DEFAULT_REGION")
     with pytest.raises(VoicedeskError, match="No AWS region"):
         SageMakerSettings.from_spec(EngineSpec(kind="sagemaker", target="x"))
+
+
+def test_which_stream_errors_a_new_stream_can_fix() -> None:
+    """The SDK's own exceptions: a time limit, a platform fault or a broken connection is worth a new stream;
+    a container's error or a refused request is not (the session ends and the app can fail over)."""
+    from aws_sdk_sagemaker_runtime_http2.models import InternalStreamFailure, ModelError, ModelStreamError
+
+    from engine.clients.resuming import StreamInterrupted
+    from engine.clients.sagemaker import SageMakerChannel
+
+    channel = SageMakerChannel(None, None, SageMakerSettings(ENDPOINT, REGION))
+    resumable = [
+        ModelStreamError(message="limit", error_code="ModelInvocationTimeExceeded"),
+        ModelStreamError(message="reset", error_code="StreamBroken"),
+        InternalStreamFailure(message="oops"),
+        ConnectionResetError("gone"),
+    ]
+    final = [ModelStreamError(message="crashed", error_code="ModelStreamError"), ModelError(message="424")]
+    assert all(isinstance(channel._failure(exc), StreamInterrupted) for exc in resumable)
+    for exc in final:
+        error = channel._failure(exc)
+        assert isinstance(error, VoicedeskError) and not isinstance(error, StreamInterrupted)
