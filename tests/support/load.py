@@ -43,8 +43,8 @@ def busy_model(server: ServerThread, sessions: int = 2) -> Iterator[None]:
 
     async def stop() -> None:
         for lease in leases:
-            if lease.session is not None:
-                await lease.session.aclose()
+            if lease.stop is not None:
+                lease.stop()
             runtime.release(lease)
 
     server.call(start)
