@@ -111,8 +111,8 @@ def test_the_session_state_machine_can_drive_it() -> None:
     from engine.session import SessionCore
 
     core = SessionCore(chunker=IncrementalSentenceChunker())
-    assert core.send_text("Hello there, my good friend. How are") == []
-    job, _events = core.next_job()
+    assert core.send_text("Hello there, my good friend. How are", 0.0) == []
+    job, _events = core.next_job(0.0)
     assert job.text == "Hello there, my good friend."
     assert job.first_of_utterance
     assert core.buffered_chars == len("How are")
