@@ -111,8 +111,11 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         if not voices:
             raise bad("--voices is empty; name at least one voice, e.g. --voices af_heart,am_adam.")
         for name in voices:
-            if len(parse_voice_spec(name)) > 1:
-                raise bad(f"--voices lists voices by name; {name!r} is a blend (set a blend with --voice).")
+            if format_voice_spec(parse_voice_spec(name)) != name:
+                raise bad(
+                    f"--voices lists voice names separated by commas; {name!r} is not one (a weight belongs to a "
+                    "blend, which is set with --voice)."
+                )
     settings = WyomingSettings(
         host=args.host,
         port=args.port,
