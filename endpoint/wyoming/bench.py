@@ -2,8 +2,8 @@
 
 wyoming-bench (the third-party benchmark) opens a fresh connection for every measurement, which is what Home
 Assistant does too, so a server's per-connection set-up counts in its figures. This complements it by measuring
-what a server does once connected: each server gets one connection, a warm-up request, then every text in both
-modes, servers alternating text by text (A B A B …) so drift in machine load hits both alike.
+what a server does once connected: each server gets one connection per mode and a warm-up request on it, then
+every text in each mode, servers alternating text by text (A B A B …) so drift in machine load hits both alike.
 
 - ``non_streaming``: one ``synthesize``; ends at ``audio-stop``.
 - ``streaming``: ``synthesize-start``, the text in word pieces (``--word-delay`` seconds apart, like an LLM's
@@ -111,27 +111,36 @@ async def measure(
     return Measurement(address, mode, text, ttfa, time.perf_counter() - started, audio_s)
 
 
+async def _connect(address: str, mode: str, args: argparse.Namespace) -> tuple[AsyncTcpClient, str]:
+    """A connection for one mode of one server, described and warmed up; returns it and the program's name."""
+    host, _, port = address.rpartition(":")
+    client = AsyncTcpClient(host, int(port))
+    await client.connect()
+    await client.write_event(Describe().event())
+    async with asyncio.timeout(args.timeout):
+        info = await client.read_event()
+    if info is None:
+        raise ConnectionError(f"{address} closed the connection on describe")
+    program = Info.from_event(info).tts[0].name
+    print(f"{address} ({program}): warming up {mode}", file=sys.stderr, flush=True)
+    await measure(client, address, mode, args.texts[0], args.word_delay, args.timeout)
+    return client, program
+
+
 async def run_bench(args: argparse.Namespace) -> list[ServerRun]:
     runs = [ServerRun(address) for address in args.servers]
-    clients: list[AsyncTcpClient] = []
+    # One connection per server and mode: wyoming-kokoro-torch 3.2.0 ignores every synthesize on a connection
+    # that has streamed once (its streaming flag is never reset).
+    clients: dict[tuple[str, str], AsyncTcpClient] = {}
     try:
         for run in runs:
-            host, _, port = run.address.rpartition(":")
-            client = AsyncTcpClient(host, int(port))
-            await client.connect()
-            clients.append(client)
-            await client.write_event(Describe().event())
-            async with asyncio.timeout(args.timeout):
-                info = await client.read_event()
-            assert info is not None, f"{run.address} closed the connection on describe"
-            run.program = Info.from_event(info).tts[0].name
-            print(f"{run.address}: {run.program}; warming up", file=sys.stderr, flush=True)
             for mode in args.modes:
-                await measure(client, run.address, mode, args.texts[0], args.word_delay, args.timeout)
+                clients[run.address, mode], run.program = await _connect(run.address, mode, args)
         for round_no in range(args.rounds):
             for text in args.texts:
                 for mode in args.modes:
-                    for run, client in zip(runs, clients, strict=True):
+                    for run in runs:
+                        client = clients[run.address, mode]
                         m = await measure(client, run.address, mode, text, args.word_delay, args.timeout)
                         run.measurements.append(m)
                         print(
@@ -141,7 +150,7 @@ async def run_bench(args: argparse.Namespace) -> list[ServerRun]:
                             flush=True,
                         )
     finally:
-        for client in clients:
+        for client in clients.values():
             await client.disconnect()
     return runs
 
