@@ -129,7 +129,7 @@ async def probe_voices(
     try:
         session = await engine.open_session(SessionConfig(voice=default, speed=speed))
     except VoiceError as exc:
-        raise VoiceError(f"The default voice {default!r} cannot be used: {exc.message}") from None
+        raise VoiceError(f"The default voice {default!r} cannot be used: {exc}") from None
     reason = "no reason given"
     try:
         # Probe 0 is the default (sent with the session's opening config): its error must not be blamed on

@@ -125,7 +125,7 @@ class TtsConversation:
         try:
             return self._client_event(event)
         except VoicedeskError as exc:
-            return self._fail(exc.code, exc.message)
+            return self._fail(exc.code, str(exc))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return self._fail(
                 ErrorCode.BAD_MESSAGE, f"The {event.type!r} event is malformed ({type(exc).__name__}: {exc})."

@@ -117,8 +117,8 @@ class TtsConnection(AsyncEventHandler):
         try:
             return await self._perform(self.conversation.client_event(event))
         except VoicedeskError as exc:  # the engine refused a session (unreachable, busy, no credentials)
-            log.warning("%s: %s", self.peer, exc.message)
-            await self._write(WyomingError(text=exc.message, code=str(exc.code)).event())
+            log.warning("%s: %s", self.peer, exc)
+            await self._write(WyomingError(text=str(exc), code=str(exc.code)).event())
             return False
         except Exception as exc:  # a bug: answer it like any other error instead of dropping the client silently
             log.exception("%s: handling %s failed", self.peer, event.type)

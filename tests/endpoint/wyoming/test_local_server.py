@@ -155,7 +155,10 @@ async def test_a_client_that_vanishes_mid_stream_leaves_no_work_behind(local_eng
 
 
 async def test_wyoming_bench_streaming_and_not(local_engine: LocalEngine) -> None:
-    """The third-party benchmark, unchanged, against the server: both of its modes succeed."""
+    """The third-party benchmark, unchanged, against the server: both of its modes succeed.
+
+    Its streaming probe gives up after 8 s without audio, so the text is one short sentence: a few seconds of the
+    random-weight model even on a busy 2-core machine."""
     bench = Path(sys.executable).with_name("wyoming-bench")
     async with running_wyoming(local_engine) as server:
         process = await asyncio.create_subprocess_exec(
@@ -163,7 +166,7 @@ async def test_wyoming_bench_streaming_and_not(local_engine: LocalEngine) -> Non
             "tts",
             f"127.0.0.1:{server.settings.port}",
             "--texts",
-            "Hello there. See you soon.",
+            "Hello there.",
             "--rounds",
             "1",
             "--warmup",
