@@ -113,6 +113,12 @@ class TtsConnection(AsyncEventHandler):
 
     # ---- AsyncEventHandler ----------------------------------------------------------------------------
 
+    async def run(self) -> None:
+        try:
+            await super().run()  # its ``finally`` calls ``disconnect``
+        except ConnectionError as exc:  # the library lets a reset while reading escape; it is only a client leaving
+            log.info("%s dropped the connection (%s)", self.peer, exc)
+
     async def handle_event(self, event: WyomingEvent) -> bool:
         try:
             return await self._perform(self.conversation.client_event(event))
