@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = [
     "app.say_cli",  # say
     "engine.models_cli",  # models fetch|status|import
     "endpoint.serve_cli",  # serve
+    "endpoint.wyoming.cli",  # wyoming
     "app.bench_cli",  # bench engine|server|...
     "endpoint.sagemaker_local.cli",  # sagemaker-local
     "endpoint.deploy_cli",  # deploy [status|destroy|image]

@@ -1,0 +1,214 @@
+"""The Wyoming TCP server: the ``wyoming`` library's ``AsyncTcpServer`` and ``AsyncEventHandler`` around any engine.
+
+Each connection (``TtsConnection``) drives one ``TtsConversation`` and, from its first request on, one engine
+session, whatever the engine (local Kokoro, a ``voicedesk serve`` box, SageMaker). Two tasks share the work: the
+library's read loop hands each client event to the conversation and carries out its actions at once (it never
+waits for audio, so a client that hangs up is noticed while its speech is still being made), and a responder
+task turns the session's events into ``audio-*`` / ``synthesize-stopped`` / ``error`` events.
+
+When the client goes away (or is dropped), the session is cancelled and closed: the scheduler drops its queued
+sentences, a remote engine's stream is aborted, and nothing keeps running for a client that is gone. A client
+that stops reading is dropped once a write has waited ``write_timeout_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from wyoming.error import Error as WyomingError
+from wyoming.event import Event as WyomingEvent
+from wyoming.info import Info
+from wyoming.server import AsyncEventHandler, AsyncTcpServer
+
+from endpoint.wyoming.catalog import VoiceCatalog
+from endpoint.wyoming.conversation import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_SAMPLES_PER_CHUNK,
+    Action,
+    Hangup,
+    Reply,
+    TtsConversation,
+)
+from endpoint.wyoming.info import PROGRAM_NAME
+from engine.api import Engine, Session
+from engine.errors import ErrorCode, VoicedeskError
+from engine.events import SessionConfig
+from engine.protocol import Configure, Flush, SendText
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 10200
+"""The port Wyoming TTS services listen on by convention (wyoming-piper, Home Assistant's add-ons)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WyomingSettings:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    speed: float = 1.0
+    """Speed of every request (Wyoming requests carry no speed)."""
+    samples_per_chunk: int = DEFAULT_SAMPLES_PER_CHUNK
+    max_chars: int = DEFAULT_MAX_CHARS
+    write_timeout_s: float = 30.0
+    """A client that has not taken its audio for this long is dropped (its session is cancelled)."""
+    stop_grace_s: float = 5.0
+
+
+class WyomingTtsServer:
+    def __init__(self, engine: Engine, catalog: VoiceCatalog, info: Info, settings: WyomingSettings) -> None:
+        self.engine = engine
+        self.catalog = catalog
+        self.info = info
+        self.settings = settings
+        self.session_config = SessionConfig(voice=catalog.default, speed=settings.speed)
+        self.connections: set[TtsConnection] = set()
+        self.sessions_opened = 0
+        self._tcp: AsyncTcpServer | None = None
+
+    async def start(self) -> None:
+        """Listens on the settings' host and port (raises ``OSError`` when the port is taken)."""
+        self._tcp = AsyncTcpServer(self.settings.host, self.settings.port)
+        await self._tcp.start(self._connect)
+
+    async def stop(self) -> None:
+        """Stops listening and ends every connection (their sessions are cancelled and closed)."""
+        if self._tcp is None:
+            return
+        await self._tcp.stop()
+        self._tcp = None
+        waits = [asyncio.create_task(c.closed.wait()) for c in list(self.connections)]
+        if waits:
+            _done, pending = await asyncio.wait(waits, timeout=self.settings.stop_grace_s)
+            for task in pending:
+                task.cancel()
+
+    def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TtsConnection:
+        connection = TtsConnection(self, reader, writer)
+        self.connections.add(connection)
+        return connection
+
+
+class TtsConnection(AsyncEventHandler):
+    """One client: its conversation, its session (opened at its first request) and the task that answers."""
+
+    def __init__(self, server: WyomingTtsServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__(reader, writer)
+        self.server = server
+        self.conversation = TtsConversation(
+            server.info,
+            server.catalog,
+            PROGRAM_NAME,
+            max_chars=server.settings.max_chars,
+            samples_per_chunk=server.settings.samples_per_chunk,
+        )
+        self.session: Session | None = None
+        self.closed = asyncio.Event()
+        self._responder: asyncio.Task[None] | None = None
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a client"
+        log.debug("%s connected", self.peer)
+
+    # ---- AsyncEventHandler ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            await super().run()  # its ``finally`` calls ``disconnect``
+        except ConnectionError as exc:  # the library lets a reset while reading escape; it is only a client leaving
+            log.info("%s dropped the connection (%s)", self.peer, exc)
+
+    async def handle_event(self, event: WyomingEvent) -> bool:
+        try:
+            return await self._perform(self.conversation.client_event(event))
+        except VoicedeskError as exc:  # the engine refused a session (unreachable, busy, no credentials)
+            log.warning("%s: %s", self.peer, exc)
+            await self._write(WyomingError(text=str(exc), code=str(exc.code)).event())
+            return False
+        except Exception as exc:  # a bug: answer it like any other error instead of dropping the client silently
+            log.exception("%s: handling %s failed", self.peer, event.type)
+            message = f"The server failed on this {event.type!r} event: {type(exc).__name__}: {exc}"
+            await self._write(WyomingError(text=message, code=str(ErrorCode.INTERNAL)).event())
+            return False
+
+    async def disconnect(self) -> None:
+        responder, session = self._responder, self.session
+        self._responder = self.session = None
+        try:
+            if responder is not None and responder is not asyncio.current_task():
+                responder.cancel()
+                await asyncio.gather(responder, return_exceptions=True)
+            if session is not None:
+                if self.conversation.busy:
+                    log.info("%s left before its speech was done; cancelling it", self.peer)
+                    with contextlib.suppress(Exception):
+                        await session.cancel()
+                with contextlib.suppress(Exception):
+                    await session.aclose()
+        finally:
+            self.server.connections.discard(self)
+            self.closed.set()
+            log.debug("%s disconnected", self.peer)
+
+    # ---- internals ------------------------------------------------------------------------------------
+
+    async def _perform(self, actions: list[Action]) -> bool:
+        """Carries out the conversation's actions in order; False once the connection must end."""
+        for action in actions:
+            match action:
+                case Reply(event=event):
+                    if not await self._write(event):
+                        return False
+                case Hangup(reason=reason):
+                    log.info("%s: closing the connection after an error (%s)", self.peer, reason)
+                    return False
+                case Configure(voice=voice, speed=speed):
+                    await (await self._session()).configure(voice, speed)
+                case SendText(text=text):
+                    await (await self._session()).send_text(text)
+                case Flush(request_id=request_id):
+                    await (await self._session()).flush(request_id)
+        return True
+
+    async def _session(self) -> Session:
+        if self.session is None:
+            session = await self.server.engine.open_session(self.server.session_config)
+            self.server.sessions_opened += 1
+            self.session = session
+            self._responder = asyncio.create_task(self._respond(session), name=f"wyoming-respond {self.peer}")
+        return self.session
+
+    async def _respond(self, session: Session) -> None:
+        keep = True
+        try:
+            async for event in session.events():
+                if not await self._perform(self.conversation.session_event(event)):
+                    keep = False
+                    break
+        except Exception:  # a bug must end this connection, not leave its client waiting
+            log.exception("%s: answering failed", self.peer)
+            keep = False
+        if keep and self.session is session:
+            # The session ended while nothing was asked of it (e.g. a remote idle timeout): the next request
+            # opens a new one. A request sent into it meanwhile gets an error rather than silence.
+            self.session = None
+            self.conversation.session_reset()
+            keep = await self._perform(self.conversation.session_ended())
+        if not keep:
+            await self.stop()
+
+    async def _write(self, event: WyomingEvent) -> bool:
+        try:
+            async with asyncio.timeout(self.server.settings.write_timeout_s):
+                await self.write_event(event)
+        except TimeoutError:
+            log.warning(
+                "%s has not taken its audio for %g s; dropping it", self.peer, self.server.settings.write_timeout_s
+            )
+            self.writer.transport.abort()  # close() would wait for the unread buffer to drain, i.e. forever
+            return False
+        except (ConnectionError, OSError) as exc:
+            log.info("%s is gone (%s)", self.peer, exc)
+            return False
+        return True
