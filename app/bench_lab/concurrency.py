@@ -106,7 +106,7 @@ async def run_concurrency(ctx: LabContext) -> ScenarioResult:
             }
         )
     opens = summarize(run.extra["session_open_s"] for run in result.runs)
-    in_process = getattr(ctx.engine, "synthesizer", None) is not None  # opening is no connection: nothing to judge
+    in_process = ctx.engine.synthesizer is not None  # opening is no connection: nothing to judge
     result.summary = {
         "arrival": ",".join(arrivals),
         "window_s": window_s,

@@ -55,7 +55,7 @@ def first_fragment(text: str) -> str | None:
 
 async def measure_bare_forward(engine: Any, text: str | None, voice: str) -> BareForward | str:
     """One bare forward of ``text`` on the engine's own model, or why there is none."""
-    synthesizer = getattr(engine, "synthesizer", None)
+    synthesizer = engine.synthesizer
     if synthesizer is None:
         return "the model does not run in this process (remote engine)"
     if not text:

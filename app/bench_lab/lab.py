@@ -72,7 +72,7 @@ def _failed(name: str, why: str) -> ScenarioResult:
 
 
 def machine_facts(ctx: LabContext) -> dict[str, Any]:
-    device = getattr(getattr(ctx.engine, "synthesizer", None), "device", None)
+    device = ctx.engine.info.device
     facts: dict[str, Any] = {
         "platform": platform.platform(),
         "python": platform.python_version(),

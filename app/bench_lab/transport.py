@@ -35,7 +35,7 @@ async def _server(ctx: LabContext) -> AsyncIterator[str | None]:
         yield http_url_of(ctx.server_url)
         return
     engine = await ctx.get_engine()
-    synthesizer = getattr(engine, "synthesizer", None)
+    synthesizer = engine.synthesizer
     if synthesizer is None:
         yield None
         return

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.clients.errors import EndpointContext, from_boto_client_error, from_credentials
+from engine.engine_spec import EngineSpec
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from engine.factory import EngineSpec
 
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 

@@ -95,11 +95,16 @@ class RemoteSession:
     async def cancel(self) -> None:
         await self._send(Cancel())
 
-    async def configure(self, voice: str | None = None, speed: float | None = None) -> None:
+    async def configure(
+        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+    ) -> None:
+        config = self._config
         self._config = SessionConfig(
-            voice if voice is not None else self._config.voice, speed if speed is not None else self._config.speed
+            config.voice if voice is None else voice,
+            config.speed if speed is None else speed,
+            config.max_buffer_delay_ms if max_buffer_delay_ms is None else round(max_buffer_delay_ms),
         )
-        await self._send(Configure(voice, speed))
+        await self._send(Configure(voice, speed, max_buffer_delay_ms))
 
     async def close(self) -> None:
         self._closing = True
@@ -181,4 +186,4 @@ class RemoteSession:
 
 
 def _configure_frame(config: SessionConfig) -> str:
-    return encode_command(Configure(config.voice, config.speed))
+    return encode_command(Configure(config.voice, config.speed, config.max_buffer_delay_ms))

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.api import EngineInfo
 from engine.clients.errors import EndpointContext, from_credentials, from_sagemaker_sdk
 from engine.clients.remote import RemoteSession
 from engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
+from engine.engine_spec import EngineSpec
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SessionConfig
-from engine.factory import EngineSpec
 from engine.protocol import Frame
 
 log = logging.getLogger(__name__)
@@ -273,6 +274,17 @@ class SageMakerEngine:
 
     async def _open_channel(self, first_frame: str) -> SageMakerChannel:
         return await SageMakerChannel.open(await self._client(), self.settings, first_frame)
+
+    synthesizer = None
+    """The model runs on the endpoint, not here."""
+
+    @property
+    def info(self) -> EngineInfo:
+        return EngineInfo("sagemaker", f"SageMaker {self.settings.context.where}")
+
+    async def voices(self) -> None:
+        """SageMaker has no call that lists what a container offers: None (use names the endpoint's image has)."""
+        return None
 
     async def open_session(self, config: SessionConfig | None = None) -> RemoteSession:
         policy = self.settings.policy

@@ -21,13 +21,15 @@ from urllib.parse import urlsplit, urlunsplit
 import websockets
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidStatus, InvalidURI
 
+from engine.api import EngineInfo
 from engine.clients.errors import untrusted_certificate
 from engine.clients.remote import RemoteSession
 from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
-from engine.errors import ErrorCode, VoicedeskError
+from engine.engine_spec import EngineSpec
+from engine.errors import ConnectionFailed, ErrorCode, RemoteProtocolError, VoicedeskError
 from engine.events import SessionConfig
-from engine.factory import EngineSpec
 from engine.protocol import Frame
+from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 
 BIDI_PATH = "/invocations-bidirectional-stream"
 TOKEN_ENV = "VOICEDESK_TOKEN"
@@ -172,6 +174,35 @@ class WebSocketChannel:
             self._connection.transport.abort()
 
 
+def voices_url(ws_url: str) -> str:
+    """``ws://host:port/invocations-bidirectional-stream`` → ``http://host:port/v1/audio/voices``."""
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return urlunsplit((scheme, parts.netloc, "/v1/audio/voices", "", ""))
+
+
+async def server_voices(ws_url: str, token: str | None, timeout_s: float) -> tuple[VoiceInfo, ...]:
+    import httpx
+
+    url = voices_url(ws_url)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            response = await client.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ConnectionFailed(f"Could not ask {url} for its voices ({type(exc).__name__}).") from exc
+    if response.status_code != 200:
+        raise ConnectionFailed(
+            f"{url} answered HTTP {response.status_code} when asked for its voices.",
+            "Check the URL, and the token if the server was started with one.",
+        )
+    try:
+        names = [str(name) for name in response.json()["voices"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RemoteProtocolError(f"{url} did not answer with a voice list.") from exc
+    return tuple(VoiceInfo(name, LANGUAGES.get(name[:1], "unknown"), True, name in KNOWN_VOICES) for name in names)
+
+
 class WebSocketEngine:
     """Sessions on a container reached over a WebSocket (``voicedesk serve`` on a lab box, or loopback)."""
 
@@ -202,6 +233,17 @@ class WebSocketEngine:
         if self.settings.reconnect:
             return await ResumingSession.open(self._open_channel, config, StreamPolicy())
         return await RemoteSession.open(self._open_channel, config)
+
+    synthesizer = None
+    """The model runs on the server, not here."""
+
+    @property
+    def info(self) -> EngineInfo:
+        return EngineInfo("websocket", f"voicedesk serve at {self.settings.url}")
+
+    async def voices(self) -> tuple[VoiceInfo, ...]:
+        """The server's voices (``GET /v1/audio/voices``)."""
+        return await server_voices(self.settings.url, self.settings.token, self.settings.open_timeout_s)
 
     async def aclose(self) -> None:
         """Sessions own their connections; there is nothing shared to release."""
