@@ -72,7 +72,7 @@ def _failed(name: str, why: str) -> ScenarioResult:
 
 
 def machine_facts(ctx: LabContext) -> dict[str, Any]:
-    device = ctx.engine.info.device
+    device = ctx.engine.info.device if ctx.engine is not None else None
     facts: dict[str, Any] = {
         "platform": platform.platform(),
         "python": platform.python_version(),
