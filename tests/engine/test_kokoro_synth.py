@@ -160,7 +160,7 @@ def test_known_but_missing_voice_says_how_to_fetch_it(synthesizer):
         ("", "No voice given"),
         ("af_heart,", "empty part"),
         ("af_heart:0.7,am_adam", "weights to some voices only"),
-        ("af_heart:-1,am_adam:2", "must be a number 0 or above"),
+        ("af_heart:-1,am_adam:2", "must be a number from 0 to 1000"),
         ("af_heart:0,am_adam:0", "add up to 0"),
         ("bad name!", "not a voice name"),
         ("/nowhere/voice.pt", "does not exist"),
