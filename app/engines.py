@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.messages import error_text
 from engine.api import Engine, Session
 from engine.errors import ErrorCode, VoicedeskError, WeightsMissingError
 from engine.events import SessionConfig
@@ -33,7 +34,10 @@ class EngineState(StrEnum):
     MISSING = "missing"  # local model files not on this machine: offer the download
     DOWNLOADING = "downloading"
     ERROR = "error"
-    DISCONNECTED = "disconnected"  # was connected; reconnects on the next reply
+    DISCONNECTED = "disconnected"  # was connected; reconnects on the next reply or the next health check
+
+
+DOWN_STATES = (EngineState.ERROR, EngineState.DISCONNECTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +122,7 @@ class EngineHub:
             self._check_remote_spec(spec)
             engine = await self._opener(spec)
         except VoicedeskError as exc:
-            self._report(EngineState.ERROR, "Not connected", describe_target(spec), exc.message)
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), error_text(exc, spec.kind))
             raise
         except Exception as exc:
             log.exception("opening %s failed", spec.describe())
@@ -190,7 +194,9 @@ class EngineHub:
             session = await engine.open_session(config)
         except VoicedeskError as exc:
             if remote:
-                self._report(EngineState.ERROR, "Not connected", describe_target(self.spec), exc.message)
+                self._report(
+                    EngineState.ERROR, "Not connected", describe_target(self.spec), error_text(exc, self.spec.kind)
+                )
             raise
         if remote:
             self._report(EngineState.READY, "Connected", describe_target(self.spec))
@@ -203,8 +209,13 @@ class EngineHub:
                 EngineState.DISCONNECTED,
                 "Disconnected",
                 describe_target(self.spec),
-                f"The connection was lost ({reason}). The next reply reconnects.",
+                f"The connection was lost: {error_text(reason).rstrip('.')}. It reconnects when the server "
+                "answers again, or press Connect.",
             )
+
+    async def forget_remote(self) -> None:
+        """Drops the remote engine's client, so the next use opens a fresh one (Connect, a reconnect)."""
+        await self._drop_remote()
 
     # ---- model files ------------------------------------------------------------------------------
 

@@ -7,7 +7,10 @@ stream started per utterance loses its first milliseconds and its tail (see docs
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +30,37 @@ log = logging.getLogger(__name__)
 class AudioDeviceError(VoicedeskError):
     def __init__(self, message: str) -> None:
         super().__init__(ErrorCode.AUDIO_DEVICE, message)
+
+
+_ALSA_HANDLER: Any = None
+
+
+def quiet_alsa() -> None:
+    """Sends alsa-lib's own messages ("ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred") to this
+    module's debug log instead of the terminal: the player counts underruns itself, and the latency panel shows
+    them. Linux only; a no-op where alsa-lib is absent."""
+    global _ALSA_HANDLER
+    if _ALSA_HANDLER is not None or not sys.platform.startswith("linux"):
+        return
+    try:
+        alsa = ctypes.CDLL(ctypes.util.find_library("asound") or "libasound.so.2")
+    except OSError:
+        _ALSA_HANDLER = False
+        return
+    # void handler(const char *file, int line, const char *function, int err, const char *fmt, ...)
+    prototype = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p)
+
+    def handler(file: bytes, line: int, function: bytes, err: int, fmt: bytes) -> None:
+        log.debug(
+            "ALSA %s:%d (%s): %s",
+            (file or b"").decode(errors="replace"),
+            line,
+            (function or b"").decode(errors="replace"),
+            (fmt or b"").decode(errors="replace"),
+        )
+
+    _ALSA_HANDLER = prototype(handler)
+    alsa.snd_lib_error_set_handler(_ALSA_HANDLER)
 
 
 def import_sounddevice() -> Any:
@@ -85,16 +119,25 @@ class AudioPlayer:
         if self._stream is not None:
             return
         sd = import_sounddevice()
-        try:
-            stream = sd.OutputStream(
-                samplerate=SAMPLE_RATE,
-                channels=1,
-                dtype="float32",
-                device=self.device,
-                latency=self.latency,
-                callback=self._callback,
+        quiet_alsa()
+        from app.outputs import pulse_sinks, routed_to, sink_name
+
+        sink = sink_name(str(self.device)) if isinstance(self.device, str) else None
+        if sink is not None and sink not in {name for name, _ in pulse_sinks()}:
+            raise AudioDeviceError(
+                f"The output {sink!r} is not connected (PulseAudio has no sink of that name). Pick another output."
             )
-            stream.start()
+        try:
+            with routed_to(self.device if isinstance(self.device, str) else "") as device:
+                stream = sd.OutputStream(
+                    samplerate=SAMPLE_RATE,
+                    channels=1,
+                    dtype="float32",
+                    device=device if isinstance(self.device, str) or self.device is None else self.device,
+                    latency=self.latency,
+                    callback=self._callback,
+                )
+                stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             devices = output_devices()
             hint = f"Output devices seen: {', '.join(devices)}." if devices else "PortAudio sees no output device."
@@ -105,6 +148,7 @@ class AudioPlayer:
         self._stream = stream
 
     def close(self) -> None:
+        self._finished.set()  # a wait_finished() thread must not outlive the stream (it would hold up the exit)
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.stop()
