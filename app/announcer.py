@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from app.announcements import Announcement, AnnouncementQueue
 from app.conversation import Turn
+from app.wakeup import Wakeup, loop_running
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class Announcer:
         self._on_change = on_change
         self.current: Announcement | None = None
         self.current_turn: Turn | None = None
-        self._wake = asyncio.Event()
+        self._wake = Wakeup()
         self._runner: asyncio.Task[None] | None = None
         self._stopping: set[asyncio.Future[object]] = set()
 
@@ -88,9 +89,12 @@ class Announcer:
 
     async def _run(self) -> None:
         while True:
+            if not loop_running():  # woken by Qt outside the loop's run: start nothing until it runs
+                self._wake.set_later()
+                await self._wake.wait()
+                continue
             item = self.queue.take()
             if item is None:
-                self._wake.clear()
                 await self._wake.wait()
                 continue
             self.current = item

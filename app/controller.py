@@ -129,7 +129,7 @@ class SpeechController:
             run = TurnRun(turn, TimelineBuilder(f"turn {turn.id}", prebuffer_s=prebuffer), link, f"turn-{turn.id}")
             self.run = self.last_run = run
             self.turns.append(turn)
-            self._ended[turn.id] = asyncio.get_running_loop().create_future()
+            self._ended[turn.id] = asyncio.get_event_loop().create_future()
             if kind is TurnKind.AGENT:
                 self.history.append(ChatMessage("user", prompt))
             if self.player is not None:
@@ -180,7 +180,7 @@ class SpeechController:
         run = run or self.last_run
         return pcm16_to_wav(b"".join(run.pcm)) if run is not None and run.pcm else None
 
-    async def use_engine(self, spec) -> Engine | None:
+    async def use_engine(self, spec, blocked: str | None = None) -> Engine | None:
         """Switches engines, or (the same engine) connects again at once: Connect always tries.
 
         The next reply goes to ``spec``; what is being said is stopped first."""
@@ -191,7 +191,7 @@ class SpeechController:
             self._link = None
         if spec == self.hub.spec and spec.kind != "local" and self.hub.status.state in DOWN_STATES:
             await self.hub.forget_remote()  # a client that failed once may hold a broken transport
-        engine = await self.hub.select(spec)
+        engine = await self.hub.select(spec, blocked)
         if engine is not None and self._link is None:
             with contextlib.suppress(VoicedeskError):
                 await self._usable_link(fallback=False)  # connect now, so the status shows the connection

@@ -91,12 +91,18 @@ class EngineHub:
         self._engine: Engine | None = None
         self._local: Engine | None = None
         self._local_loading: asyncio.Future[Engine] | None = None
+        self.blocked: str | None = None
+        """Why the selected remote engine must not be opened (the person said no), or None."""
         self.status = EngineStatus("local", EngineState.IDLE, "Not started")
 
     # ---- selection --------------------------------------------------------------------------------
 
-    async def select(self, spec: EngineSpec) -> Engine | None:
-        """Makes ``spec`` the engine replies go to and opens it; returns it, or None (status says why)."""
+    async def select(self, spec: EngineSpec, blocked: str | None = None) -> Engine | None:
+        """Makes ``spec`` the engine replies go to and opens it; returns it, or None (status says why).
+
+        ``blocked``: select it but do not open it, and say why (replies go to the local engine meanwhile,
+        when failover is on)."""
+        self.blocked = blocked
         if spec != self.spec:
             await self._drop_remote()
             self.spec = spec
@@ -117,6 +123,9 @@ class EngineHub:
         if self._engine is not None:
             return self._engine
         spec = self.spec
+        if self.blocked is not None:
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), self.blocked)
+            raise VoicedeskError(ErrorCode.CONNECTION, self.blocked)
         self._report(EngineState.LOADING, "Connecting…", describe_target(spec))
         try:
             self._check_remote_spec(spec)
@@ -212,6 +221,13 @@ class EngineHub:
                 f"The connection was lost: {error_text(reason).rstrip('.')}. It reconnects when the server "
                 "answers again, or press Connect.",
             )
+
+    async def fetch_voice(self, name: str, report: Callable[[str], None]) -> None:
+        """Downloads one voice for the local engine (``voicedesk models fetch --voices NAME``)."""
+        from engine import weights
+
+        fetch = self._fetcher or weights.fetch
+        await asyncio.to_thread(fetch, [name], report=report)
 
     async def forget_remote(self) -> None:
         """Drops the remote engine's client, so the next use opens a fresh one (Connect, a reconnect)."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from app.messages import error_text
+from app.wakeup import Wakeup, loop_running
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class HealthMonitor:
         self._probe = probe
         self._clock = clock
         self.record = HealthRecord()
-        self._wake = asyncio.Event()
+        self._wake = Wakeup()
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -158,9 +159,9 @@ class HealthMonitor:
 
     async def _run(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.record.next_delay(self.interval_s))
-            self._wake.clear()
+            await self._wake.wait(self.record.next_delay(self.interval_s))
+            if not loop_running():  # woken by Qt outside the loop's run: check on the next round
+                continue
             try:
                 await self.check()
             except asyncio.CancelledError:

@@ -32,6 +32,8 @@ class ShortcutStatus:
 def unavailable_reason(environ: Mapping[str, str] | None = None, platform: str = sys.platform) -> str | None:
     """Why global shortcuts cannot work in this session, or None when they can be tried."""
     env = os.environ if environ is None else environ
+    if env.get("VOICEDESK_NO_GLOBAL_SHORTCUTS"):
+        return "Global shortcuts are off (VOICEDESK_NO_GLOBAL_SHORTCUTS is set)."
     if platform.startswith("linux"):
         if env.get("XDG_SESSION_TYPE", "").lower() == "wayland" or (
             env.get("WAYLAND_DISPLAY") and not env.get("DISPLAY")

@@ -287,7 +287,7 @@ class ConversationView(QScrollArea):
             self._active = view if turn.active else None
             if self.following and not self._follow_pending:
                 self._follow_pending = True
-                QTimer.singleShot(0, lambda: self._follow(view))  # after the layout has taken the new text
+                QTimer.singleShot(0, self, lambda: self._follow(view))  # after the layout has taken the new text
         return view
 
     def current_word_rect(self) -> QRect | None:
@@ -314,7 +314,7 @@ class ConversationView(QScrollArea):
     def _scrolled_by_hand(self, action: int) -> None:
         if action == QAbstractSlider.SliderAction.SliderNoAction:
             return
-        QTimer.singleShot(0, self._decide_following)
+        QTimer.singleShot(0, self, self._decide_following)
 
     def _decide_following(self) -> None:
         bar = self.verticalScrollBar()

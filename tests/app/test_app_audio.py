@@ -162,7 +162,7 @@ def test_escape_fades_out_marks_the_cut_and_nothing_stale_follows(make_window, q
     assert cut is not None and cut.heard_s > 0.3
     chip_texts = [chip.text() for chip in window.conversation.views[turn.id]._chips]
     assert any("Stopped — heard up to" in t or "Stopped — before any word" in t for t in chip_texts)
-    assert "Stopped" in window.status_text.text()
+    assert "Stopped" in window.status.text
     start = locate(captured, pushed)
     heard = round(cut.heard_s * SAMPLE_RATE)
     assert np.array_equal(captured[start : start + heard], pushed[:heard])
