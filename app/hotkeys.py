@@ -106,6 +106,20 @@ class GlobalShortcuts:
 
     def stop(self) -> None:
         listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.stop()
-            listener.join(2)
+        if listener is None:
+            return
+        listener.stop()
+        # pynput's X11 listener sends its "disable" on the connection its own thread is blocked reading, so on a
+        # quiet X server it only stops at the next key press (its thread, and its two X connections, live on).
+        # Sending the same request on its second connection, as its own thread does on the way out, ends it now.
+        stopper = getattr(listener, "_display_stop", None)
+        context = getattr(listener, "_context", None)
+        if stopper is not None and context is not None:
+            try:
+                stopper.record_disable_context(context)
+                stopper.flush()
+            except Exception:  # already closed: the thread is ending anyway
+                log.debug("disabling the X record context failed", exc_info=True)
+        listener.join(2)
+        if listener.is_alive():
+            log.warning("the global shortcut listener did not stop")

@@ -20,6 +20,12 @@ def add_app_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="settings file to use (default: settings.json in the user's config folder)",
     )
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="PATH",
+        help="history file to use (default: history.json in voicedesk's data folder)",
+    )
 
 
 def require_display(environ: dict[str, str] | None = None, platform: str = sys.platform) -> None:
@@ -53,7 +59,7 @@ def run_app(args: argparse.Namespace) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings_path = getattr(args, "settings", None) or default_settings_path()
-    window = MainWindow(settings_path)
+    window = MainWindow(settings_path, history_path=getattr(args, "history", None))
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     window.shut_down.connect(closed.set)  # the window hides first and shuts down after

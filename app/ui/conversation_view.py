@@ -81,6 +81,8 @@ class TurnView(QWidget):
         self.turn = turn
         self._last_html = ""
         self._anchor: int | None = None
+        self._layout_document: QTextDocument | None = None
+        self._document_html = ""
         self._chips: list[QLabel] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -172,10 +174,16 @@ class TurnView(QWidget):
         """Where the word being heard is, in this view's coordinates (its whole line), or None."""
         if self._anchor is None or self.text.width() <= 0:
             return None
-        document = QTextDocument()
+        # One document per bubble, owned by it: a QTextDocument freed by Python (possibly on another thread,
+        # by the garbage collector) leaves its layout timers behind, and Qt later fires one at freed memory.
+        document = self._layout_document
+        if document is None:
+            document = self._layout_document = QTextDocument(self)
+            document.setDocumentMargin(0)
         document.setDefaultFont(self.text.font())
-        document.setDocumentMargin(0)
-        document.setHtml(self._last_html)
+        if self._document_html != self._last_html:
+            document.setHtml(self._last_html)
+            self._document_html = self._last_html
         document.setTextWidth(self.text.contentsRect().width())
         block = document.findBlock(self._anchor)
         if not block.isValid():

@@ -50,6 +50,7 @@ class DesktopIntegration:
         self.tray.set_enabled(settings.desktop.tray_icon)
         self.tray.set_phrases([p.title for p in settings.phrases])
         card.tray_status.setText(self.tray.status if settings.desktop.tray_icon else "Tray icon off.")
+        window.bind_window_shortcuts()
         self.refresh()
 
     def refresh(self) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
-from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from app.tray import TrayLook
 from app.ui.theme import PALETTE
@@ -47,13 +47,15 @@ class TrayIcon(QObject):
     quit_requested = Signal()
     phrase_requested = Signal(int)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.available = QSystemTrayIcon.isSystemTrayAvailable()
         self.look: TrayLook | None = None
         self.icon = QSystemTrayIcon(self) if self.available else None
-        self.menu = QMenu()
-        self.phrases_menu = QMenu("Speak a phrase")
+        # Parented, so Qt deletes them with the window, on its thread: a Python-owned widget would be freed by
+        # Python's garbage collector on whichever thread it happens to run (a segfault waiting to happen).
+        self.menu = QMenu(parent)
+        self.phrases_menu = QMenu("Speak a phrase", self.menu)
         show = QAction("Show voicedesk", self.menu)
         show.triggered.connect(self.show_requested)
         stop = QAction("Stop speaking", self.menu)

@@ -213,7 +213,7 @@ class MainWindow(QMainWindow):
         self._highlight.timeout.connect(self._tick)
         self._highlight.start()
         self._phrase_shortcuts: list[QShortcut] = []
-        self._bind_phrase_shortcuts()
+        self.bind_window_shortcuts()
 
     # ---- start and stop ---------------------------------------------------------------------------
 
@@ -443,16 +443,18 @@ class MainWindow(QMainWindow):
 
     def phrases_changed(self) -> None:
         self.console.phrases.set_phrases(self.settings.phrases)
-        self._bind_phrase_shortcuts()
         self.desktop.apply()
         self._settings_changed()
 
-    def _bind_phrase_shortcuts(self) -> None:
-        """Inside the window a phrase's shortcut always works (also where global shortcuts cannot)."""
+    def bind_window_shortcuts(self) -> None:
+        """The stop and phrase shortcuts inside the window, where the global ones are off (a global shortcut
+        also sees keys pressed in this window: binding both would say a phrase twice)."""
         for shortcut in self._phrase_shortcuts:
             shortcut.setEnabled(False)
             shortcut.deleteLater()
         self._phrase_shortcuts = []
+        if self.desktop.shortcuts.status.active:
+            return
         bindings = [(self.settings.desktop.stop_shortcut, self.request_stop)]
         bindings += [
             (p.shortcut, lambda n=n: self.announce.speak_phrase(n)) for n, p in enumerate(self.settings.phrases)

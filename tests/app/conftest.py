@@ -15,6 +15,10 @@ import pytest
 
 if not os.environ.get("DISPLAY"):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# In-process windows do not grab global shortcuts, so their shortcuts are bound inside the window, where qtbot's
+# key presses (Qt events, which an X11 listener never sees) reach them. test_desktop.py runs the real app in its
+# own process with the global shortcuts on, and presses them with xdotool.
+os.environ.setdefault("VOICEDESK_NO_GLOBAL_SHORTCUTS", "1")
 
 from tests.app.helpers import opener_for
 
@@ -43,6 +47,7 @@ def make_window(qtbot, qloop, synthesizer, tmp_path):
 
     def make(settings_path: Path | None = None, start: bool = True, **options) -> MainWindow:
         options.setdefault("engine_opener", opener_for(synthesizer))
+        options.setdefault("history_path", tmp_path / "history.json")
         window = MainWindow(settings_path or tmp_path / "settings.json", **options)
         # Not qtbot.addWidget: pytest-qt would close the window before this fixture's teardown, starting the
         # app's shutdown on a loop that is no longer run. The teardown below shuts each window down fully.
