@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -72,7 +73,28 @@ def run_app(args: argparse.Namespace) -> int:
     async def main() -> None:
         window.spawn(window.start())
         await closed.wait()
+        await window.shutdown()  # the same shutdown the close started: settings saved, engines and audio closed
 
-    with loop:
-        loop.run_until_complete(main())
-    return 0
+    loop.set_exception_handler(_quiet_late_errors)
+    loop.run_until_complete(main())
+    _exit_now()
+
+
+def _quiet_late_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """An answer arriving after its request was given up (the AWS CRT client completes futures that were
+    cancelled when a SageMaker stream closed: ``InvalidStateError``) is logged, not printed as a traceback."""
+    error = context.get("exception")
+    if isinstance(error, asyncio.InvalidStateError):
+        logging.getLogger(__name__).debug("late completion ignored: %s", context.get("message"), exc_info=error)
+        return
+    loop.default_exception_handler(context)
+
+
+def _exit_now() -> None:
+    """Ends the process once the window has shut down. Everything that matters is saved and closed by then;
+    what may still run is a model load or a sentence being synthesized on a worker thread, which cannot be
+    interrupted, and waiting for it kept the process alive for seconds after the window had gone."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -226,7 +226,7 @@ class MainWindow(QMainWindow):
         await self.engines.select()
         self.engines.health.start()
 
-    def shutdown(self) -> asyncio.Future[None]:
+    def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
 
         Idempotent: every caller (the close button, a test) awaits the same shutdown to its end.
@@ -234,7 +234,8 @@ class MainWindow(QMainWindow):
         if self._shutdown is None:
             self._closing = True
             self._shutdown = asyncio.ensure_future(self._shut_down())
-        return self._shutdown
+        # Shielded: cancelling a task that waits for the shutdown (the close button's) must not cancel it.
+        return asyncio.shield(self._shutdown)
 
     async def _shut_down(self) -> None:
         self._highlight.stop()

@@ -90,7 +90,9 @@ def test_a_saved_phrase_speaks_in_its_own_voice_by_click_and_by_shortcut(make_wi
     async def scenario():
         await until(lambda: window.controller.turns and not window.controller.turns[-1].active)
         window.activateWindow()
-        qtbot.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
+        await until(lambda: QApplication.activeWindow() is window)  # a window shortcut needs its window active
+        keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+        qtbot.keyClick(window.composer.editor, Qt.Key.Key_1, keys)
         await until(lambda: len(window.controller.turns) == 2 and not window.controller.turns[-1].active)
 
     qloop.run_until_complete(scenario())

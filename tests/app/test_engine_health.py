@@ -5,6 +5,7 @@ random-weight Kokoro), stopped and started again on the same port."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -127,3 +128,40 @@ def test_a_websocket_server_lists_its_voices_and_a_missing_one_is_said_plainly(
         assert any("does not have the voice" in note for note in turn.notes)
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloop, tmp_path, hf_home):
+    """The offline path without the command line: an empty cache, then Import model files from a folder."""
+    import functools
+
+    from engine.kokoro_synth import KokoroSynthesizer
+    from engine.model_import import import_dir
+    from engine.weights import snapshot_dir
+
+    source = snapshot_dir(cache_dir=hf_home / "hub")
+    folder = tmp_path / "usb-stick"
+    (folder / "voices").mkdir(parents=True)
+    for name in ("config.json", "kokoro-v1_0.pth"):
+        (folder / name).symlink_to(source / name)
+    for voice in ("af_heart", "am_adam"):
+        (folder / "voices" / f"{voice}.pt").symlink_to(source / "voices" / f"{voice}.pt")
+    empty = tmp_path / "hf-cache"
+    empty.mkdir()
+
+    async def opener(spec):
+        from engine.local import LocalEngine
+
+        return LocalEngine(await asyncio.to_thread(KokoroSynthesizer.load, spec.device, cache_dir=empty))
+
+    window = make_window(engine_opener=opener, model_importer=functools.partial(import_dir, cache_dir=empty))
+    card = window.sidebar.engine
+    assert window.hub.status.state is EngineState.MISSING
+    assert card.import_files.isVisible()
+    assert qloop.run_until_complete(window.engines.import_models(folder))
+    assert window.hub.status.state is EngineState.READY
+    assert card.status.title.text() == "Ready"
+    assert set(window.hub.local_engine.synthesizer.list_voices()) == {"af_heart", "am_adam"}
+    voice = window.sidebar.voice
+    assert "not downloaded" in voice.voice.itemText(voice.voice.findData("bf_emma"))
+    assert "Imported the model files" in window.status.text

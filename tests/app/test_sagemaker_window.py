@@ -64,6 +64,8 @@ def test_sagemaker_engine_explains_a_wrong_endpoint_then_speaks_through_the_righ
         await until(lambda: window.hub.status.state is EngineState.READY)
         assert window.sidebar.engine.status.title.text() == "Connected"
         assert ENDPOINT in window.sidebar.engine.status.detail.text()
+        voice = window.sidebar.voice
+        assert voice.note.isVisible() and "cannot list its voices" in voice.note.text()  # said, not guessed
 
         qtbot.keyClicks(window.composer.editor, "Hello from the cloud.")
         qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
