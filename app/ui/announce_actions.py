@@ -81,7 +81,7 @@ class AnnounceActions:
             said += f" blended with {voice_title(blend).split(' · ')[0]}"
         item = Announcement(TurnKind.PREVIEW, said, origin="Voice preview")
         item.fragments = lambda: whole(f"Hello, this is {said}.")
-        return item if self.submit(item, interrupt=True) else None
+        return item if self.submit(item) else None
 
     def replay(self, number: int) -> Announcement | None:
         entries = self.history.entries
@@ -117,6 +117,17 @@ class AnnounceActions:
 
     async def stop(self) -> None:
         await self.announcer.stop()
+
+    def new_conversation(self) -> None:
+        self.window.controller.new_conversation()
+        self.window.notice("New conversation: the agent has forgotten what was said.", "info", Topic.AGENT)
+
+    def clear_history(self) -> None:
+        try:
+            self.history.clear()
+        except OSError as exc:
+            self.window.notice(f"Could not clear the history: {exc}", "warning")
+        self.window.console.announcements.show_history(self.history.entries)
 
     async def _stop_speech(self) -> object:
         return await self.window.controller.stop()

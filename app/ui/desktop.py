@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from PySide6.QtGui import QKeySequence, QShortcut
+
 from app.hotkeys import GlobalShortcuts
 from app.tray import tray_look
 from app.ui.tray_icon import TrayIcon
@@ -27,6 +29,7 @@ class DesktopIntegration:
         self.tray.phrase_requested.connect(lambda n: window.announce.speak_phrase(n))
         self.shortcuts = GlobalShortcuts(self._dispatch)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._window_shortcuts: list[QShortcut] = []
         self.presses = 0
         """Global shortcut presses handled (for the Desktop card and tests)."""
 
@@ -50,8 +53,26 @@ class DesktopIntegration:
         self.tray.set_enabled(settings.desktop.tray_icon)
         self.tray.set_phrases([p.title for p in settings.phrases])
         card.tray_status.setText(self.tray.status if settings.desktop.tray_icon else "Tray icon off.")
-        window.bind_window_shortcuts()
+        self.bind_window_shortcuts()
         self.refresh()
+
+    def bind_window_shortcuts(self) -> None:
+        """The stop and phrase shortcuts inside the window, where the global ones are off (a global shortcut
+        also sees keys pressed in this window: binding both would say a phrase twice)."""
+        window = self.window
+        for shortcut in self._window_shortcuts:
+            shortcut.setEnabled(False)
+            shortcut.deleteLater()
+        self._window_shortcuts = []
+        if self.shortcuts.status.active:
+            return
+        bindings = [(window.settings.desktop.stop_shortcut, window.request_stop)]
+        bindings += [
+            (p.shortcut, lambda n=n: window.announce.speak_phrase(n)) for n, p in enumerate(window.settings.phrases)
+        ]
+        for keys, action in bindings:
+            if keys:
+                self._window_shortcuts.append(QShortcut(QKeySequence(keys), window, activated=action))
 
     def refresh(self) -> None:
         window = self.window

@@ -359,6 +359,7 @@ class Sidebar(QScrollArea):
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setMinimumWidth(290)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are
         self.setMaximumWidth(380)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         body = QWidget()

@@ -158,7 +158,7 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QCheckBox:focus {{ color: {p.accent}; }}
     QSlider:focus {{ background: {p.accent_soft}; border-radius: 4px; }}
     QListWidget:focus, QTextBrowser:focus, QKeySequenceEdit:focus {{ border: 1px solid {p.accent}; }}
-    QScrollArea:focus {{ border: 1px solid {p.accent}; }}
+    QScrollArea:focus, QScrollArea#Conversation:focus {{ border: 1px solid {p.accent}; }}
     QScrollBar:vertical {{ background: transparent; width: 10px; margin: 2px; }}
     QScrollBar::handle:vertical {{ background: #D5D9E0; border-radius: 4px; min-height: 24px; }}
     QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{ height: 0; }}

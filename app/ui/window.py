@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from app.ui.desktop import DesktopIntegration
 from app.ui.engine_actions import EngineActions
 from app.ui.file_actions import FileActions
 from app.ui.latency_panel import LatencyPanel
+from app.ui.output_actions import OutputActions
 from app.ui.sidebar import Sidebar
 from app.ui.status_line import StatusLine
 from app.ui.widgets import AppHeader, BannerStack
@@ -68,7 +68,7 @@ class MainWindow(QMainWindow):
         self.settings_path = settings_path
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
-        self._player_factory = player_factory
+        self.player_factory = player_factory
         self.players: dict[str, object] = {}
         """Open audio outputs by device (the window's own, and those saved phrases asked for)."""
         self.player = None
@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.announce = AnnounceActions(self, History(history_path or default_history_path()))
         self.engines = EngineActions(self, model_fetcher, model_importer)
         self.desktop = DesktopIntegration(self)
+        self.outputs = OutputActions(self)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
@@ -179,18 +180,18 @@ class MainWindow(QMainWindow):
         composer.speak_now_requested.connect(lambda: self.announce.speak_composer(interrupt=True))
         composer.stop_requested.connect(self.request_stop)
         composer.mode_changed.connect(self._mode_changed)
-        composer.new_conversation_requested.connect(self.new_conversation)
+        composer.new_conversation_requested.connect(self.announce.new_conversation)
         engine = self.sidebar.engine
         engine.kind_changed.connect(lambda _kind: self.select_engine(clicked=False))
         engine.connect_requested.connect(self.select_engine)
         engine.download_requested.connect(lambda: self.spawn(self.engines.download_model()))
         engine.import_requested.connect(self._import_dialog)
-        engine.changed.connect(self._settings_changed)
+        engine.changed.connect(self.settings_changed)
         voice = self.sidebar.voice
         voice.changed.connect(self.voice_changed)
         voice.preview_requested.connect(self.announce.preview_voice)
         voice.download_requested.connect(lambda name: self.spawn(self.engines.download_voice(name)))
-        self.sidebar.output.changed.connect(self._output_chosen)
+        self.sidebar.output.changed.connect(lambda: self.spawn(self.open_player()))
         self.sidebar.output.refresh.clicked.connect(self.refresh_devices)
         self.sidebar.agent.changed.connect(self._agent_changed)
         self.sidebar.desktop.changed.connect(self._desktop_changed)
@@ -206,14 +207,13 @@ class MainWindow(QMainWindow):
         queue.clear_requested.connect(self.announce.announcer.clear)
         queue.resume_requested.connect(self.announce.announcer.resume)
         queue.replay_requested.connect(self.announce.replay)
-        queue.history_clear_requested.connect(self._clear_history)
+        queue.history_clear_requested.connect(self.announce.clear_history)
         self._save_timer = QTimer(self, singleShot=True, interval=400)
         self._save_timer.timeout.connect(self.save_settings)
         self._highlight = QTimer(self, interval=HIGHLIGHT_INTERVAL_MS)
         self._highlight.timeout.connect(self._tick)
         self._highlight.start()
-        self._phrase_shortcuts: list[QShortcut] = []
-        self.bind_window_shortcuts()
+        self.desktop.bind_window_shortcuts()
 
     # ---- start and stop ---------------------------------------------------------------------------
 
@@ -292,69 +292,18 @@ class MainWindow(QMainWindow):
     def request_stop(self) -> None:
         self.spawn(self.announce.stop())
 
-    def new_conversation(self) -> None:
-        self.controller.new_conversation()
-        self.notice("New conversation: the agent has forgotten what was said.", "info", Topic.AGENT)
-
     async def open_player(self) -> None:
-        """(Re)opens the window's audio output; without one, replies can still be saved as WAV."""
-        await self.controller.stop()
-        for player in self.players.values():
-            player.close()
-        self.players.clear()
-        self.player = self.controller.player = None
-        self.settings.output_device = self.sidebar.output.value()
-        self._settings_changed()
-        await self.use_output(self.settings.output_device)
+        await self.outputs.open_player()
 
     async def use_output(self, device: str) -> None:
-        """Makes ``device`` the output of what is said next (opening it once; it stays open, playing silence)."""
-        from app.player import AudioDeviceError
-
-        player = self.players.get(device)
-        if player is None:
-            try:
-                player = self._player_factory(device, self.controller.on_player_event, asyncio.get_running_loop())
-                player.open()
-            except AudioDeviceError as exc:
-                self._no_audio(device, exc.message)
-                return
-            self.players[device] = player
-        self.player = self.controller.player = player
-        if device == self.settings.output_device:
-            self.banners.dismiss("audio")
-            self.status.clear(Topic.AUDIO)
-
-    def _no_audio(self, device: str, message: str) -> None:
-        reason = re.split(r"\s+Pick another", message)[0]  # the rest is the CLI's advice
-        if device != self.settings.output_device:  # a phrase's own output: it plays on the window's instead
-            self.notice(f"{reason} Playing on the window's output instead.", "warning", Topic.AUDIO)
-            main = self.players.get(self.settings.output_device)
-            self.player = self.controller.player = main
-            return
-        self.banners.show_message(
-            "audio",
-            f"<b>No audio output.</b> {reason}<br>Pick another output device, or keep going without sound: "
-            "speech is still made and shown, and File ▸ Save last reply as WAV writes it to a file.",
-            "warning",
-        )
-        self.notice("No audio output: replies are kept so you can save them as WAV.", "warning", Topic.AUDIO)
-        self.player = self.controller.player = None
+        await self.outputs.use(device)
 
     def refresh_devices(self) -> None:
-        from app.outputs import list_outputs
-        from app.player import AudioDeviceError, output_devices
-
-        try:
-            names = output_devices()
-        except AudioDeviceError:
-            names = []
-        self.output_choices = [(c.key, c.title, c.detail) for c in list_outputs(names)]
-        self.sidebar.output.set_devices(self.output_choices, self.settings.output_device)
+        self.outputs.refresh()
 
     def select_engine(self, clicked: bool = True) -> None:
         self.connect_clicked = clicked
-        self._settings_changed()
+        self.settings_changed()
         self.spawn(self.engines.select())
 
     def _import_dialog(self) -> None:
@@ -423,60 +372,33 @@ class MainWindow(QMainWindow):
         self.sidebar.voice.store(self.settings)
         self.status.clear(Topic.VOICE)
         self._apply_voice()
-        self._settings_changed()
-
-    def _output_chosen(self) -> None:
-        self.spawn(self.open_player())
+        self.settings_changed()
 
     def _agent_changed(self) -> None:
         if self._loading:
             return
         self.sidebar.agent.store(self.settings)
         self._update_source_label()
-        self._settings_changed()
+        self.settings_changed()
 
     def _desktop_changed(self) -> None:
         if self._loading:
             return
         self.sidebar.desktop.store(self.settings)
         self.desktop.apply()
-        self._settings_changed()
+        self.settings_changed()
 
     def phrases_changed(self) -> None:
         self.console.phrases.set_phrases(self.settings.phrases)
         self.desktop.apply()
-        self._settings_changed()
-
-    def bind_window_shortcuts(self) -> None:
-        """The stop and phrase shortcuts inside the window, where the global ones are off (a global shortcut
-        also sees keys pressed in this window: binding both would say a phrase twice)."""
-        for shortcut in self._phrase_shortcuts:
-            shortcut.setEnabled(False)
-            shortcut.deleteLater()
-        self._phrase_shortcuts = []
-        if self.desktop.shortcuts.status.active:
-            return
-        bindings = [(self.settings.desktop.stop_shortcut, self.request_stop)]
-        bindings += [
-            (p.shortcut, lambda n=n: self.announce.speak_phrase(n)) for n, p in enumerate(self.settings.phrases)
-        ]
-        for keys, action in bindings:
-            if keys:
-                self._phrase_shortcuts.append(QShortcut(QKeySequence(keys), self, activated=action))
-
-    def _clear_history(self) -> None:
-        try:
-            self.announce.history.clear()
-        except OSError as exc:
-            self.notice(f"Could not clear the history: {exc}", "warning")
-        self.console.announcements.show_history(self.announce.history.entries)
+        self.settings_changed()
 
     def _mode_changed(self, mode: str) -> None:
         if self._loading:
             return
         self.settings.composer_mode = mode
         self._update_source_label()
-        self._settings_changed()
+        self.settings_changed()
 
     def _update_source_label(self) -> None:
         if self.composer.mode.value() != "agent":
@@ -490,7 +412,7 @@ class MainWindow(QMainWindow):
         }
         self.composer.set_source_label(f"Agent: {names.get(source.kind, source.kind)}")
 
-    def _settings_changed(self) -> None:
+    def settings_changed(self) -> None:
         if self._loading:
             return
         self._save_timer.start()
