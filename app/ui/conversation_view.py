@@ -244,6 +244,9 @@ class ConversationView(QScrollArea):
         self.following = True
         """Keep the word being heard in sight (off once the person scrolls away from it)."""
         self.setMinimumHeight(120)
+        # Not a Tab stop (the composer, the sidebar's and the console's controls are): the mouse wheel scrolls it,
+        # and it follows the word being heard by itself.
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setObjectName("Conversation")
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

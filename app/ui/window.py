@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
         latency_scroll.setWidgetResizable(True)
         latency_scroll.setWidget(latency_box)
         latency_scroll.setMinimumHeight(60)
+        latency_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its own controls are the Tab stops
         self.splitter.addWidget(self.conversation)
         self.splitter.addWidget(latency_scroll)
         self.splitter.setCollapsible(0, False)

@@ -165,3 +165,42 @@ def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloo
     voice = window.sidebar.voice
     assert "not downloaded" in voice.voice.itemText(voice.voice.findData("bf_emma"))
     assert "Imported the model files" in window.status.text
+
+
+def test_a_token_goes_over_plain_ws_to_another_host_only_if_the_person_says_so(
+    make_window, qtbot, qloop, synthesizer, tmp_path
+):
+    from endpoint.runner import ServerThread
+    from endpoint.server import create_app
+    from endpoint.settings import ServerSettings
+    from tests.app.test_console import _question
+
+    host = socket.gethostname()
+    assert socket.gethostbyname(host).startswith("127."), "this test needs the machine's name to be on loopback"
+    server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120, token="lab-secret"))).start()
+    try:
+        window = make_window(start=False)
+        engine = window.sidebar.engine
+        qtbot.mouseClick(engine.switch.buttons["websocket"], Qt.MouseButton.LeftButton)
+
+        async def connect(answer: str):
+            engine.ws_url.clear()
+            qtbot.keyClicks(engine.ws_url, f"ws://{host}:{server.port}")
+            engine.ws_token.clear()
+            qtbot.keyClicks(engine.ws_token, "lab-secret")
+            qtbot.mouseClick(engine.ws_connect, Qt.MouseButton.LeftButton)
+            await until(lambda: _question() is not None)
+            box = _question()
+            assert "unencrypted" in box.text() and host in box.text()
+            qtbot.mouseClick(next(b for b in box.buttons() if b.text() == answer), Qt.MouseButton.LeftButton)
+
+        qloop.run_until_complete(connect("Don't connect"))
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.ERROR))
+        assert "chose not to send the token" in engine.message.text()
+        assert server.runtime.active_sessions == 0  # nothing reached the server
+
+        qloop.run_until_complete(connect("Send the token"))  # Connect asks again; this time yes
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        qloop.run_until_complete(until(lambda: server.runtime.active_sessions >= 1))
+    finally:
+        server.stop()
