@@ -25,15 +25,29 @@ from tests.app.helpers import opener_for
 
 @pytest.fixture
 def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
-    """asyncio on Qt's event loop, as in the app (tests drive it with ``qloop.run_until_complete``)."""
+    """asyncio on Qt's event loop, as in the app (tests drive it with ``qloop.run_until_complete``).
+
+    In the app the loop runs for the window's whole life. Here Qt also runs between two ``run_until_complete``
+    calls (qtbot's clicks, qasync's own last pass of events), and an asyncio callback run then must still see
+    its loop as the running one, or a background task (the health check's HTTP request) fails with "no running
+    event loop". So the loop stays marked running for the whole test."""
     import qasync
 
     from app.ui.theme import apply_theme
 
+    class AppLikeLoop(qasync.QEventLoop):
+        def run_forever(self):
+            try:
+                return super().run_forever()
+            finally:
+                asyncio.events._set_running_loop(self)
+
     apply_theme(qapp)
-    loop = qasync.QEventLoop(qapp)
+    loop = AppLikeLoop(qapp)
     asyncio.set_event_loop(loop)
+    asyncio.events._set_running_loop(loop)
     yield loop
+    asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)
 
