@@ -147,6 +147,8 @@ class EngineActions:
         spec = self.window.hub.spec
         url = ping_url(spec.target or "").removesuffix("/ping") + "/v1/audio/voices"
         token = spec.token or os.environ.get(TOKEN_ENV)
+        if token and self.window.announce.consent.decided(spec.target or "") is not True:
+            token = None  # the same rule as for the connection: never unencrypted to another host unasked
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
             async with httpx.AsyncClient(timeout=5) as client:
