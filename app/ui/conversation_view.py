@@ -262,6 +262,7 @@ class ConversationView(QScrollArea):
         self.views: dict[int, TurnView] = {}
         self._active: TurnView | None = None
         self._follow_pending = False
+        self._followed: tuple[object, ...] = ()
         self.verticalScrollBar().actionTriggered.connect(self._scrolled_by_hand)
 
     def _empty_state(self) -> QWidget:
@@ -313,6 +314,18 @@ class ConversationView(QScrollArea):
         self._follow_pending = False
         if not self.following or view.parent() is None:
             return
+        # Every 40 ms while speaking: nothing to do unless the lit word, the text or the view changed (this runs
+        # on the thread that also feeds the audio callback its GIL).
+        state = (
+            view._anchor,
+            view._last_html,
+            view.height(),
+            self.viewport().height(),
+            self.verticalScrollBar().value(),
+        )
+        if state == self._followed:
+            return
+        self._followed = state
         self.widget().layout().activate()
         rect = view.anchor_rect()
         if rect is None:  # nothing lit (waiting, between sentences, done): keep the bubble's end in sight
