@@ -50,6 +50,7 @@ def run_app(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.settings import default_settings_path
+    from app.ui.gc_guard import MainThreadGarbageCollector
     from app.ui.theme import apply_theme
     from app.ui.window import MainWindow
 
@@ -57,6 +58,7 @@ def run_app(args: argparse.Namespace) -> int:
     app.setApplicationName("voicedesk")
     app.setApplicationDisplayName("voicedesk")
     apply_theme(app)
+    MainThreadGarbageCollector(app).start()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings_path = getattr(args, "settings", None) or default_settings_path()

@@ -42,7 +42,11 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
             finally:
                 asyncio.events._set_running_loop(self)
 
+    from app.ui.gc_guard import MainThreadGarbageCollector
+
     apply_theme(qapp)
+    collector = MainThreadGarbageCollector(qapp)  # as in the app: Qt objects are only ever freed on Qt's thread
+    collector.start()
     loop = AppLikeLoop(qapp)
     asyncio.set_event_loop(loop)
     asyncio.events._set_running_loop(loop)
@@ -50,6 +54,8 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)
+    collector.stop()  # this test's windows and loop are freed here, on Qt's thread
+    collector.deleteLater()
 
 
 @pytest.fixture
