@@ -7,10 +7,7 @@ stream started per utterance loses its first milliseconds and its tail (see docs
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -30,37 +27,6 @@ log = logging.getLogger(__name__)
 class AudioDeviceError(VoicedeskError):
     def __init__(self, message: str) -> None:
         super().__init__(ErrorCode.AUDIO_DEVICE, message)
-
-
-_ALSA_HANDLER: Any = None
-
-
-def quiet_alsa() -> None:
-    """Sends alsa-lib's own messages ("ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred") to this
-    module's debug log instead of the terminal: the player counts underruns itself, and the latency panel shows
-    them. Linux only; a no-op where alsa-lib is absent."""
-    global _ALSA_HANDLER
-    if _ALSA_HANDLER is not None or not sys.platform.startswith("linux"):
-        return
-    try:
-        alsa = ctypes.CDLL(ctypes.util.find_library("asound") or "libasound.so.2")
-    except OSError:
-        _ALSA_HANDLER = False
-        return
-    # void handler(const char *file, int line, const char *function, int err, const char *fmt, ...)
-    prototype = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p)
-
-    def handler(file: bytes, line: int, function: bytes, err: int, fmt: bytes) -> None:
-        log.debug(
-            "ALSA %s:%d (%s): %s",
-            (file or b"").decode(errors="replace"),
-            line,
-            (function or b"").decode(errors="replace"),
-            (fmt or b"").decode(errors="replace"),
-        )
-
-    _ALSA_HANDLER = prototype(handler)
-    alsa.snd_lib_error_set_handler(_ALSA_HANDLER)
 
 
 def import_sounddevice() -> Any:
@@ -119,7 +85,6 @@ class AudioPlayer:
         if self._stream is not None:
             return
         sd = import_sounddevice()
-        quiet_alsa()
         from app.outputs import pulse_sinks, routed_to, sink_name
 
         sink = sink_name(str(self.device)) if isinstance(self.device, str) else None
