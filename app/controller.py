@@ -102,6 +102,8 @@ class SpeechController:
         self._player_seqs = itertools.count()
         self._player_map: dict[int, tuple[TurnRun, int]] = {}
         self._speak_lock = asyncio.Lock()
+        self._engine_lock = asyncio.Lock()
+        """One engine change at a time: Connect and the health check's reconnect must not open two sessions."""
         self._background: set[asyncio.Future[object]] = set()
         self._ended: dict[int, asyncio.Future[None]] = {}
 
@@ -117,7 +119,8 @@ class SpeechController:
         async with self._speak_lock:  # two quick clicks must not feed one session two texts at once
             await self.stop(quiet=True)
             try:
-                link = await self._usable_link()
+                async with self._engine_lock:  # not while Connect or a reconnect is opening a session
+                    link = await self._usable_link()
             except VoicedeskError as exc:
                 self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
                 return None
@@ -184,6 +187,10 @@ class SpeechController:
         """Switches engines, or (the same engine) connects again at once: Connect always tries.
 
         The next reply goes to ``spec``; what is being said is stopped first."""
+        async with self._engine_lock:
+            return await self._use_engine(spec, blocked)
+
+    async def _use_engine(self, spec, blocked: str | None) -> Engine | None:
         await self.stop()
         if self._link is not None and (spec != self.hub.spec or spec.kind != "local"):
             # Another engine, or Connect on a remote one: a fresh connection, even if the old one looks alive.
@@ -202,6 +209,10 @@ class SpeechController:
     async def reconnect(self) -> bool:
         """Opens the selected remote engine's session again if it is down (the health check's reconnect);
         never interrupts a reply. Returns True when connected."""
+        async with self._engine_lock:
+            return await self._reconnect()
+
+    async def _reconnect(self) -> bool:
         if self.run is not None or self.hub.spec.kind == "local":
             return self._link is not None and self._link.usable
         if self._link is not None and self._link.usable:
