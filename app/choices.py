@@ -9,6 +9,7 @@ from app.settings import AppSettings
 from app.sources.bedrock import BedrockSource
 from app.sources.openai_compat import OpenAICompatibleSource
 from app.sources.scripted import ScriptedSource
+from app.urls import AGENT_SCHEMES, check_url
 from engine.factory import EngineSpec
 
 
@@ -33,10 +34,13 @@ def engine_spec(settings: AppSettings, token: str = "", kind: str | None = None)
     return EngineSpec("local", device=None if engine.local_device == "auto" else engine.local_device)
 
 
-def make_source(settings: AppSettings):
+def make_source(settings: AppSettings, api_key: str | None = None):
+    """The agent the settings describe (``api_key``: instead of OPENAI_API_KEY, e.g. when the person chose not
+    to send theirs over an unencrypted connection)."""
     source = settings.source
     if source.kind == "openai":
-        return OpenAICompatibleSource(source.openai_base_url, source.openai_model, source.system_prompt)
+        url = check_url(source.openai_base_url, AGENT_SCHEMES, "chat server URL", "http://127.0.0.1:11434/v1 (Ollama)")
+        return OpenAICompatibleSource(url, source.openai_model, source.system_prompt, api_key=api_key)
     if source.kind == "bedrock":
         return BedrockSource(
             source.bedrock_model_id, source.bedrock_region, source.bedrock_profile, source.system_prompt

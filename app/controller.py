@@ -18,9 +18,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 from app.conversation import CutMark, Turn, TurnKind, TurnState
-from app.engines import KIND_LABELS, EngineHub, EngineStatus
+from app.engines import DOWN_STATES, KIND_LABELS, EngineHub, EngineStatus
 from app.failover import engine_failure, plan_failover
 from app.link import SessionLink
+from app.messages import error_text, failover_text
+from app.notices import Topic
 from app.playback_buffer import PlaybackBuffer
 from app.sources import ChatMessage
 from app.turn_run import TurnRun
@@ -45,12 +47,19 @@ from engine.timeline import UtteranceTimeline
 log = logging.getLogger(__name__)
 
 
+KIND_OF_LABEL = {label: kind for kind, label in KIND_LABELS.items()}
+
+
 class ControllerListener(Protocol):
     def turn_changed(self, turn: Turn) -> None: ...
+    def turn_ended(self, turn: Turn) -> None:
+        """Once per turn, when it is done, cut or failed."""
+
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None: ...
     def engine_status(self, status: EngineStatus) -> None: ...
-    def notice(self, text: str, level: str) -> None:
-        """A status-bar message; level is 'info', 'warning' or 'error'."""
+    def notice(self, text: str, level: str, topic: Topic = Topic.GENERAL) -> None:
+        """A status-bar message; level is 'info', 'warning' or 'error'; topic: what it is about
+        (``app.notices``: the message goes when that changes)."""
 
 
 class PlayerLike(Protocol):
@@ -82,6 +91,8 @@ class SpeechController:
         self.player = player
         self.clock = clock
         self.voice = SessionConfig()
+        """The voice for turns that do not bring their own."""
+        self._turn_voice = self.voice
         self.failover_enabled = True
         self.history: list[ChatMessage] = []
         self.turns: list[Turn] = []
@@ -92,19 +103,29 @@ class SpeechController:
         self._player_seqs = itertools.count()
         self._player_map: dict[int, tuple[TurnRun, int]] = {}
         self._speak_lock = asyncio.Lock()
+        self._engine_lock = asyncio.Lock()
+        """One engine change at a time: Connect and the health check's reconnect must not open two sessions."""
         self._background: set[asyncio.Future[object]] = set()
+        self._ended: dict[int, asyncio.Future[None]] = {}
 
     # ---- speaking ---------------------------------------------------------------------------------
 
-    async def speak(self, kind: TurnKind, prompt: str, fragments: AsyncIterator[str]) -> Turn | None:
-        """Starts a turn (stopping the one playing); returns it, or None when no engine could take it."""
+    async def speak(
+        self, kind: TurnKind, prompt: str, fragments: AsyncIterator[str], voice: SessionConfig | None = None
+    ) -> Turn | None:
+        """Starts a turn (stopping the one playing); returns it, or None when no engine could take it.
+
+        ``voice``: this turn's voice and speed (a saved phrase's), else ``self.voice``. Queueing is the
+        announcer's job (``app.announcer``): the controller says one thing at a time."""
         async with self._speak_lock:  # two quick clicks must not feed one session two texts at once
-            await self.stop()
+            await self.stop(quiet=True)
             try:
-                link = await self._usable_link()
+                async with self._engine_lock:  # not while Connect or a reconnect is opening a session
+                    link = await self._usable_link()
             except VoicedeskError as exc:
-                self.listener.notice(exc.message, "error")
+                self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
                 return None
+            self._turn_voice = voice or self.voice
             turn = Turn(next(self._turn_ids), kind, prompt, link.label)
             link.new_turn()
             # The timeline's pacing model plays the reply the way this player will (same prebuffer).
@@ -112,6 +133,7 @@ class SpeechController:
             run = TurnRun(turn, UtteranceRecorder(f"turn {turn.id}", prebuffer), link, f"turn-{turn.id}")
             self.run = self.last_run = run
             self.turns.append(turn)
+            self._ended[turn.id] = asyncio.get_event_loop().create_future()
             if kind is TurnKind.AGENT:
                 self.history.append(ChatMessage("user", prompt))
             if self.player is not None:
@@ -121,8 +143,16 @@ class SpeechController:
             self._changed(run)
             return turn
 
-    async def stop(self) -> CutMark | None:
-        """Barge-in: fade out within 30 ms, cancel the session, mark what was heard. No-op when silent."""
+    async def wait_turn(self, turn: Turn) -> None:
+        """Returns once ``turn`` is done, cut or failed."""
+        ended = self._ended.get(turn.id)
+        if ended is not None:
+            await asyncio.shield(ended)
+
+    async def stop(self, quiet: bool = False) -> CutMark | None:
+        """Barge-in: fade out within 30 ms, cancel the session, mark what was heard. No-op when silent.
+
+        ``quiet``: no "Stopped" message (a new turn replacing this one says what happens instead)."""
         run = self.run
         if run is None or not run.turn.active:
             return None
@@ -138,7 +168,9 @@ class SpeechController:
                 await link.session.cancel()
             except VoicedeskError as exc:
                 log.info("cancel on %s failed: %s", link.label, exc)
-        self.listener.notice(f"Stopped — heard up to “{cut.quote}”" if cut.quote else "Stopped", "info")
+        if not quiet:
+            heard = f"heard up to “{cut.quote}”" if cut.quote else "before any word was heard"
+            self.listener.notice(f"Stopped — {heard}.", "info", Topic.TURN)
         return cut
 
     def heard_position(self) -> float | None:
@@ -152,19 +184,58 @@ class SpeechController:
         run = run or self.last_run
         return pcm16_to_wav(b"".join(run.pcm)) if run is not None and run.pcm else None
 
-    async def use_engine(self, spec) -> Engine | None:
-        """Switches engines; the next reply goes to ``spec`` (the current one is stopped first)."""
+    async def use_engine(self, spec, blocked: str | None = None) -> Engine | None:
+        """Switches engines, or (the same engine) connects again at once: Connect always tries.
+
+        The next reply goes to ``spec``; what is being said is stopped first."""
+        async with self._engine_lock:
+            return await self._use_engine(spec, blocked)
+
+    async def _use_engine(self, spec, blocked: str | None) -> Engine | None:
         await self.stop()
-        if self._link is not None and (spec != self.hub.spec):
+        if self._link is not None and (spec != self.hub.spec or spec.kind != "local"):
+            # Another engine, or Connect on a remote one: a fresh connection, even if the old one looks alive.
             await self._link.shut()
             self._link = None
-        engine = await self.hub.select(spec)
+        if spec == self.hub.spec and spec.kind != "local" and self.hub.status.state in DOWN_STATES:
+            await self.hub.forget_remote()  # a client that failed once may hold a broken transport
+        engine = await self.hub.select(spec, blocked)
         if engine is not None and self._link is None:
             with contextlib.suppress(VoicedeskError):
                 await self._usable_link(fallback=False)  # connect now, so the status shows the connection
         if spec.kind != "local" and self.failover_enabled and not self.hub.local_loaded:
             self._spawn(self._preload_local())
         return engine
+
+    async def reconnect(self) -> bool:
+        """Opens the selected remote engine's session again if it is down (the health check's reconnect);
+        never interrupts a reply. Returns True when connected."""
+        async with self._engine_lock:
+            return await self._reconnect()
+
+    async def _reconnect(self) -> bool:
+        if self.run is not None or self.hub.spec.kind == "local":
+            return self._link is not None and self._link.usable
+        if self._link is not None and self._link.usable:
+            return True
+        if self._link is not None:
+            await self._link.shut()
+            self._link = None
+        await self.hub.forget_remote()
+        try:
+            await self._usable_link(fallback=False)
+        except VoicedeskError:
+            return False
+        return True
+
+    @property
+    def connected(self) -> bool:
+        """The selected engine has a live session (remote: an open connection)."""
+        return self._link is not None and self._link.usable
+
+    def new_conversation(self) -> None:
+        """The agent forgets what was said so far (its next question starts afresh)."""
+        self.history.clear()
 
     async def _preload_local(self) -> None:
         """Loads the local model in the background, so a failover does not wait for it (if it is here)."""
@@ -204,11 +275,12 @@ class SpeechController:
                 with contextlib.suppress(Exception):
                     await aclose()  # stops an LLM stream at its source
         if source_error is not None:
+            source_error = error_text(source_error)
             if not run.link.ledger.text.strip() and not run.turn.sentences:
-                self._fail_turn(run, source_error)
+                self._fail_turn(run, source_error, Topic.AGENT)
                 return
             run.turn.error = source_error  # speak what arrived, and say why the rest is missing
-            self.listener.notice(source_error, "error")
+            self.listener.notice(source_error, "error", Topic.AGENT)
         run.text_done = True
         await self._send_flush(run, run.link)
 
@@ -272,9 +344,14 @@ class SpeechController:
         self._changed(run)
 
     def _engine_error(self, run: TurnRun | None, link: SessionLink, code: str, message: str, seq: int | None) -> None:
-        if run is not None and seq is not None and run.sentence_failed(seq, message):
+        text = error_text(Error(code, message), KIND_OF_LABEL.get(link.label))
+        if run is not None and seq is not None and run.sentence_failed(seq, text):
             self._changed(run)
-        self.listener.notice(f"{link.label}: {message}", "warning" if code != ErrorCode.INTERNAL else "error")
+        elif run is not None and code == ErrorCode.UNKNOWN_VOICE and text not in run.turn.notes:
+            run.turn.notes.append(text)  # the bubble says which voice it was not said in
+            self._changed(run)
+        topic = Topic.VOICE if code == ErrorCode.UNKNOWN_VOICE else Topic.ENGINE
+        self.listener.notice(text, "warning" if code != ErrorCode.INTERNAL else "error", topic)
 
     # ---- player events (delivered on the loop by AudioPlayer) --------------------------------------
 
@@ -297,14 +374,14 @@ class SpeechController:
             run.turn.state = TurnState.DONE
             self._end_run(run)
 
-    def _fail_turn(self, run: TurnRun, message: str) -> None:
+    def _fail_turn(self, run: TurnRun, message: str, topic: Topic = Topic.TURN) -> None:
         if not run.turn.active:
             return
         run.turn.error = message
         run.turn.state = TurnState.FAILED
         if self.player is not None:
             self.player.end_utterance()  # what was delivered still plays
-        self.listener.notice(message, "error")
+        self.listener.notice(message, "error", topic)
         self._end_run(run)
 
     def _end_run(self, run: TurnRun) -> None:
@@ -320,6 +397,10 @@ class SpeechController:
         if run.link is not self._link:  # a failover's local session: it served this turn only
             self._spawn(run.link.shut())
         self._changed(run)
+        self.listener.turn_ended(run.turn)
+        ended = self._ended.pop(run.turn.id, None)
+        if ended is not None and not ended.done():
+            ended.set_result(None)
 
     def _spawn(self, awaitable) -> None:
         task = asyncio.ensure_future(awaitable)
@@ -347,7 +428,7 @@ class SpeechController:
         except VoicedeskError as exc:
             if self.hub.spec.kind == "local" or not self.failover_enabled or not fallback:
                 raise
-            link = await self._local_fallback_link(exc.message)
+            link = await self._local_fallback_link(error_text(exc, self.hub.spec.kind))
         self._link = link
         return link
 
@@ -363,12 +444,12 @@ class SpeechController:
             engine = await self.hub.local(report=False)
         except VoicedeskError:
             raise VoicedeskError(ErrorCode.CONNECTION, why) from None
-        self.listener.notice(f"{why} — speaking on the local engine instead.", "warning")
+        self.listener.notice(f"{why.rstrip('.')} — speaking on the local engine instead.", "warning", Topic.ENGINE)
         return await self._open_link(engine, "Local")
 
     async def _configure(self, link: SessionLink) -> None:
         if link.usable:
-            await link.session.configure(voice=self.voice.voice, speed=self.voice.speed)
+            await link.session.configure(voice=self._turn_voice.voice, speed=self._turn_voice.speed)
 
     def _link_failed(self, link: SessionLink, reason: str) -> None:
         if link.dead:
@@ -379,7 +460,7 @@ class SpeechController:
         if run is None or run.link is not link or not run.turn.active:
             return
         if link.label == "Local" or not self.failover_enabled:
-            self._fail_turn(run, f"{link.label} engine failed mid-reply: {reason}")
+            self._fail_turn(run, f"The {link.label} engine failed mid-reply: {error_text(reason).rstrip('.')}.")
             return
         plan = plan_failover(link.ledger, reason)
         resumed = SessionLink(link.engine, "Local")  # the engine is replaced once the local one is open
@@ -390,21 +471,17 @@ class SpeechController:
         delivered = sum(1 for s in run.turn.sentences if s.audio_start_s is not None)
         # Sentences the dead engine started but never delivered are said again by the local engine.
         run.turn.sentences = run.turn.sentences[:delivered]
-        run.turn.notes.append(f"{link.label} engine failed ({reason}); continued on the local engine.")
-        self.listener.notice(
-            f"{link.label} engine failed mid-reply ({reason}). Continuing on the local engine "
-            f"from sentence {delivered + 1}.",
-            "warning",
-        )
+        run.turn.notes.append(f"The {link.label} engine failed; continued on the local engine.")
+        self.listener.notice(failover_text(link.label, reason, delivered + 1), "warning", Topic.TURN)
         self._spawn(self._resume_locally(run, resumed, plan.resume_text, released))
 
     async def _resume_locally(self, run: TurnRun, link: SessionLink, text: str, released: int) -> None:
         try:
             engine = await self.hub.local(report=False)
             link.engine = engine
-            link.session = await engine.open_session(self.voice)
+            link.session = await engine.open_session(self._turn_voice)
         except VoicedeskError as exc:
-            self._fail_turn(run, f"The remote engine failed and the local engine is not available: {exc.message}")
+            self._fail_turn(run, f"The remote engine failed and the local engine is not available: {error_text(exc)}")
             return
         link.start_pump(self._on_event)
         if text:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.messages import error_text
 from engine.api import Engine, Session
 from engine.errors import ErrorCode, VoicedeskError, WeightsMissingError
 from engine.events import SessionConfig
@@ -33,7 +34,10 @@ class EngineState(StrEnum):
     MISSING = "missing"  # local model files not on this machine: offer the download
     DOWNLOADING = "downloading"
     ERROR = "error"
-    DISCONNECTED = "disconnected"  # was connected; reconnects on the next reply
+    DISCONNECTED = "disconnected"  # was connected; reconnects on the next reply or the next health check
+
+
+DOWN_STATES = (EngineState.ERROR, EngineState.DISCONNECTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +91,18 @@ class EngineHub:
         self._engine: Engine | None = None
         self._local: Engine | None = None
         self._local_loading: asyncio.Future[Engine] | None = None
+        self.blocked: str | None = None
+        """Why the selected remote engine must not be opened (the person said no), or None."""
         self.status = EngineStatus("local", EngineState.IDLE, "Not started")
 
     # ---- selection --------------------------------------------------------------------------------
 
-    async def select(self, spec: EngineSpec) -> Engine | None:
-        """Makes ``spec`` the engine replies go to and opens it; returns it, or None (status says why)."""
+    async def select(self, spec: EngineSpec, blocked: str | None = None) -> Engine | None:
+        """Makes ``spec`` the engine replies go to and opens it; returns it, or None (status says why).
+
+        ``blocked``: select it but do not open it, and say why (replies go to the local engine meanwhile,
+        when failover is on)."""
+        self.blocked = blocked
         if spec != self.spec:
             await self._drop_remote()
             self.spec = spec
@@ -113,12 +123,15 @@ class EngineHub:
         if self._engine is not None:
             return self._engine
         spec = self.spec
+        if self.blocked is not None:
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), self.blocked)
+            raise VoicedeskError(ErrorCode.CONNECTION, self.blocked)
         self._report(EngineState.LOADING, "Connecting…", describe_target(spec))
         try:
             self._check_remote_spec(spec)
             engine = await self._opener(spec)
         except VoicedeskError as exc:
-            self._report(EngineState.ERROR, "Not connected", describe_target(spec), exc.message)
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), error_text(exc, spec.kind))
             raise
         except Exception as exc:
             log.exception("opening %s failed", spec.describe())
@@ -190,7 +203,9 @@ class EngineHub:
             session = await engine.open_session(config)
         except VoicedeskError as exc:
             if remote:
-                self._report(EngineState.ERROR, "Not connected", describe_target(self.spec), exc.message)
+                self._report(
+                    EngineState.ERROR, "Not connected", describe_target(self.spec), error_text(exc, self.spec.kind)
+                )
             raise
         if remote:
             self._report(EngineState.READY, "Connected", describe_target(self.spec))
@@ -203,8 +218,20 @@ class EngineHub:
                 EngineState.DISCONNECTED,
                 "Disconnected",
                 describe_target(self.spec),
-                f"The connection was lost ({reason}). The next reply reconnects.",
+                f"The connection was lost: {error_text(reason).rstrip('.')}. It reconnects when the server "
+                "answers again, or press Connect.",
             )
+
+    async def fetch_voice(self, name: str, report: Callable[[str], None]) -> None:
+        """Downloads one voice for the local engine (``voicedesk models fetch --voices NAME``)."""
+        from engine import weights
+
+        fetch = self._fetcher or weights.fetch
+        await asyncio.to_thread(fetch, [name], report=report)
+
+    async def forget_remote(self) -> None:
+        """Drops the remote engine's client, so the next use opens a fresh one (Connect, a reconnect)."""
+        await self._drop_remote()
 
     # ---- model files ------------------------------------------------------------------------------
 

@@ -101,14 +101,16 @@ class FailoverPlan:
 
 
 def engine_failure(event: Event, closing: bool) -> str | None:
-    """Why this event means the session is gone (a fatal error, or a close nobody asked for), else None."""
+    """Why this event means the session is gone (a fatal error, or a close nobody asked for), else None.
+
+    The reason is said for a person (``app.messages`` words it): the engine's message, never its raw code."""
     match event:
-        case Error(code, message, _seq, _rid, True):
-            return f"{message} ({code})"
+        case Error(_code, message, _seq, _rid, True):
+            return message
         case Error(ErrorCode.CONNECTION, message):
             return message
         case Closed(reason) if not closing:
-            return f"the connection closed ({reason})"
+            return f"the connection closed: {reason}"
     return None
 
 

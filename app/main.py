@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -19,6 +20,12 @@ def add_app_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="PATH",
         help="settings file to use (default: settings.json in the user's config folder)",
+    )
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="PATH",
+        help="history file to use (default: history.json in voicedesk's data folder)",
     )
 
 
@@ -43,6 +50,7 @@ def run_app(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.settings import default_settings_path
+    from app.ui.gc_guard import MainThreadGarbageCollector
     from app.ui.theme import apply_theme
     from app.ui.window import MainWindow
 
@@ -50,10 +58,11 @@ def run_app(args: argparse.Namespace) -> int:
     app.setApplicationName("voicedesk")
     app.setApplicationDisplayName("voicedesk")
     apply_theme(app)
+    MainThreadGarbageCollector(app).start()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings_path = getattr(args, "settings", None) or default_settings_path()
-    window = MainWindow(settings_path)
+    window = MainWindow(settings_path, history_path=getattr(args, "history", None))
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     window.shut_down.connect(closed.set)  # the window hides first and shuts down after
@@ -66,7 +75,28 @@ def run_app(args: argparse.Namespace) -> int:
     async def main() -> None:
         window.spawn(window.start())
         await closed.wait()
+        await window.shutdown()  # the same shutdown the close started: settings saved, engines and audio closed
 
-    with loop:
-        loop.run_until_complete(main())
-    return 0
+    loop.set_exception_handler(_quiet_late_errors)
+    loop.run_until_complete(main())
+    _exit_now()
+
+
+def _quiet_late_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """An answer arriving after its request was given up (the AWS CRT client completes futures that were
+    cancelled when a SageMaker stream closed: ``InvalidStateError``) is logged, not printed as a traceback."""
+    error = context.get("exception")
+    if isinstance(error, asyncio.InvalidStateError):
+        logging.getLogger(__name__).debug("late completion ignored: %s", context.get("message"), exc_info=error)
+        return
+    loop.default_exception_handler(context)
+
+
+def _exit_now() -> None:
+    """Ends the process once the window has shut down. Everything that matters is saved and closed by then;
+    what may still run is a model load or a sentence being synthesized on a worker thread, which cannot be
+    interrupted, and waiting for it kept the process alive for seconds after the window had gone."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -85,16 +85,24 @@ class AudioPlayer:
         if self._stream is not None:
             return
         sd = import_sounddevice()
-        try:
-            stream = sd.OutputStream(
-                samplerate=SAMPLE_RATE,
-                channels=1,
-                dtype="float32",
-                device=self.device,
-                latency=self.latency,
-                callback=self._callback,
+        from app.outputs import pulse_sinks, routed_to, sink_name
+
+        sink = sink_name(str(self.device)) if isinstance(self.device, str) else None
+        if sink is not None and sink not in {name for name, _ in pulse_sinks()}:
+            raise AudioDeviceError(
+                f"The output {sink!r} is not connected (PulseAudio has no sink of that name). Pick another output."
             )
-            stream.start()
+        try:
+            with routed_to(self.device if isinstance(self.device, str) else "") as device:
+                stream = sd.OutputStream(
+                    samplerate=SAMPLE_RATE,
+                    channels=1,
+                    dtype="float32",
+                    device=device if isinstance(self.device, str) or self.device is None else self.device,
+                    latency=self.latency,
+                    callback=self._callback,
+                )
+                stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             devices = output_devices()
             hint = f"Output devices seen: {', '.join(devices)}." if devices else "PortAudio sees no output device."
@@ -105,6 +113,7 @@ class AudioPlayer:
         self._stream = stream
 
     def close(self) -> None:
+        self._finished.set()  # a wait_finished() thread must not outlive the stream (it would hold up the exit)
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.stop()

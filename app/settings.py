@@ -1,9 +1,10 @@
 """The app's settings: one JSON file in the platformdirs config folder, read forgivingly, written atomically.
 
 A settings file is something people edit by hand and programs crash halfway through writing, so loading
-never fails: unreadable JSON gives the defaults (the bad file is kept next to it, renamed, so nothing is lost),
-and a value of the wrong type or out of range falls back to that field's default. Either way ``load_settings``
-returns a message for the window to show.
+never fails, whatever the file holds: unreadable JSON (cut off, nested thousands deep, megabytes long) gives
+the defaults, and a value of the wrong type, out of range (a 400-digit number), or a URL that is not one falls
+back to that field's default. Either way the file is kept next to it as ``settings.damaged-<time>.json``, so
+nothing is lost when the settings are saved again, and ``load_settings`` returns a message for the window.
 
 Secrets (the WebSocket bearer token, API keys) are not written here: they come from the environment
 (``VOICEDESK_TOKEN``, ``OPENAI_API_KEY``) or live only for the session.
@@ -14,17 +15,24 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
+from app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
+
 SETTINGS_FILE = "settings.json"
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
 SOURCE_KINDS = ("scripted", "openai", "bedrock")
 COMPOSER_MODES = ("speak", "agent")
 LOCAL_DEVICES = ("auto", "cpu", "cuda")
+MAX_FILE_BYTES = 1 << 20
+"""A settings file is a few kilobytes; anything over a megabyte is not one."""
+MAX_TEXT_CHARS = 10_000
 
 
 @dataclass
@@ -37,6 +45,8 @@ class EngineSettings:
     sagemaker_profile: str = ""
     failover_to_local: bool = True
     """When a remote engine fails mid-reply, finish the reply on the local engine (if its model is here)."""
+    health_interval_s: float = 15.0
+    """How often a remote engine is checked in the background (and reconnected when it is back)."""
 
 
 @dataclass
@@ -71,15 +81,28 @@ class SourceSettings:
 
 
 @dataclass
+class DesktopSettings:
+    global_shortcuts: bool = True
+    """Grab the stop and phrase shortcuts system-wide (X11 only; Wayland does not let a program do it)."""
+    stop_shortcut: str = "Ctrl+Alt+S"
+    tray_icon: bool = True
+
+
+@dataclass
 class AppSettings:
     engine: EngineSettings = field(default_factory=EngineSettings)
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     source: SourceSettings = field(default_factory=SourceSettings)
+    desktop: DesktopSettings = field(default_factory=DesktopSettings)
+    phrases: list[Phrase] = field(default_factory=default_phrases)
     composer_mode: str = "speak"
     output_device: str = ""
-    """PortAudio output device name; empty: the system default."""
+    """The output device: a PortAudio device name, ``pulse-sink:NAME`` for a PulseAudio sink by name, or empty
+    for the system default (``app.outputs``)."""
     window_geometry: str = ""
     """Qt's saveGeometry(), hex-encoded."""
+    splitter_state: str = ""
+    """The conversation / latency panel split, hex-encoded."""
 
 
 def default_settings_path() -> Path:
@@ -96,28 +119,35 @@ class LoadedSettings:
 
 
 def load_settings(path: Path) -> LoadedSettings:
+    """Never raises: whatever the file holds, the window opens (see the module's docstring)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return LoadedSettings(AppSettings())
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         return LoadedSettings(AppSettings(), f"Could not read the settings in {path} ({exc}); using defaults.")
     try:
-        data = json.loads(text)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ValueError(f"it is larger than {MAX_FILE_BYTES // 1024} KiB")
+        data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict):
             raise ValueError(f"the top level is a {type(data).__name__}, not an object")
-    except ValueError as exc:
-        kept = _keep_bad_file(path)
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands of levels deep
+        kept = _keep_bad_file(path, move=True)
         where = f" The old file was kept as {kept.name}." if kept else ""
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else _short(str(exc))
         return LoadedSettings(
-            AppSettings(), f"The settings file {path} was damaged ({exc}); the defaults are in use.{where}"
+            AppSettings(), f"The settings file {path} was damaged ({reason}); the defaults are in use.{where}"
         )
     settings = AppSettings()
     rejected: list[str] = []
     _fill(settings, data, "", rejected)
     message = None
     if rejected:
-        message = f"Some settings in {path} were not valid and were reset: {', '.join(rejected)}."
+        kept = _keep_bad_file(path, move=False)
+        where = f" The file as it was is kept as {kept.name}." if kept else ""
+        message = f"Some settings in {path} were not valid and were reset: {', '.join(rejected)}.{where}"
     return LoadedSettings(settings, message)
 
 
@@ -147,6 +177,13 @@ _RANGES: dict[str, tuple[float, float]] = {
     "voice.speed": (0.25, 4.0),
     "voice.blend_weight": (0.0, 1.0),
     "source.scripted_tokens_per_s": (0.5, 1000.0),
+    "engine.health_interval_s": (2.0, 3600.0),
+}
+
+
+_URLS: dict[str, tuple[str, ...]] = {
+    "engine.websocket_url": ENGINE_SCHEMES,
+    "source.openai_base_url": AGENT_SCHEMES,
 }
 
 
@@ -157,13 +194,19 @@ def _fill(target: Any, data: dict[str, Any], prefix: str, rejected: list[str]) -
         name = f"{prefix}{item.name}"
         value = data[item.name]
         current = getattr(target, item.name)
-        if is_dataclass(current):
-            if isinstance(value, dict):
-                _fill(current, value, f"{name}.", rejected)
-            else:
-                rejected.append(name)
-            continue
-        checked = _check(name, value, current)
+        try:
+            if is_dataclass(current):
+                if isinstance(value, dict):
+                    _fill(current, value, f"{name}.", rejected)
+                else:
+                    rejected.append(name)
+                continue
+            if name == "phrases":
+                setattr(target, item.name, _phrases(value, rejected))
+                continue
+            checked = _check(name, value, current)
+        except Exception:  # a value no check foresaw must reset that field, never stop the app
+            checked = None
         if checked is None:
             rejected.append(name)
         else:
@@ -171,26 +214,68 @@ def _fill(target: Any, data: dict[str, Any], prefix: str, rejected: list[str]) -
 
 
 def _check(name: str, value: Any, default: Any) -> Any:
-    """The value if it fits the field (type, choices, range), else None."""
+    """The value if it fits the field (type, choices, range, URL), else None."""
     if isinstance(default, bool):
         return value if isinstance(value, bool) else None
     if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        try:
+            number = float(value)  # a 400-digit integer overflows here
+        except OverflowError:
+            return None
+        if not math.isfinite(number):
             return None
         low, high = _RANGES.get(name, (-math.inf, math.inf))
-        return float(value) if low <= value <= high else None
+        return number if low <= number <= high else None
     if isinstance(default, str):
-        if not isinstance(value, str):
+        if not isinstance(value, str) or len(value) > MAX_TEXT_CHARS or "\0" in value:
             return None
         choices = _CHOICES.get(name)
-        return value if choices is None or value in choices else None
+        if choices is not None and value not in choices:
+            return None
+        schemes = _URLS.get(name)
+        if schemes is not None and value.strip() and url_problem(value, schemes) is not None:
+            return None
+        return value
     return None
 
 
-def _keep_bad_file(path: Path) -> Path | None:
-    kept = path.with_name(f"{path.stem}.damaged-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+def _phrases(value: Any, rejected: list[str]) -> list[Phrase]:
+    if not isinstance(value, list):
+        rejected.append("phrases")
+        return default_phrases()
+    phrases: list[Phrase] = []
+    for number, item in enumerate(value[:MAX_PHRASES], start=1):
+        phrase = Phrase()
+        problems: list[str] = []
+        if isinstance(item, dict):
+            _fill(phrase, item, "", problems)
+        if not isinstance(item, dict) or problems or phrase_problem(phrase) is not None:
+            rejected.append(f"phrase {number}")
+            continue
+        phrases.append(phrase)
+    if len(value) > MAX_PHRASES:
+        rejected.append(f"phrases after the first {MAX_PHRASES}")
+    return phrases
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _keep_bad_file(path: Path, move: bool) -> Path | None:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    kept = path.with_name(f"{path.stem}.damaged-{stamp}{path.suffix}")
+    number = 1
+    while kept.exists():  # two damaged files in one second: keep both
+        number += 1
+        kept = path.with_name(f"{path.stem}.damaged-{stamp}-{number}{path.suffix}")
     try:
-        os.replace(path, kept)
+        if move:
+            os.replace(path, kept)
+        else:
+            shutil.copyfile(path, kept)
     except OSError:
         return None
     return kept

@@ -1,11 +1,27 @@
-"""The conversation: one bubble per turn, the word being spoken highlighted, cuts and failovers marked."""
+"""The conversation: one bubble per turn, the word being spoken highlighted, cuts and failovers marked.
+
+The view follows the word being heard: it scrolls so that line stays in sight (not to the bottom of the
+conversation, which in a long reply is text not yet spoken), until the person scrolls away; scrolling back to
+the end, or a new turn, follows again.
+"""
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractSlider,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.conversation import Run, RunStyle, Turn, TurnKind, TurnState
 from app.ui.theme import PALETTE
@@ -27,12 +43,26 @@ STATE_BADGES = {
 }
 
 
+FOLLOW_MARGIN = 48
+"""Pixels kept in sight below the line being heard."""
+
+
 def runs_html(runs: list[Run]) -> str:
     parts = []
     for run in runs:
         text = html.escape(run.text).replace("\n", "<br>")
         parts.append(f"<span style='{RUN_CSS[run.style]}'>{text}</span>")
     return "".join(parts)
+
+
+def anchor_offset(runs: list[Run]) -> int | None:
+    """Character offset (in the shown text) of the word being heard, or None when no word is lit."""
+    offset = 0
+    for run in runs:
+        if run.style is RunStyle.CURRENT:
+            return offset
+        offset += len(run.text)
+    return None
 
 
 def _chip(text: str, soft: str, strong: str) -> QLabel:
@@ -50,6 +80,9 @@ class TurnView(QWidget):
         super().__init__(parent)
         self.turn = turn
         self._last_html = ""
+        self._anchor: int | None = None
+        self._layout_document: QTextDocument | None = None
+        self._document_html = ""
         self._chips: list[QLabel] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -88,9 +121,14 @@ class TurnView(QWidget):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chip_box = QVBoxLayout()
         self.chip_box.setSpacing(4)
+        self.retry = QPushButton("↻ Ask again")
+        self.retry.setObjectName("Link")
+        self.retry.setToolTip("Ask the agent this question again")
+        self.retry.hide()
         bubble_layout.addWidget(self.meta)
         bubble_layout.addWidget(self.text)
         bubble_layout.addLayout(self.chip_box)
+        bubble_layout.addWidget(self.retry, 0, Qt.AlignmentFlag.AlignLeft)
         row.addWidget(self.bubble)
         row.addStretch(1)
         layout.addLayout(row)
@@ -117,15 +155,46 @@ class TurnView(QWidget):
 
     def refresh(self, position_s: float | None) -> None:
         turn = self.turn
-        body = runs_html(turn.runs(position_s))
-        if not body:
+        runs = turn.runs(position_s)
+        self._anchor = anchor_offset(runs)
+        body = runs_html(runs)
+        if not body and turn.active:
             body = f"<span style='color:{PALETTE.text_muted}; font-style:italic'>Waiting for the first words…</span>"
+        elif not body:
+            body = f"<span style='color:{PALETTE.text_muted}; font-style:italic'>Nothing was said.</span>"
         if body != self._last_html:
             self.text.setText(body)
             self._last_html = body
         self.meta.setText(self._meta_html())
         self._refresh_chips()
+        self.retry.setVisible(turn.kind is TurnKind.AGENT and turn.state is TurnState.FAILED)
         self._fit_bubble()
+
+    def anchor_rect(self) -> QRect | None:
+        """Where the word being heard is, in this view's coordinates (its whole line), or None."""
+        if self._anchor is None or self.text.width() <= 0:
+            return None
+        # One document per bubble, owned by it: a QTextDocument freed by Python (possibly on another thread,
+        # by the garbage collector) leaves its layout timers behind, and Qt later fires one at freed memory.
+        document = self._layout_document
+        if document is None:
+            document = self._layout_document = QTextDocument(self)
+            document.setDocumentMargin(0)
+        document.setDefaultFont(self.text.font())
+        if self._document_html != self._last_html:
+            document.setHtml(self._last_html)
+            self._document_html = self._last_html
+        document.setTextWidth(self.text.contentsRect().width())
+        block = document.findBlock(self._anchor)
+        if not block.isValid():
+            return None
+        block_top = document.documentLayout().blockBoundingRect(block).top()  # lays the document out
+        line = block.layout().lineForTextPosition(self._anchor - block.position())
+        if not line.isValid():
+            return None
+        top = block_top + line.y()
+        origin = self.text.mapTo(self, QPoint(0, 0))
+        return QRect(origin.x(), origin.y() + round(top), self.text.width(), max(round(line.height()), 1))
 
     def _meta_html(self) -> str:
         turn = self.turn
@@ -167,8 +236,17 @@ def _error_colors() -> tuple[str, str]:
 
 
 class ConversationView(QScrollArea):
+    retry_requested = Signal(int)
+    """A failed agent turn's "Ask again" (the turn's id)."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.following = True
+        """Keep the word being heard in sight (off once the person scrolls away from it)."""
+        self.setMinimumHeight(120)
+        # Not a Tab stop (the composer, the sidebar's and the console's controls are): the mouse wheel scrolls it,
+        # and it follows the word being heard by itself.
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setObjectName("Conversation")
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -182,6 +260,10 @@ class ConversationView(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(body)
         self.views: dict[int, TurnView] = {}
+        self._active: TurnView | None = None
+        self._follow_pending = False
+        self._followed: tuple[object, ...] = ()
+        self.verticalScrollBar().actionTriggered.connect(self._scrolled_by_hand)
 
     def _empty_state(self) -> QWidget:
         box = QWidget()
@@ -208,20 +290,64 @@ class ConversationView(QScrollArea):
             self._empty.hide()
             view = TurnView(turn)
             view.set_max_width(self._bubble_width())
+            view.retry.clicked.connect(lambda _checked=False, tid=turn.id: self.retry_requested.emit(tid))
             self._layout.insertWidget(self._layout.count() - 1, view)
             self.views[turn.id] = view
-            QTimer.singleShot(0, self._scroll_to_end)
-        at_end = self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - 40
+            self.following = True  # a new turn: follow it
         view.refresh(position_s)
-        if at_end:
-            QTimer.singleShot(0, self._scroll_to_end)
+        if turn.active or view is self._active:
+            self._active = view if turn.active else None
+            if self.following and not self._follow_pending:
+                self._follow_pending = True
+                QTimer.singleShot(0, self, lambda: self._follow(view))  # after the layout has taken the new text
         return view
 
-    def _bubble_width(self) -> int:
-        return max(int(self.viewport().width() * 0.8) - 48, 320)
+    def current_word_rect(self) -> QRect | None:
+        """The line being heard, in the viewport's coordinates (None when no word is lit)."""
+        view = self._active
+        rect = view.anchor_rect() if view is not None else None
+        if rect is None:
+            return None
+        return rect.translated(view.mapTo(self.viewport(), QPoint(0, 0)))
 
-    def _scroll_to_end(self) -> None:
-        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+    def _follow(self, view: TurnView) -> None:
+        self._follow_pending = False
+        if not self.following or view.parent() is None:
+            return
+        # Every 40 ms while speaking: nothing to do unless the lit word, the text or the view changed (this runs
+        # on the thread that also feeds the audio callback its GIL).
+        state = (
+            view._anchor,
+            view._last_html,
+            view.height(),
+            self.viewport().height(),
+            self.verticalScrollBar().value(),
+        )
+        if state == self._followed:
+            return
+        self._followed = state
+        self.widget().layout().activate()
+        rect = view.anchor_rect()
+        if rect is None:  # nothing lit (waiting, between sentences, done): keep the bubble's end in sight
+            bottom = view.mapTo(self.widget(), QPoint(0, view.height())).y()
+            self.ensureVisible(0, bottom, 0, 8)
+            return
+        top = view.mapTo(self.widget(), rect.topLeft()).y()
+        self.ensureVisible(0, top + rect.height() // 2, 0, rect.height() // 2 + FOLLOW_MARGIN)
+
+    def _scrolled_by_hand(self, action: int) -> None:
+        if action == QAbstractSlider.SliderAction.SliderNoAction:
+            return
+        QTimer.singleShot(0, self, self._decide_following)
+
+    def _decide_following(self) -> None:
+        bar = self.verticalScrollBar()
+        rect = self.current_word_rect()
+        in_sight = rect is not None and self.viewport().rect().intersects(rect)
+        self.following = bar.value() >= bar.maximum() - 8 or in_sight
+
+    def _bubble_width(self) -> int:
+        return max(int(self.viewport().width() * 0.8) - 48, 280)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

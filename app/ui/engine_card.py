@@ -17,6 +17,7 @@ class EngineCard(Card):
     kind_changed = Signal(str)
     connect_requested = Signal()
     download_requested = Signal()
+    import_requested = Signal()
     changed = Signal()
 
     def __init__(self) -> None:
@@ -32,6 +33,11 @@ class EngineCard(Card):
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
         self.body.addWidget(self.message)
+        self.health = QLabel()
+        self.health.setObjectName("Hint")
+        self.health.setWordWrap(True)
+        self.health.hide()
+        self.body.addWidget(self.health)
         row = QHBoxLayout()
         self.download = QPushButton("Download model (330 MB)")
         self.download.setObjectName("Primary")
@@ -44,6 +50,14 @@ class EngineCard(Card):
         self.body.addLayout(row)
         self.download.hide()
         self.progress.hide()
+        self.import_files = QPushButton("Import model files from a folder…")
+        self.import_files.setObjectName("Link")
+        self.import_files.setToolTip(
+            "For a machine without internet: a folder holding config.json, kokoro-v1_0.pth and voices/*.pt "
+            "(and optionally spaCy's en_core_web_sm wheel), as `voicedesk models import DIR` takes"
+        )
+        self.import_files.clicked.connect(self.import_requested)
+        self.body.addWidget(self.import_files, 0, Qt.AlignmentFlag.AlignLeft)
 
         self.pages = PageSwitcher()
         self.device = picker()
@@ -133,3 +147,8 @@ class EngineCard(Card):
         self.message.setVisible(bool(message))
         self.download.setVisible(state == "missing")
         self.progress.setVisible(state == "downloading")
+
+    def show_health(self, text: str) -> None:
+        """The background check's line ("Checked every 15 s · last seen healthy 14:03:05"); empty hides it."""
+        self.health.setText(text)
+        self.health.setVisible(bool(text))

@@ -6,7 +6,9 @@ Widgets only: values are read from and written back to ``AppSettings``; the wind
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.settings import AppSettings
 from app.ui.engine_card import EngineCard
 from app.ui.forms import PageSwitcher, form_layout, page, picker
+from app.ui.theme import PALETTE
 from app.ui.widgets import Card, field_label, hint
 from engine.voices import KNOWN_VOICES, LANGUAGES
 
@@ -42,9 +45,13 @@ def voice_tooltip(name: str) -> str:
     return name
 
 
+NOT_HERE = "not downloaded"
+
+
 class VoiceCard(Card):
     changed = Signal()
     preview_requested = Signal()
+    download_requested = Signal(str)
 
     def __init__(self) -> None:
         super().__init__("Voice")
@@ -77,6 +84,22 @@ class VoiceCard(Card):
         form.addRow(field_label("Mix"), blend_row)
         form.addRow(field_label("Speed"), speed_row)
         self.body.addLayout(form)
+        self.message = QLabel()
+        self.message.setObjectName("Message")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.hide()
+        self.download = QPushButton("Download this voice")
+        self.download.setObjectName("Primary")
+        self.download.hide()
+        self.download.clicked.connect(lambda: self.download_requested.emit(self.voice.currentData() or ""))
+        self.note = hint("")
+        self.note.hide()
+        self.body.addWidget(self.message)
+        self.body.addWidget(self.download, 0, Qt.AlignmentFlag.AlignLeft)
+        self.body.addWidget(self.note)
+        self.missing: set[str] = set()
+        """Voices listed but not on the engine (chosen: the card says so and offers the download)."""
         self.set_voices(list(KNOWN_VOICES))
         self.voice.currentIndexChanged.connect(self._changed)
         self.blend.currentIndexChanged.connect(self._changed)
@@ -85,27 +108,58 @@ class VoiceCard(Card):
         self.preview.clicked.connect(self.preview_requested)
         self._changed()
 
-    def set_voices(self, names: list[str], available: set[str] | None = None) -> None:
-        """Fills both pickers; voices not on this machine are listed but cannot be chosen."""
+    def set_voices(self, names: list[str], available: set[str] | None = None, missing_hint: str = "") -> None:
+        """Fills both pickers. Voices not on the engine (``available`` given) are marked "not downloaded" in
+        grey; choosing one says so and offers the download (``missing_hint``: what to say instead, e.g. for a
+        remote engine)."""
         current, blend = self.voice.currentData(), self.blend.currentData()
+        self.missing = {n for n in names if available is not None and n not in available}
+        self._missing_hint = missing_hint
         for combo in (self.voice, self.blend):
             combo.blockSignals(True)
             combo.clear()
         self.blend.addItem("No blend", "")
         for name in names:
             for combo in (self.voice, self.blend):
-                combo.addItem(voice_title(name), name)
-                combo.setItemData(combo.count() - 1, voice_tooltip(name), Qt.ItemDataRole.ToolTipRole)
-                if available is not None and name not in available:
-                    item = combo.model().item(combo.count() - 1)
-                    item.setEnabled(False)
-                    item.setToolTip("Not downloaded: run `voicedesk models fetch --voices all`")
+                here = name not in self.missing
+                combo.addItem(voice_title(name) if here else f"{voice_title(name)} — {NOT_HERE}", name)
+                tip = voice_tooltip(name) if here else f"{voice_tooltip(name)} ({NOT_HERE})"
+                combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+                if not here:
+                    grey = QBrush(QColor(PALETTE.text_muted))
+                    combo.setItemData(combo.count() - 1, grey, Qt.ItemDataRole.ForegroundRole)
         for combo, value in ((self.voice, current), (self.blend, blend)):
             index = combo.findData(value) if value is not None else -1
             combo.setCurrentIndex(max(index, 0))
             combo.blockSignals(False)
+        self._show_missing()
+
+    def set_note(self, text: str) -> None:
+        """A line about the engine's voices (e.g. that a SageMaker endpoint cannot list them)."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+
+    def chosen_missing(self) -> list[str]:
+        """The chosen voices (voice, blend) the engine does not have."""
+        return [v for v in (self.voice.currentData(), self.blend.currentData()) if v and v in self.missing]
+
+    def _show_missing(self) -> None:
+        missing = self.chosen_missing()
+        if not missing:
+            self.message.hide()
+            self.download.hide()
+            return
+        names = " and ".join(voice_title(v).split(" · ")[0] for v in missing)
+        text = self._missing_hint or (
+            f"{names} is not downloaded, so it cannot speak yet; replies keep the last voice that works. "
+            "Download it, or import model files from a folder (Engine card)."
+        )
+        self.message.setText(text.format(names=names))
+        self.message.show()
+        self.download.setVisible(not self._missing_hint)
 
     def _changed(self) -> None:
+        self._show_missing()
         blending = bool(self.blend.currentData())
         self.blend_weight.setEnabled(blending)
         self.blend_label.setText(f"{self.blend_weight.value()} %" if blending else "–")
@@ -146,15 +200,19 @@ class OutputCard(Card):
         self.body.addLayout(row)
         self.device.currentIndexChanged.connect(self.changed)
 
-    def set_devices(self, names: list[str], current: str) -> None:
+    def set_devices(self, choices: list[tuple[str, str, str]], current: str) -> None:
+        """``choices``: (key, title, detail) of each output, as ``app.outputs`` lists them."""
         self.device.blockSignals(True)
         self.device.clear()
         self.device.addItem("System default", "")
-        for name in names:
-            self.device.addItem(name, name)
+        for key, title, detail in choices:
+            self.device.addItem(title, key)
+            if detail:
+                self.device.setItemData(self.device.count() - 1, detail, Qt.ItemDataRole.ToolTipRole)
         index = self.device.findData(current)
         if index < 0 and current:
-            self.device.addItem(f"{current} (not found)", current)
+            shown = current.removeprefix("pulse-sink:")
+            self.device.addItem(f"{shown} (not found)", current)
             index = self.device.count() - 1
         self.device.setCurrentIndex(max(index, 0))
         self.device.blockSignals(False)
@@ -254,13 +312,55 @@ class AgentCard(Card):
         source.system_prompt = self.instructions.text()
 
 
+class DesktopCard(Card):
+    """Global shortcuts and the tray icon: on or off, and in plain words whether this desktop allows them."""
+
+    changed = Signal()
+
+    def __init__(self) -> None:
+        super().__init__("Desktop")
+        self.global_shortcuts = QCheckBox("Shortcuts work from any window")
+        self.stop_shortcut = QLineEdit()
+        self.stop_shortcut.setPlaceholderText("e.g. Ctrl+Alt+S")
+        self.stop_shortcut.setToolTip("Stops speech from anywhere on the desktop (where the desktop allows it)")
+        form = form_layout()
+        form.addRow(field_label("Stop"), self.stop_shortcut)
+        self.shortcut_status = hint("")
+        self.tray_icon = QCheckBox("Tray icon")
+        self.tray_status = hint("")
+        self.body.addWidget(self.global_shortcuts)
+        self.body.addLayout(form)
+        self.body.addWidget(self.shortcut_status)
+        self.body.addWidget(self.tray_icon)
+        self.body.addWidget(self.tray_status)
+        self.global_shortcuts.toggled.connect(self.changed)
+        self.tray_icon.toggled.connect(self.changed)
+        self.stop_shortcut.editingFinished.connect(self.changed)
+
+    def load(self, settings: AppSettings) -> None:
+        for widget in (self.global_shortcuts, self.tray_icon, self.stop_shortcut):
+            widget.blockSignals(True)
+        self.global_shortcuts.setChecked(settings.desktop.global_shortcuts)
+        self.tray_icon.setChecked(settings.desktop.tray_icon)
+        self.stop_shortcut.setText(settings.desktop.stop_shortcut)
+        for widget in (self.global_shortcuts, self.tray_icon, self.stop_shortcut):
+            widget.blockSignals(False)
+
+    def store(self, settings: AppSettings) -> None:
+        settings.desktop.global_shortcuts = self.global_shortcuts.isChecked()
+        settings.desktop.tray_icon = self.tray_icon.isChecked()
+        settings.desktop.stop_shortcut = self.stop_shortcut.text().strip()
+
+
 class Sidebar(QScrollArea):
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("Sidebar")
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setFixedWidth(356)
+        self.setMinimumWidth(290)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are
+        self.setMaximumWidth(380)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         body = QWidget()
         body.setObjectName("SidebarBody")
@@ -271,7 +371,8 @@ class Sidebar(QScrollArea):
         self.voice = VoiceCard()
         self.output = OutputCard()
         self.agent = AgentCard()
-        for card in (self.engine, self.voice, self.output, self.agent):
+        self.desktop = DesktopCard()
+        for card in (self.engine, self.voice, self.output, self.agent, self.desktop):
             layout.addWidget(card)
         layout.addStretch(1)
         self.setWidget(body)
@@ -280,9 +381,11 @@ class Sidebar(QScrollArea):
         self.engine.load(settings)
         self.voice.load(settings)
         self.agent.load(settings)
+        self.desktop.load(settings)
 
     def store(self, settings: AppSettings) -> None:
         self.engine.store(settings)
         self.voice.store(settings)
         self.agent.store(settings)
+        self.desktop.store(settings)
         settings.output_device = self.output.value()

@@ -100,7 +100,7 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QPushButton#Link:hover {{ text-decoration: underline; }}
 
     QFrame#Segmented {{ background: {p.surface_alt}; border: 1px solid {p.border}; border-radius: 8px; }}
-    QFrame#Segmented QPushButton {{ border: none; background: transparent; border-radius: 6px; padding: 5px 10px;
+    QFrame#Segmented QPushButton {{ border: none; background: transparent; border-radius: 6px; padding: 5px 6px;
         color: {p.text_secondary}; }}
     QFrame#Segmented QPushButton:checked {{ background: {p.surface}; color: {p.text}; font-weight: 600;
         border: 1px solid {p.border}; }}
@@ -142,6 +142,23 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QMenu::item {{ padding: 5px 18px; border-radius: 4px; }}
     QMenu::item:selected {{ background: {p.accent_soft}; }}
     QSplitter::handle {{ background: transparent; }}
+    QSplitter::handle:vertical {{ height: 6px; }}
+    QSplitter::handle:hover {{ background: {p.border}; }}
+    QPushButton#Small {{ padding: 3px 8px; }}
+    QPushButton#Phrase {{ text-align: left; padding: 6px 10px; font-weight: 600; }}
+    QListWidget {{ background: {p.surface}; border: 1px solid {p.border}; border-radius: 6px; padding: 2px; }}
+    QListWidget::item {{ padding: 3px 4px; border-radius: 4px; }}
+    QListWidget::item:selected {{ background: {p.accent_soft}; color: {p.text}; }}
+
+    /* Every Tab stop shows where the keyboard is. */
+    QPushButton:focus, QToolButton:focus {{ border: 1px solid {p.accent}; }}
+    QPushButton#Primary:focus {{ border: 2px solid {p.accent_text}; }}
+    QPushButton#Link:focus {{ border: 1px solid {p.accent}; border-radius: 4px; }}
+    QFrame#Segmented QPushButton:focus {{ border: 1px solid {p.accent}; }}
+    QCheckBox:focus {{ color: {p.accent}; }}
+    QSlider:focus {{ background: {p.accent_soft}; border-radius: 4px; }}
+    QListWidget:focus, QTextBrowser:focus, QKeySequenceEdit:focus {{ border: 1px solid {p.accent}; }}
+    QScrollArea:focus, QScrollArea#Conversation:focus {{ border: 1px solid {p.accent}; }}
     QScrollBar:vertical {{ background: transparent; width: 10px; margin: 2px; }}
     QScrollBar::handle:vertical {{ background: #D5D9E0; border-radius: 4px; min-height: 24px; }}
     QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{ height: 0; }}

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QButtonGroup,
     QFrame,
@@ -68,6 +68,10 @@ class Segmented(QFrame):
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             button.clicked.connect(lambda _checked=False, k=key: self._clicked(k))
+            # The checked button is drawn bold: room for the bold text, so it is never clipped ("WebSocke").
+            bold = QFont(button.font())
+            bold.setWeight(QFont.Weight.DemiBold)
+            button.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(text) + 18)
             self._group.addButton(button)
             layout.addWidget(button)
             self.buttons[key] = button

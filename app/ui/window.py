@@ -1,34 +1,43 @@
-"""The main window: wires the widgets to the controller, the player and the settings file.
+"""The main window: lays out the widgets and wires them to the controller, the player and the settings file.
 
-Everything slow (model load, connecting, synthesis, agent requests) runs as asyncio tasks on Qt's own loop
-(qasync) or on worker threads; the Qt thread only draws and reacts.
+Three columns: settings on the left, the conversation (with the latency panel under it, on a splitter so it
+can shrink) in the middle, and the console (saved phrases, the announcement queue, the history) on the right.
+What is said goes through the announcement queue (``announce_actions``); engines, health and model files are
+``engine_actions``; the tray icon and global shortcuts are ``desktop``. Everything slow runs as asyncio tasks
+on Qt's own loop (qasync) or on worker threads; the Qt thread only draws and reacts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from app.choices import default_player_factory, engine_spec, make_source, whole
+from app.choices import default_player_factory, engine_spec
 from app.controller import SpeechController
-from app.conversation import Turn, TurnKind
-from app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
+from app.conversation import Turn
+from app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineStatus
+from app.history import History, default_history_path
+from app.messages import error_text
+from app.notices import Topic
 from app.settings import load_settings, save_settings
-from app.sources import ChatMessage
 from app.ui.ab_panel import AbRunsAction, window_engines
+from app.ui.announce_actions import AnnounceActions
 from app.ui.composer import Composer
+from app.ui.console_panel import ConsolePanel
 from app.ui.conversation_view import ConversationView
+from app.ui.desktop import DesktopIntegration
+from app.ui.engine_actions import EngineActions
 from app.ui.file_actions import FileActions
 from app.ui.latency_panel import LatencyPanel
-from app.ui.sidebar import Sidebar, voice_title
-from app.ui.theme import PALETTE
+from app.ui.output_actions import OutputActions
+from app.ui.sidebar import Sidebar
+from app.ui.status_line import StatusLine
 from app.ui.widgets import AppHeader, BannerStack
 from engine.errors import VoicedeskError
 from engine.events import SessionConfig
@@ -39,7 +48,8 @@ log = logging.getLogger(__name__)
 
 PlayerFactory = Callable[..., object]
 HIGHLIGHT_INTERVAL_MS = 40
-NOTICE_COLORS = {"info": PALETTE.text_secondary, "warning": PALETTE.warning, "error": PALETTE.error}
+MINIMUM_SIZE = (980, 600)
+"""Small laptops (1024×640 and up) fit; the columns and the latency panel give way before the conversation."""
 
 
 class MainWindow(QMainWindow):
@@ -52,33 +62,52 @@ class MainWindow(QMainWindow):
         engine_opener: EngineOpener = open_engine,
         player_factory: PlayerFactory = default_player_factory,
         model_fetcher: Callable[..., object] | None = None,
+        model_importer: Callable[..., object] | None = None,
+        history_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.settings_path = settings_path
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
-        self._player_factory = player_factory
+        self.player_factory = player_factory
+        self.players: dict[str, object] = {}
+        """Open audio outputs by device (the window's own, and those saved phrases asked for)."""
+        self.player = None
+        self.output_choices: list[tuple[str, str, str]] = []
+        self.connect_clicked = False
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
         self._shutdown: asyncio.Future[None] | None = None
         self._loading = True  # widgets being filled from the settings: their signals are not edits
         self.setWindowTitle("voicedesk")
-        self.resize(1240, 780)
+        self.setMinimumSize(*MINIMUM_SIZE)
+        self.resize(1280, 800)
         self._build()
         self.hub = EngineHub(self.engine_status, engine_opener, engine_spec(self.settings, kind="local"), model_fetcher)
         self.controller = SpeechController(self.hub, self)
-        self.player = None
+        self.announce = AnnounceActions(self, History(history_path or default_history_path()))
+        self.engines = EngineActions(self, model_fetcher, model_importer)
+        self.desktop = DesktopIntegration(self)
+        self.outputs = OutputActions(self)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
         self.controller.failover_enabled = self.settings.engine.failover_to_local
         if self.settings.window_geometry:
             self.restoreGeometry(QByteArray.fromHex(self.settings.window_geometry.encode()))
+        if self.settings.splitter_state:
+            self.splitter.restoreState(QByteArray.fromHex(self.settings.splitter_state.encode()))
         self._update_source_label()
+        for column in (self.sidebar, self.console):  # as wide as their cards need, never clipped
+            column.setMinimumWidth(column.widget().minimumSizeHint().width() + 12)
+        self.console.phrases.set_phrases(self.settings.phrases)
+        self.console.announcements.show_history(self.announce.history.entries)
+        self._connect()
         self._loading = False
-        if loaded.message:
-            self.banners.show_message("settings", loaded.message, "warning")
-            self.notice(loaded.message, "warning")
+        for message in (loaded.message, self.announce.history.message):
+            if message:
+                self.banners.show_message("settings", message, "warning")
+                self.notice(message, "warning", Topic.SETTINGS)
 
     # ---- layout -----------------------------------------------------------------------------------
 
@@ -91,81 +120,116 @@ class MainWindow(QMainWindow):
         header = AppHeader()
         self.header_engine, self.header_status = header.engine, header.status
         outer.addWidget(header)
-        body = QHBoxLayout()
-        body.setContentsMargins(0, 0, 0, 0)
-        body.setSpacing(0)
+        columns = QSplitter(Qt.Orientation.Horizontal)
+        columns.setChildrenCollapsible(False)
         self.sidebar = Sidebar()
-        body.addWidget(self.sidebar)
-        center = QVBoxLayout()
-        center.setContentsMargins(0, 0, 0, 0)
-        center.setSpacing(0)
+        center = QWidget()
+        center_layout = QVBoxLayout(center)
+        center_layout.setContentsMargins(0, 0, 0, 0)
+        center_layout.setSpacing(0)
         self.banners = BannerStack()
         banner_box = QVBoxLayout()
         banner_box.setContentsMargins(20, 12, 20, 0)
         banner_box.addWidget(self.banners)
-        center.addLayout(banner_box)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.setChildrenCollapsible(False)
+        center_layout.addLayout(banner_box)
+        # The latency panel can shrink (or be dragged down) so the conversation keeps its room on a small screen.
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.conversation = ConversationView()
         self.latency = LatencyPanel()
         latency_box = QWidget()
+        latency_box.setObjectName("ConversationBody")
         latency_layout = QVBoxLayout(latency_box)
-        latency_layout.setContentsMargins(20, 4, 20, 12)
+        latency_layout.setContentsMargins(20, 4, 20, 8)
         latency_layout.addWidget(self.latency)
-        splitter.addWidget(self.conversation)
-        splitter.addWidget(latency_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([400, 210])
-        center.addWidget(splitter, 1)
+        # In a scroll area, so neither its width nor its height sets the window's minimum size.
+        latency_scroll = QScrollArea()
+        latency_scroll.setObjectName("Conversation")
+        latency_scroll.setWidgetResizable(True)
+        latency_scroll.setWidget(latency_box)
+        latency_scroll.setMinimumHeight(60)
+        latency_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its own controls are the Tab stops
+        self.splitter.addWidget(self.conversation)
+        self.splitter.addWidget(latency_scroll)
+        self.splitter.setCollapsible(0, False)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([420, 200])
+        center_layout.addWidget(self.splitter, 1)
         self.composer = Composer()
-        center.addWidget(self.composer)
-        body.addLayout(center, 1)
-        outer.addLayout(body, 1)
+        center_layout.addWidget(self.composer)
+        self.console = ConsolePanel()
+        center.setMinimumWidth(400)
+        columns.addWidget(self.sidebar)
+        columns.addWidget(center)
+        columns.addWidget(self.console)
+        columns.setStretchFactor(1, 1)
+        columns.setSizes([330, 640, 300])
+        outer.addWidget(columns, 1)
         self.setCentralWidget(root)
-        self.status_text = QLabel()
-        self.status_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.statusBar().addWidget(self.status_text, 1)
+        self.status = StatusLine()
+        self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
-        self._notice_timer = QTimer(self, singleShot=True, interval=10_000)
-        self._notice_timer.timeout.connect(lambda: self.status_text.setText(""))
         self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
         self.ab_runs = AbRunsAction(self, lambda: window_engines(self))
-        self._connect()
 
     def _connect(self) -> None:
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.request_stop)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, activated=self.request_speak)
-        self.composer.speak_requested.connect(self.request_speak)
-        self.composer.stop_requested.connect(self.request_stop)
-        self.composer.mode_changed.connect(self._mode_changed)
+        for keys in ("Ctrl+Shift+Return", "Ctrl+Shift+Enter"):
+            QShortcut(QKeySequence(keys), self, activated=lambda: self.announce.speak_composer(interrupt=True))
+        composer = self.composer
+        composer.speak_requested.connect(self.request_speak)
+        composer.speak_now_requested.connect(lambda: self.announce.speak_composer(interrupt=True))
+        composer.stop_requested.connect(self.request_stop)
+        composer.mode_changed.connect(self._mode_changed)
+        composer.new_conversation_requested.connect(self.announce.new_conversation)
         engine = self.sidebar.engine
-        engine.kind_changed.connect(lambda _kind: self._select_engine())
-        engine.connect_requested.connect(self._select_engine)
-        engine.download_requested.connect(lambda: self.spawn(self.download_model()))
-        engine.changed.connect(self._settings_changed)
-        self.sidebar.voice.changed.connect(self._voice_changed)
-        self.sidebar.voice.preview_requested.connect(lambda: self.spawn(self.preview_voice()))
+        engine.kind_changed.connect(lambda _kind: self.select_engine(clicked=False))
+        engine.connect_requested.connect(self.select_engine)
+        engine.download_requested.connect(lambda: self.spawn(self.engines.download_model()))
+        engine.import_requested.connect(self._import_dialog)
+        engine.changed.connect(self.settings_changed)
+        voice = self.sidebar.voice
+        voice.changed.connect(self.voice_changed)
+        voice.preview_requested.connect(self.announce.preview_voice)
+        voice.download_requested.connect(lambda name: self.spawn(self.engines.download_voice(name)))
         self.sidebar.output.changed.connect(lambda: self.spawn(self.open_player()))
-        self.sidebar.output.refresh.clicked.connect(self._refresh_devices)
+        self.sidebar.output.refresh.clicked.connect(self.refresh_devices)
         self.sidebar.agent.changed.connect(self._agent_changed)
+        self.sidebar.desktop.changed.connect(self._desktop_changed)
         self.latency.export_requested.connect(self.files.export_dialog)
+        self.conversation.retry_requested.connect(self.announce.retry)
+        phrases, queue = self.console.phrases, self.console.announcements
+        phrases.speak_requested.connect(self.announce.speak_phrase)
+        phrases.edit_requested.connect(self.announce.edit_phrase)
+        phrases.add_requested.connect(lambda: self.announce.edit_phrase(None))
+        phrases.delete_requested.connect(self.announce.delete_phrase)
+        queue.now_requested.connect(self.announce.speak_now)
+        queue.remove_requested.connect(self.announce.announcer.remove)
+        queue.clear_requested.connect(self.announce.announcer.clear)
+        queue.resume_requested.connect(self.announce.announcer.resume)
+        queue.replay_requested.connect(self.announce.replay)
+        queue.history_clear_requested.connect(self.announce.clear_history)
         self._save_timer = QTimer(self, singleShot=True, interval=400)
         self._save_timer.timeout.connect(self.save_settings)
         self._highlight = QTimer(self, interval=HIGHLIGHT_INTERVAL_MS)
         self._highlight.timeout.connect(self._tick)
         self._highlight.start()
+        self.desktop.bind_window_shortcuts()
 
     # ---- start and stop ---------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Opens the audio output and the selected engine (the window is usable while they come up)."""
-        self._refresh_devices()
+        self.refresh_devices()
         await self.open_player()
-        await self.controller.use_engine(engine_spec(self.settings, self.sidebar.engine.ws_token.text()))
+        self.announce.announcer.start()
+        self.desktop.apply()
+        await self.engines.select()
+        self.engines.health.start()
 
-    def shutdown(self) -> asyncio.Future[None]:
+    def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
 
         Idempotent: every caller (the close button, a test) awaits the same shutdown to its end.
@@ -173,17 +237,22 @@ class MainWindow(QMainWindow):
         if self._shutdown is None:
             self._closing = True
             self._shutdown = asyncio.ensure_future(self._shut_down())
-        return self._shutdown
+        # Shielded: cancelling a task that waits for the shutdown (the close button's) must not cancel it.
+        return asyncio.shield(self._shutdown)
 
     async def _shut_down(self) -> None:
         self._highlight.stop()
         self.save_settings()
+        self.desktop.close()
         try:
+            await self.engines.health.aclose()
+            await self.announce.announcer.aclose()
             await self.controller.aclose()
         finally:
-            if self.player is not None:
-                self.player.close()
-                self.player = self.controller.player = None
+            for player in self.players.values():
+                player.close()
+            self.players.clear()
+            self.player = self.controller.player = None
             for task in list(self._tasks):
                 task.cancel()
             self.shut_down.emit()
@@ -213,102 +282,37 @@ class MainWindow(QMainWindow):
             return
         error = task.exception()
         if isinstance(error, VoicedeskError):
-            self.notice(error.message, "error")
+            self.notice(error_text(error), "error")
         elif error is not None:
             log.error("a background task failed", exc_info=error)
-            self.notice(f"Something went wrong: {error!r}", "error")
+            self.notice(f"Something went wrong: {error_text(error)}", "error")
 
     # ---- actions ----------------------------------------------------------------------------------
 
     def request_speak(self) -> None:
-        self.spawn(self.speak())
+        self.announce.speak_composer()
 
     def request_stop(self) -> None:
-        self.spawn(self.controller.stop())
-
-    async def speak(self) -> Turn | None:
-        text = self.composer.text().strip()
-        if not text:
-            self.notice("Type something to say first.", "info")
-            self.composer.editor.setFocus()
-            return None
-        if self.composer.mode.value() == "speak":
-            return await self.controller.speak(TurnKind.SPEAK, text, whole(text))
-        self.sidebar.store(self.settings)
-        try:
-            source = make_source(self.settings)
-        except VoicedeskError as exc:
-            self.notice(exc.message, "error")
-            return None
-        messages = [*self.controller.history, ChatMessage("user", text)]
-        turn = await self.controller.speak(TurnKind.AGENT, text, source.reply(messages))
-        if turn is not None:
-            self.composer.editor.clear()
-        return turn
-
-    async def preview_voice(self) -> Turn | None:
-        name = self.settings.voice.voice
-        blend = self.settings.voice.blend_with
-        said = voice_title(name).split(" · ")[0]
-        if blend and blend != name:
-            said += f" blended with {voice_title(blend).split(' · ')[0]}"
-        return await self.controller.speak(TurnKind.PREVIEW, said, whole(f"Hello, this is {said}."))
+        self.spawn(self.announce.stop())
 
     async def open_player(self) -> None:
-        """(Re)opens the audio output on the chosen device; without one, replies can still be saved as WAV."""
-        from app.player import AudioDeviceError
+        await self.outputs.open_player()
 
-        await self.controller.stop()
-        if self.player is not None:
-            self.player.close()
-            self.player = self.controller.player = None
-        device = self.sidebar.output.value()
-        self.settings.output_device = device
-        self._settings_changed()
-        try:
-            player = self._player_factory(device, self.controller.on_player_event, asyncio.get_running_loop())
-            player.open()
-        except AudioDeviceError as exc:
-            reason = re.split(r"\s+Pick another", exc.message)[0]  # the rest is the CLI's advice
-            self.banners.show_message(
-                "audio",
-                f"<b>No audio output.</b> {reason}<br>Pick another output device, or keep going without sound: "
-                "speech is still made and shown, and File ▸ Save last reply as WAV writes it to a file.",
-                "warning",
-            )
-            self.notice("No audio output: replies are kept so you can save them as WAV.", "warning")
-            return
-        self.player = self.controller.player = player
-        self.banners.dismiss("audio")
+    async def use_output(self, device: str) -> None:
+        await self.outputs.use(device)
 
-    async def download_model(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await self.hub.fetch_models(lambda text: loop.call_soon_threadsafe(self._download_progress, text))
-        except VoicedeskError as exc:
-            self.notice(exc.message, "error")
-            return
-        self.notice("The model is downloaded and loaded.", "info")
+    def refresh_devices(self) -> None:
+        self.outputs.refresh()
 
-    def _download_progress(self, text: str) -> None:
-        self.sidebar.engine.message.setText(text)
-        self.sidebar.engine.message.show()
-        self.notice(text, "info")
+    def select_engine(self, clicked: bool = True) -> None:
+        self.connect_clicked = clicked
+        self.settings_changed()
+        self.spawn(self.engines.select())
 
-    def _select_engine(self) -> None:
-        self.sidebar.store(self.settings)
-        self._settings_changed()
-        self.controller.failover_enabled = self.settings.engine.failover_to_local
-        self.spawn(self.controller.use_engine(engine_spec(self.settings, self.sidebar.engine.ws_token.text())))
-
-    def _refresh_devices(self) -> None:
-        from app.player import AudioDeviceError, output_devices
-
-        try:
-            names = output_devices()
-        except AudioDeviceError:
-            names = []
-        self.sidebar.output.set_devices(names, self.settings.output_device)
+    def _import_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Import model files from a folder")
+        if folder:
+            self.spawn(self.engines.import_models(Path(folder)))
 
     def controller_wav(self) -> bytes | None:
         return self.controller.reply_wav()
@@ -319,6 +323,13 @@ class MainWindow(QMainWindow):
     def save_wav(self, path: Path) -> None:
         self.files.save_wav(path)
 
+    def selected_label(self) -> str:
+        return KIND_LABELS.get(self.hub.spec.kind, self.hub.spec.kind)
+
+    def voice_names(self) -> list[str]:
+        combo = self.sidebar.voice.voice
+        return [combo.itemData(i) for i in range(combo.count())]
+
     # ---- ControllerListener -------------------------------------------------------------------------
 
     def turn_changed(self, turn: Turn) -> None:
@@ -326,6 +337,9 @@ class MainWindow(QMainWindow):
         position = self.controller.heard_position() if current is not None and current.turn is turn else None
         self.conversation.show_turn(turn, position)
         self.composer.set_speaking(current is not None and current.turn.active)
+
+    def turn_ended(self, turn: Turn) -> None:
+        self.announce.turn_ended(turn)
 
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None:
         last = self.controller.last_run
@@ -337,18 +351,11 @@ class MainWindow(QMainWindow):
         label = KIND_LABELS.get(status.kind, status.kind)
         self.header_engine.setText(f"{label} engine")
         self.header_status.show_state(status.state, status.title, status.detail)
-        if status.state is EngineState.READY and status.kind == "local":
-            self._show_local_voices()
+        self.engines.status_changed(status)
+        self.desktop.refresh()
 
-    def notice(self, text: str, level: str = "info") -> None:
-        color = NOTICE_COLORS.get(level, PALETTE.text_secondary)
-        mark = {"warning": "⚠ ", "error": "⚠ "}.get(level, "")
-        self.status_text.setText(f"<span style='color:{color}'>{mark}{text}</span>")
-        self.status_text.setToolTip(text)
-        if level == "info":
-            self._notice_timer.start()
-        else:
-            self._notice_timer.stop()
+    def notice(self, text: str, level: str = "info", topic: Topic = Topic.GENERAL) -> None:
+        self.status.post(text, level, topic)
 
     # ---- reacting to the sidebar ------------------------------------------------------------------
 
@@ -357,42 +364,44 @@ class MainWindow(QMainWindow):
         if run is not None and run.turn.active:
             self.conversation.show_turn(run.turn, self.controller.heard_position())
 
-    def _show_local_voices(self) -> None:
-        synthesizer = getattr(self.hub.local_engine, "synthesizer", None)
-        if synthesizer is None:
-            return
-        try:
-            available = set(synthesizer.list_voices())
-        except Exception:  # the list is a convenience; every voice stays choosable when it fails
-            return
-        from engine.voices import KNOWN_VOICES
-
-        names = list(dict.fromkeys([*KNOWN_VOICES, *sorted(available)]))
-        self.sidebar.voice.set_voices(names, available)
-
     def _apply_voice(self) -> None:
+        if self.sidebar.voice.chosen_missing():
+            return  # keeps the last voice that works; the Voice card says why and offers the download
         self.controller.voice = SessionConfig(self.settings.voice.spec(), self.settings.voice.speed)
 
-    def _voice_changed(self) -> None:
+    def voice_changed(self) -> None:
         if self._loading:
             return
         self.sidebar.voice.store(self.settings)
+        self.status.clear(Topic.VOICE)
         self._apply_voice()
-        self._settings_changed()
+        self.settings_changed()
 
     def _agent_changed(self) -> None:
         if self._loading:
             return
         self.sidebar.agent.store(self.settings)
         self._update_source_label()
-        self._settings_changed()
+        self.settings_changed()
+
+    def _desktop_changed(self) -> None:
+        if self._loading:
+            return
+        self.sidebar.desktop.store(self.settings)
+        self.desktop.apply()
+        self.settings_changed()
+
+    def phrases_changed(self) -> None:
+        self.console.phrases.set_phrases(self.settings.phrases)
+        self.desktop.apply()
+        self.settings_changed()
 
     def _mode_changed(self, mode: str) -> None:
         if self._loading:
             return
         self.settings.composer_mode = mode
         self._update_source_label()
-        self._settings_changed()
+        self.settings_changed()
 
     def _update_source_label(self) -> None:
         if self.composer.mode.value() != "agent":
@@ -406,7 +415,7 @@ class MainWindow(QMainWindow):
         }
         self.composer.set_source_label(f"Agent: {names.get(source.kind, source.kind)}")
 
-    def _settings_changed(self) -> None:
+    def settings_changed(self) -> None:
         if self._loading:
             return
         self._save_timer.start()
@@ -415,7 +424,8 @@ class MainWindow(QMainWindow):
         self.sidebar.store(self.settings)
         self.settings.composer_mode = self.composer.mode.value() or "speak"
         self.settings.window_geometry = bytes(self.saveGeometry().toHex()).decode()
+        self.settings.splitter_state = bytes(self.splitter.saveState().toHex()).decode()
         try:
             save_settings(self.settings, self.settings_path)
         except OSError as exc:
-            self.notice(f"Could not save the settings to {self.settings_path}: {exc}", "error")
+            self.notice(f"Could not save the settings to {self.settings_path}: {exc}", "error", Topic.SETTINGS)

@@ -15,23 +15,47 @@ import pytest
 
 if not os.environ.get("DISPLAY"):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# In-process windows do not grab global shortcuts, so their shortcuts are bound inside the window, where qtbot's
+# key presses (Qt events, which an X11 listener never sees) reach them. test_desktop.py runs the real app in its
+# own process with the global shortcuts on, and presses them with xdotool.
+os.environ.setdefault("VOICEDESK_NO_GLOBAL_SHORTCUTS", "1")
 
 from tests.app.helpers import opener_for
 
 
 @pytest.fixture
 def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
-    """asyncio on Qt's event loop, as in the app (tests drive it with ``qloop.run_until_complete``)."""
+    """asyncio on Qt's event loop, as in the app (tests drive it with ``qloop.run_until_complete``).
+
+    In the app the loop runs for the window's whole life. Here Qt also runs between two ``run_until_complete``
+    calls (qtbot's clicks, qasync's own last pass of events), and an asyncio callback run then must still see
+    its loop as the running one, or a background task (the health check's HTTP request) fails with "no running
+    event loop". So the loop stays marked running for the whole test."""
     import qasync
 
     from app.ui.theme import apply_theme
 
+    class AppLikeLoop(qasync.QEventLoop):
+        def run_forever(self):
+            try:
+                return super().run_forever()
+            finally:
+                asyncio.events._set_running_loop(self)
+
+    from app.ui.gc_guard import MainThreadGarbageCollector
+
     apply_theme(qapp)
-    loop = qasync.QEventLoop(qapp)
+    collector = MainThreadGarbageCollector(qapp)  # as in the app: Qt objects are only ever freed on Qt's thread
+    collector.start()
+    loop = AppLikeLoop(qapp)
     asyncio.set_event_loop(loop)
+    asyncio.events._set_running_loop(loop)
     yield loop
+    asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)
+    collector.stop()  # this test's windows and loop are freed here, on Qt's thread
+    collector.deleteLater()
 
 
 @pytest.fixture
@@ -43,6 +67,7 @@ def make_window(qtbot, qloop, synthesizer, tmp_path):
 
     def make(settings_path: Path | None = None, start: bool = True, **options) -> MainWindow:
         options.setdefault("engine_opener", opener_for(synthesizer))
+        options.setdefault("history_path", tmp_path / "history.json")
         window = MainWindow(settings_path or tmp_path / "settings.json", **options)
         # Not qtbot.addWidget: pytest-qt would close the window before this fixture's teardown, starting the
         # app's shutdown on a loop that is no longer run. The teardown below shuts each window down fully.

@@ -23,9 +23,13 @@ class Recorder:
         self.statuses = []
         self.notices: list[tuple[str, str]] = []
         self.timelines = []
+        self.ended = []
 
     def turn_changed(self, turn) -> None:
         pass
+
+    def turn_ended(self, turn) -> None:
+        self.ended.append(turn)
 
     def timeline_changed(self, turn, timeline) -> None:
         self.timelines.append(timeline)
@@ -33,7 +37,7 @@ class Recorder:
     def engine_status(self, status) -> None:
         self.statuses.append(status)
 
-    def notice(self, text: str, level: str) -> None:
+    def notice(self, text: str, level: str, topic="general") -> None:
         self.notices.append((text, level))
 
 

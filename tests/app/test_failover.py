@@ -64,7 +64,7 @@ def test_a_remote_engine_dying_mid_reply_hands_the_rest_to_the_local_engine(make
     assert " ".join(s.text for s in turn.sentences).split() == REPLY.split()
     assert all(s.audio_s > 0 for s in turn.sentences)
     assert any("continued on the local engine" in note for note in turn.notes)
-    assert "Continuing on the local engine" in window.status_text.text()
+    assert "Continuing on the local engine" in window.status.text
     assert window.hub.status.state is EngineState.DISCONNECTED  # the switcher shows the lost connection
     view = window.conversation.views[turn.id]
     assert any("continued on the local engine" in chip.text() for chip in view._chips)

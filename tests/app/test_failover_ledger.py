@@ -49,7 +49,7 @@ def test_ledger_knows_when_each_character_was_sent():
 
 
 def test_which_events_mean_the_engine_is_gone():
-    assert engine_failure(Error("internal", "boom", fatal=True), closing=False) == "boom (internal)"
+    assert engine_failure(Error("internal", "boom", fatal=True), closing=False) == "boom"
     assert engine_failure(Error("unknown_voice", "no such voice"), closing=False) is None
-    assert engine_failure(Closed("connection lost"), closing=False) == "the connection closed (connection lost)"
+    assert engine_failure(Closed("connection lost"), closing=False) == "the connection closed: connection lost"
     assert engine_failure(Closed("closed"), closing=True) is None

@@ -56,7 +56,7 @@ def test_sagemaker_engine_explains_a_wrong_endpoint_then_speaks_through_the_righ
         await until(lambda: window.hub.status.kind == "sagemaker" and window.hub.status.state is EngineState.ERROR)
         assert "There is no endpoint 'no-such-endpoint' in us-east-1" in engine.message.text()
         assert engine.message.isVisible()
-        assert "local engine instead" not in window.status_text.text()  # a Connect click does not fall back
+        assert "local engine instead" not in window.status.text  # a Connect click does not fall back
 
         engine.sm_endpoint.clear()
         qtbot.keyClicks(engine.sm_endpoint, ENDPOINT)
@@ -64,6 +64,8 @@ def test_sagemaker_engine_explains_a_wrong_endpoint_then_speaks_through_the_righ
         await until(lambda: window.hub.status.state is EngineState.READY)
         assert window.sidebar.engine.status.title.text() == "Connected"
         assert ENDPOINT in window.sidebar.engine.status.detail.text()
+        voice = window.sidebar.voice
+        assert voice.note.isVisible() and "cannot list its voices" in voice.note.text()  # said, not guessed
 
         qtbot.keyClicks(window.composer.editor, "Hello from the cloud.")
         qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)

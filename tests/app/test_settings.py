@@ -81,3 +81,110 @@ def test_voice_spec_blends():
     assert VoiceSettings("af_heart", "am_adam", 0.0).spec() == "af_heart"
     assert VoiceSettings("af_heart", "af_heart", 0.5).spec() == "af_heart"
     assert VoiceSettings("af_heart", "am_adam", 1.0).spec() == "am_adam"
+
+
+# ---- hostile files (issue 11): whatever the file holds, the app starts, and nothing is lost ----------------
+
+
+def _damaged_copies(folder):
+    return [p for p in folder.iterdir() if p.name.startswith("settings.damaged-")]
+
+
+def test_a_400_digit_number_resets_that_value_only_and_keeps_the_file(tmp_path):
+    path = tmp_path / "settings.json"
+    body = (
+        '{"voice": {"speed": '
+        + "9" * 400
+        + ', "voice": "bf_emma"}, "engine": {"health_interval_s": -'
+        + "1" * 400
+        + "}}"
+    )
+    path.write_text(body)
+    loaded = load_settings(path)
+    assert loaded.settings.voice.speed == 1.0
+    assert loaded.settings.voice.voice == "bf_emma"
+    assert loaded.settings.engine.health_interval_s == 15.0
+    assert "voice.speed" in loaded.message and "engine.health_interval_s" in loaded.message
+    (kept,) = _damaged_copies(tmp_path)
+    assert kept.read_text() == body and path.read_text() == body  # a copy: the original is still there
+    assert kept.name in loaded.message
+
+
+def test_deeply_nested_json_is_damage_not_a_crash(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"engine": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    loaded = load_settings(path)
+    assert loaded.settings == AppSettings()
+    assert "nested too deeply" in loaded.message
+    assert len(_damaged_copies(tmp_path)) == 1 and not path.exists()
+
+
+def test_huge_numbers_strings_and_files_are_refused(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"source": {"system_prompt": "x" * 20_000}, "voice": {"blend_weight": 1e308 * 10}}))
+    loaded = load_settings(path)
+    assert loaded.settings.source.system_prompt == AppSettings().source.system_prompt
+    assert "source.system_prompt" in loaded.message
+    path.write_text('{"a": "' + "y" * (2 << 20) + '"}')
+    loaded = load_settings(path)
+    assert loaded.settings == AppSettings() and "larger than" in loaded.message
+    path.write_text('{"voice": {"speed": 1' + "0" * 5000 + "}}")  # past Python's int-digits limit
+    assert load_settings(path).settings == AppSettings()
+
+
+def test_binary_garbage_and_invalid_utf8_are_damage(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b"\xff\xfe\x00{garbage")
+    loaded = load_settings(path)
+    assert loaded.settings == AppSettings() and "damaged" in loaded.message
+
+
+def test_urls_that_are_not_urls_fall_back(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(
+        json.dumps(
+            {
+                "engine": {"websocket_url": "http://box:8080"},
+                "source": {"openai_base_url": "file:///etc/passwd"},
+            }
+        )
+    )
+    loaded = load_settings(path)
+    assert loaded.settings.engine.websocket_url == AppSettings().engine.websocket_url
+    assert loaded.settings.source.openai_base_url == AppSettings().source.openai_base_url
+    assert "engine.websocket_url" in loaded.message and "source.openai_base_url" in loaded.message
+    for url in ("http://user:secret@box/v1", "http://box:99999/v1", "ftp://box", "http:///v1"):
+        path.write_text(json.dumps({"source": {"openai_base_url": url}}))
+        assert load_settings(path).settings.source.openai_base_url == AppSettings().source.openai_base_url, url
+
+
+def test_phrases_are_checked_one_by_one(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(
+        json.dumps(
+            {
+                "phrases": [
+                    {"name": "Dinner", "text": "Dinner is ready.", "shortcut": "Ctrl+Alt+1", "voice": "bf_emma"},
+                    {"name": "Empty", "text": ""},
+                    {"name": "Bad key", "text": "Hi.", "shortcut": "Q"},
+                    "not an object",
+                    {"name": "Number", "text": 5},
+                ]
+            }
+        )
+    )
+    loaded = load_settings(path)
+    assert [p.name for p in loaded.settings.phrases] == ["Dinner"]
+    assert loaded.settings.phrases[0].voice == "bf_emma"
+    for number in (2, 3, 4, 5):
+        assert f"phrase {number}" in loaded.message
+    save_settings(loaded.settings, path)
+    assert load_settings(path).settings.phrases == loaded.settings.phrases
+
+
+def test_two_damaged_files_in_one_second_are_both_kept(tmp_path):
+    path = tmp_path / "settings.json"
+    for body in ("{", "[1"):
+        path.write_text(body)
+        load_settings(path)
+    assert sorted(p.read_text() for p in _damaged_copies(tmp_path)) == ["[1", "{"]

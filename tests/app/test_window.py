@@ -157,7 +157,7 @@ def test_a_missing_model_is_explained_and_the_download_is_offered(make_window, q
     qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
 
     async def speak_refused():
-        await until(lambda: "models" in window.status_text.text())
+        await until(lambda: "models" in window.status.text)
 
     qloop.run_until_complete(speak_refused())
     assert window.controller.turns == []

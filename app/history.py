@@ -1,0 +1,154 @@
+"""What was said, kept across restarts: a small JSON file in the data folder, bounded, written atomically.
+
+The file is ``history.json`` in voicedesk's data folder (platformdirs; ``VOICEDESK_DATA_DIR`` overrides). Like
+the settings, it is read forgivingly: a damaged file is kept next to it as ``history.damaged-<time>.json``, the
+history starts empty, and ``load_history`` says so; a damaged entry is skipped. It holds at most
+``MAX_ENTRIES`` entries (the oldest go first) and never the WebSocket token or any API key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+HISTORY_FILE = "history.json"
+MAX_ENTRIES = 500
+MAX_FILE_BYTES = 4 << 20
+MAX_TEXT_CHARS = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    at: float
+    """Unix time it ended."""
+    kind: str
+    """'speak', 'agent' or 'preview'."""
+    text: str
+    """What was said (the reply, for an agent)."""
+    prompt: str = ""
+    """The question, for an agent reply."""
+    voice: str = ""
+    engine: str = ""
+    """"Local", "WebSocket → Local"…"""
+    state: str = "done"
+    """'done', 'cut' or 'failed'."""
+    output: str = ""
+    origin: str = ""
+
+    @property
+    def when(self) -> str:
+        return time.strftime("%a %H:%M", time.localtime(self.at))
+
+
+def default_history_path() -> Path:
+    from engine.weights import data_dir
+
+    return data_dir() / HISTORY_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedHistory:
+    entries: list[HistoryEntry]
+    message: str | None = None
+
+
+def load_history(path: Path) -> LoadedHistory:
+    """Never raises: a file that cannot be used gives an empty history and a message."""
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return LoadedHistory([])
+    except OSError as exc:
+        return LoadedHistory([], f"Could not read the history in {path} ({exc}); starting a new one.")
+    try:
+        if len(raw) > MAX_FILE_BYTES:
+            raise ValueError("it is too large")
+        data = json.loads(raw.decode("utf-8"))
+        items = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise ValueError("it has no list of entries")
+    except (ValueError, RecursionError) as exc:
+        kept = _keep_damaged(path)
+        where = f" It was kept as {kept.name}." if kept else ""
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+        return LoadedHistory([], f"The history file {path} was damaged ({reason}); starting a new one.{where}")
+    entries = [entry for item in items[-MAX_ENTRIES:] if (entry := _entry(item)) is not None]
+    skipped = min(len(items), MAX_ENTRIES) - len(entries)
+    message = f"{skipped} damaged entries in {path} were skipped." if skipped else None
+    return LoadedHistory(entries, message)
+
+
+def save_history(entries: list[HistoryEntry], path: Path) -> None:
+    """Writes the newest ``MAX_ENTRIES`` atomically (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = json.dumps({"version": 1, "entries": [asdict(e) for e in entries[-MAX_ENTRIES:]]}, ensure_ascii=False)
+    fd, temp = tempfile.mkstemp(prefix=".history-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(body)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+class History:
+    """The entries in memory, newest last, saved after each change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        loaded = load_history(path)
+        self.entries = loaded.entries
+        self.message = loaded.message
+
+    def add(self, entry: HistoryEntry) -> None:
+        self.entries.append(entry)
+        del self.entries[:-MAX_ENTRIES]
+        save_history(self.entries, self.path)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        save_history(self.entries, self.path)
+
+
+def _entry(item: object) -> HistoryEntry | None:
+    if not isinstance(item, dict):
+        return None
+    values: dict[str, object] = {}
+    for spec in fields(HistoryEntry):
+        if spec.name not in item:
+            continue
+        value = item[spec.name]
+        if spec.name == "at":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return None
+            try:
+                value = float(value)
+            except OverflowError:
+                return None
+            if not math.isfinite(value) or not 0 <= value < 1e11:
+                return None
+        elif not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
+            return None
+        values[spec.name] = value
+    if "at" not in values or not str(values.get("text", "")).strip() or values.get("kind") not in KINDS:
+        return None
+    return HistoryEntry(**values)  # type: ignore[arg-type]
+
+
+KINDS = ("speak", "agent", "preview")
+
+
+def _keep_damaged(path: Path) -> Path | None:
+    kept = path.with_name(f"{path.stem}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{path.suffix}")
+    try:
+        os.replace(path, kept)
+    except OSError:
+        return None
+    return kept

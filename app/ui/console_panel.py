@@ -1,0 +1,233 @@
+"""The console column: saved phrases (one click each), the announcement queue, and the history with replay.
+
+Widgets only: they show what ``app.announcements``, ``app.phrases`` and ``app.history`` hold and emit what
+the person asked for; the window acts on it.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.announcements import Announcement
+from app.history import HistoryEntry
+from app.phrases import Phrase
+from app.ui.forms import PageSwitcher
+from app.ui.widgets import Card, Segmented, hint
+
+STATE_MARKS = {"done": "", "cut": "✂ ", "failed": "⚠ "}
+
+
+class PhrasesCard(Card):
+    speak_requested = Signal(int)
+    edit_requested = Signal(int)
+    delete_requested = Signal(int)
+    add_requested = Signal()
+
+    def __init__(self) -> None:
+        super().__init__("Phrases")
+        self.grid = QGridLayout()
+        self.grid.setSpacing(6)
+        self.body.addLayout(self.grid)
+        self.empty = hint("No saved phrases yet.")
+        self.body.addWidget(self.empty)
+        self.add = QPushButton("+ New phrase")
+        self.add.setObjectName("Link")
+        self.add.setToolTip("Save a text to speak with one click or a shortcut (right-click a phrase to edit it)")
+        self.add.clicked.connect(self.add_requested)
+        self.body.addWidget(self.add, 0, Qt.AlignmentFlag.AlignLeft)
+        self.buttons: list[QPushButton] = []
+
+    def set_phrases(self, phrases: list[Phrase]) -> None:
+        for button in self.buttons:
+            self.grid.removeWidget(button)
+            button.deleteLater()
+        self.buttons = []
+        for number, phrase in enumerate(phrases):
+            button = QPushButton(phrase.title)
+            button.setObjectName("Phrase")
+            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            button.setMinimumWidth(60)
+            details = [phrase.text]
+            if phrase.voice:
+                details.append(f"Voice: {phrase.voice}")
+            if phrase.output:
+                details.append(f"Output: {phrase.output}")
+            if phrase.shortcut:
+                details.append(f"Shortcut: {phrase.shortcut}")
+            button.setToolTip("\n".join(details))
+            button.clicked.connect(lambda _checked=False, n=number: self.speak_requested.emit(n))
+            button.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            button.customContextMenuRequested.connect(lambda _pos, n=number, b=button: self._menu(n, b))
+            self.grid.addWidget(button, number // 2, number % 2)
+            self.buttons.append(button)
+        self.empty.setVisible(not phrases)
+
+    def _menu(self, number: int, button: QPushButton) -> None:
+        menu = QMenu(button)
+        menu.addAction("Speak", lambda: self.speak_requested.emit(number))
+        menu.addAction("Edit…", lambda: self.edit_requested.emit(number))
+        menu.addAction("Delete", lambda: self.delete_requested.emit(number))
+        menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
+
+
+class QueueCard(Card):
+    """The queue (what is being said, what waits) and, on the other page, the history."""
+
+    now_requested = Signal(int)
+    remove_requested = Signal(int)
+    clear_requested = Signal()
+    resume_requested = Signal()
+    replay_requested = Signal(int)
+    history_clear_requested = Signal()
+
+    def __init__(self) -> None:
+        super().__init__("Announcements")
+        self.switch = Segmented([("queue", "Queue"), ("history", "History")])
+        self.switch.set_value("queue")
+        self.switch.changed.connect(self._page)
+        self.body.addWidget(self.switch)
+        self.pages = PageSwitcher()
+        self.now = QLabel()
+        self.now.setObjectName("Message")
+        self.now.setWordWrap(True)
+        self.queue = QListWidget()
+        self.queue.setObjectName("Queue")
+        self.queue.setMinimumHeight(60)
+        self.queue.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.queue.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.speak_now = QPushButton("Speak now")
+        self.speak_now.setToolTip("Stop what is being said and say this next")
+        self.remove = QPushButton("Remove")
+        self.clear = QPushButton("Clear")
+        self.resume = QPushButton("▶ Resume")
+        self.resume.setObjectName("Primary")
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        for button in (self.speak_now, self.remove, self.clear):
+            button.setObjectName("Small")
+            row.addWidget(button)
+        queue_page = QWidget()
+        queue_layout = QVBoxLayout(queue_page)
+        queue_layout.setContentsMargins(0, 0, 0, 0)
+        queue_layout.setSpacing(6)
+        queue_layout.addWidget(self.now)
+        queue_layout.addWidget(self.resume)
+        queue_layout.addWidget(self.queue, 1)
+        queue_layout.addLayout(row)
+        self.pages.addWidget(queue_page)
+        self.history = QListWidget()
+        self.history.setObjectName("History")
+        self.history.setMinimumHeight(60)
+        self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.history.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.replay = QPushButton("↻ Replay")
+        self.replay.setToolTip("Say it again, in the voice it was said in")
+        self.history_clear = QPushButton("Clear history")
+        history_row = QHBoxLayout()
+        self.replay.setObjectName("Small")
+        self.history_clear.setObjectName("Small")
+        history_row.addWidget(self.replay)
+        history_row.addWidget(self.history_clear)
+        history_page = QWidget()
+        history_layout = QVBoxLayout(history_page)
+        history_layout.setContentsMargins(0, 0, 0, 0)
+        history_layout.setSpacing(6)
+        history_layout.addWidget(self.history, 1)
+        history_layout.addLayout(history_row)
+        self.pages.addWidget(history_page)
+        self.body.addWidget(self.pages, 1)
+        self.speak_now.clicked.connect(lambda: self._selected(self.queue, self.now_requested))
+        self.remove.clicked.connect(lambda: self._selected(self.queue, self.remove_requested))
+        self.clear.clicked.connect(self.clear_requested)
+        self.resume.clicked.connect(self.resume_requested)
+        self.replay.clicked.connect(lambda: self._selected(self.history, self.replay_requested))
+        self.history.itemDoubleClicked.connect(
+            lambda item: self.replay_requested.emit(item.data(Qt.ItemDataRole.UserRole))
+        )
+        self.history_clear.clicked.connect(self.history_clear_requested)
+        self.show_queue(None, [], False)
+        self.show_history([])
+
+    def _page(self, key: str) -> None:
+        self.pages.setCurrentIndex(0 if key == "queue" else 1)
+
+    def _selected(self, widget: QListWidget, signal: Signal) -> None:
+        item = widget.currentItem() or (widget.item(0) if widget.count() else None)
+        if item is not None:
+            signal.emit(item.data(Qt.ItemDataRole.UserRole))
+
+    def show_queue(self, current: Announcement | None, waiting: list[Announcement], paused: bool) -> None:
+        if current is not None:
+            origin = f" ({current.origin})" if current.origin else ""
+            self.now.setText(f"<b>Speaking:</b> {_escape(current.label)}{_escape(origin)}")
+        elif paused and waiting:
+            self.now.setText("<b>Paused</b> after a stop. Resume to carry on, or clear the queue.")
+        else:
+            self.now.setText("Nothing is being said. New announcements wait their turn here.")
+        self.resume.setVisible(paused and bool(waiting))
+        self.queue.clear()
+        for number, item in enumerate(waiting, start=1):
+            origin = f"  · {item.origin}" if item.origin else ""
+            entry = QListWidgetItem(f"{number}. {item.label}{origin}")
+            entry.setData(Qt.ItemDataRole.UserRole, item.id)
+            entry.setToolTip(item.text)
+            self.queue.addItem(entry)
+        for button in (self.speak_now, self.remove, self.clear):
+            button.setEnabled(bool(waiting))
+        waiting_text = f"Queue ({len(waiting)})" if waiting else "Queue"
+        self.switch.buttons["queue"].setText(waiting_text)
+
+    def show_history(self, entries: list[HistoryEntry]) -> None:
+        self.history.clear()
+        for number in range(len(entries) - 1, -1, -1):
+            entry = entries[number]
+            text = " ".join(entry.text.split())
+            short = text if len(text) <= 70 else text[:69] + "…"
+            row = QListWidgetItem(f"{entry.when}  {STATE_MARKS.get(entry.state, '')}{short}")
+            row.setData(Qt.ItemDataRole.UserRole, number)
+            detail = [text, f"{entry.kind} · {entry.engine} · {entry.voice or 'default voice'}"]
+            if entry.prompt:
+                detail.insert(0, f"Asked: {entry.prompt}")
+            row.setToolTip("\n".join(detail))
+            self.history.addItem(row)
+        self.replay.setEnabled(bool(entries))
+        self.history_clear.setEnabled(bool(entries))
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+class ConsolePanel(QScrollArea):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("Sidebar")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(230)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are
+        body = QWidget()
+        body.setObjectName("SidebarBody")
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(8, 14, 14, 14)
+        layout.setSpacing(12)
+        self.phrases = PhrasesCard()
+        self.announcements = QueueCard()
+        layout.addWidget(self.phrases)
+        layout.addWidget(self.announcements, 1)
+        self.setWidget(body)

@@ -1,0 +1,93 @@
+"""Editing a saved phrase: name, text, voice, output and shortcut (checked by ``app.phrases`` before saving)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QKeySequenceEdit,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.phrases import Phrase, phrase_problem
+from app.ui.forms import form_layout, picker
+from app.ui.widgets import field_label
+
+
+class PhraseDialog(QDialog):
+    def __init__(
+        self,
+        phrase: Phrase,
+        voices: list[tuple[str, str]],
+        outputs: list[tuple[str, str]],
+        parent: QWidget | None = None,
+    ) -> None:
+        """``voices`` / ``outputs``: (value, title) pairs offered besides "as chosen in the window"."""
+        super().__init__(parent)
+        self.setWindowTitle("Saved phrase")
+        self.setMinimumWidth(420)
+        layout = QVBoxLayout(self)
+        form = form_layout()
+        self.name = QLineEdit(phrase.name)
+        self.name.setPlaceholderText("e.g. Dinner")
+        self.text = QPlainTextEdit(phrase.text)
+        self.text.setFixedHeight(70)
+        self.voice = picker(12)
+        self.voice.addItem("The voice chosen in the window", "")
+        for value, title in voices:
+            self.voice.addItem(title, value)
+        self._select(self.voice, phrase.voice)
+        self.output = picker(12)
+        self.output.addItem("The output chosen in the window", "")
+        for value, title in outputs:
+            self.output.addItem(title, value)
+        self._select(self.output, phrase.output)
+        self.shortcut = QKeySequenceEdit(QKeySequence(phrase.shortcut))
+        self.shortcut.setMaximumSequenceLength(1)
+        self.shortcut.setClearButtonEnabled(True)
+        form.addRow(field_label("Name"), self.name)
+        form.addRow(field_label("Text"), self.text)
+        form.addRow(field_label("Voice"), self.voice)
+        form.addRow(field_label("Output"), self.output)
+        form.addRow(field_label("Shortcut"), self.shortcut)
+        layout.addLayout(form)
+        self.problem = QLabel()
+        self.problem.setObjectName("ErrorText")
+        self.problem.setWordWrap(True)
+        self.problem.hide()
+        layout.addWidget(self.problem)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._save)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.buttons = buttons
+
+    @staticmethod
+    def _select(combo, value: str) -> None:
+        index = combo.findData(value)
+        if index < 0 and value:
+            combo.addItem(value, value)
+            index = combo.count() - 1
+        combo.setCurrentIndex(max(index, 0))
+
+    def phrase(self) -> Phrase:
+        return Phrase(
+            name=self.name.text().strip(),
+            text=self.text.toPlainText().strip(),
+            voice=self.voice.currentData() or "",
+            output=self.output.currentData() or "",
+            shortcut=self.shortcut.keySequence().toString(QKeySequence.SequenceFormat.PortableText),
+        )
+
+    def _save(self) -> None:
+        problem = phrase_problem(self.phrase())
+        if problem is not None:
+            self.problem.setText(f"This phrase cannot be saved: {problem}.")
+            self.problem.show()
+            return
+        self.accept()

@@ -1,0 +1,100 @@
+"""Checking the URLs the app connects to, and whether a secret may travel to one (pure).
+
+An edited settings file must not be able to send ``OPENAI_API_KEY`` or the WebSocket token anywhere
+unnoticed: a secret goes over an unencrypted connection (``http://``, ``ws://``) only to this machine
+(loopback), unless the person confirms it for that host. Confirmations are kept for the session only, never
+in the settings file, so editing the file cannot pre-approve a host.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+from engine.errors import ErrorCode, VoicedeskError
+
+AGENT_SCHEMES = ("http", "https")
+ENGINE_SCHEMES = ("ws", "wss")
+PLAIN_SCHEMES = ("http", "ws")
+MAX_URL_CHARS = 2048
+
+
+def url_problem(url: str, schemes: tuple[str, ...]) -> str | None:
+    """Why ``url`` is not a usable URL with one of ``schemes``, or None when it is."""
+    if not isinstance(url, str) or not url.strip():
+        return "it is empty"
+    if len(url) > MAX_URL_CHARS:
+        return f"it is longer than {MAX_URL_CHARS} characters"
+    if any(c.isspace() or ord(c) < 32 for c in url.strip()):
+        return "it contains spaces or control characters"
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # raises on a port that is not a number in range
+    except ValueError as exc:
+        return f"it cannot be read ({exc})"
+    if parts.scheme.lower() not in schemes:
+        return f"it must start with {' or '.join(s + '://' for s in schemes)}"
+    if not parts.hostname:
+        return "it names no host"
+    if parts.username or parts.password:
+        return "it carries a user name or password (give secrets through the environment instead)"
+    del port
+    return None
+
+
+def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> str:
+    """``url`` stripped, or a ``VoicedeskError`` saying what is wrong and giving an example."""
+    problem = url_problem(url, schemes)
+    if problem is not None:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"The {what} {url!r} is not usable: {problem}. Example: {example}")
+    return url.strip()
+
+
+def host_of(url: str) -> str:
+    try:
+        return (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def secret_needs_consent(url: str) -> bool:
+    """True when a secret sent to ``url`` would cross the network unencrypted."""
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return True
+    return scheme in PLAIN_SCHEMES and not is_loopback(host_of(url))
+
+
+class SecretConsent:
+    """The hosts the person allowed to receive a secret over an unencrypted connection, this session only."""
+
+    def __init__(self) -> None:
+        self._allowed: set[str] = set()
+        self._refused: set[str] = set()
+
+    def decided(self, url: str) -> bool | None:
+        """True: allowed; False: refused; None: not asked yet (or not needed: then True)."""
+        if not secret_needs_consent(url):
+            return True
+        host = host_of(url)
+        if host in self._allowed:
+            return True
+        if host in self._refused:
+            return False
+        return None
+
+    def record(self, url: str, allowed: bool) -> None:
+        host = host_of(url)
+        (self._allowed if allowed else self._refused).add(host)
+        (self._refused if allowed else self._allowed).discard(host)

@@ -1,0 +1,51 @@
+"""A wake-up call for long-lived background loops (the announcement queue, the health check).
+
+It waits on a plain future of the loop it was made for, never on ``asyncio.Event`` or ``asyncio.timeout``:
+those look up the *running* loop each time, and Qt can run a queued asyncio callback while qasync's loop is not
+marked running (pytest-qt processing events between two ``run_until_complete`` calls), which would break a loop
+that lives for the whole session. ``loop_running`` lets such a loop put its work off until it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+RETRY_S = 0.05
+
+
+def loop_running() -> bool:
+    return asyncio._get_running_loop() is not None
+
+
+class Wakeup:
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._loop = loop or asyncio.get_event_loop()
+        self._waiter: asyncio.Future[None] | None = None
+        self._flag = False
+
+    def set(self) -> None:
+        self._flag = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def set_later(self, delay_s: float = RETRY_S) -> None:
+        self._loop.call_later(delay_s, self.set)
+
+    async def wait(self, timeout_s: float | None = None) -> bool:
+        """Returns True when woken, False when ``timeout_s`` passed first."""
+        if self._flag:
+            self._flag = False
+            return True
+        waiter = self._waiter = self._loop.create_future()
+        timer = None
+        if timeout_s is not None:
+            timer = self._loop.call_later(timeout_s, lambda: waiter.done() or waiter.set_result(None))
+        try:
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._waiter = None
+        woken, self._flag = self._flag, False
+        return woken

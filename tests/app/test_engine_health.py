@@ -1,0 +1,206 @@
+"""Engine health the operator can trust (issue 13, bugs 2 and 4): Connect always tries again, the background check
+reconnects a WebSocket engine that came back and says when it was last seen healthy, and each engine's voices are
+shown as that engine has them. Real endpoint servers (uvicorn on 127.0.0.1, the container's app around the suite's
+random-weight Kokoro), stopped and started again on the same port."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.conversation import TurnState
+from app.engines import EngineState
+from app.phrases import Phrase
+from app.settings import AppSettings, save_settings
+from tests.app.helpers import until
+
+
+def endpoint_server(synthesizer, port: int | None = None):
+    """A real endpoint server; on ``port`` when given (to bring "the same server" back after a stop)."""
+    from endpoint.runner import ServerThread
+    from endpoint.server import create_app
+    from endpoint.settings import ServerSettings
+
+    server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120)))
+    if port is not None:
+        server._socket.close()
+        server._socket = socket.create_server(("127.0.0.1", port))
+        server.port = port
+    return server.start()
+
+
+def websocket_window(make_window, tmp_path, url: str, interval_s: float = 600.0, phrases=()):
+    settings = AppSettings()
+    settings.engine.kind = "websocket"
+    settings.engine.websocket_url = url
+    settings.engine.health_interval_s = interval_s
+    settings.phrases = list(phrases)
+    save_settings(settings, tmp_path / "settings.json")
+    return make_window(tmp_path / "settings.json")
+
+
+@pytest.mark.slow
+def test_connect_after_disconnected_reconnects_and_the_health_check_does_it_by_itself(
+    make_window, qtbot, qloop, synthesizer, tmp_path
+):
+    server = endpoint_server(synthesizer)
+    port = server.port
+    window = websocket_window(make_window, tmp_path, server.ws_url, interval_s=2.0)
+    engine = window.sidebar.engine
+    try:
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        server.stop()
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.DISCONNECTED))
+        assert "reconnects" in engine.message.text()
+
+        window.engines.health.interval_s = 600.0  # from here on only Connect may reconnect
+        server = endpoint_server(synthesizer, port)
+        qtbot.mouseClick(engine.ws_connect, Qt.MouseButton.LeftButton)  # bug 2: this did nothing
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        assert engine.status.title.text() == "Connected"
+        qloop.run_until_complete(until(lambda: server.runtime.active_sessions >= 1))  # it really reached the server
+
+        window.engines.health.interval_s = 2.0
+        window.engines.health.check_now()
+        server.stop()
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.DISCONNECTED))
+        qloop.run_until_complete(until(lambda: "retrying" in engine.health.text()))
+        server = endpoint_server(synthesizer, port)
+        # No click: the background check sees the server answer /ping again and reconnects.
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY, within_s=60))
+        qloop.run_until_complete(until(lambda: "last seen healthy" in engine.health.text()))
+        assert engine.health.isVisible()
+        qloop.run_until_complete(until(lambda: server.runtime.active_sessions >= 1))
+    finally:
+        server.stop()
+
+
+def test_local_voices_not_downloaded_are_marked_and_offer_the_download(make_window, qtbot, qloop):
+    window = make_window()
+    voice = window.sidebar.voice
+    available = set(window.hub.local_engine.synthesizer.list_voices())
+    index = next(i for i in range(voice.voice.count()) if voice.voice.itemData(i) not in available)
+    name = voice.voice.itemData(index)
+    assert voice.voice.itemText(index).endswith("not downloaded")
+    here = voice.voice.findData("af_heart")
+    assert "not downloaded" not in voice.voice.itemText(here)
+    assert voice.voice.itemData(index, Qt.ItemDataRole.ForegroundRole) is not None  # drawn grey
+
+    voice.voice.setCurrentIndex(index)  # bug 4: choosing one did nothing, silently
+    assert voice.message.isVisible() and "not downloaded" in voice.message.text()
+    assert voice.download.isVisible()
+    assert window.controller.voice.voice == "af_heart"  # replies keep the voice that works
+    qtbot.mouseClick(voice.download, Qt.MouseButton.LeftButton)  # the suite is offline
+    qloop.run_until_complete(until(lambda: "offline" in voice.message.text().lower()))
+    assert name in window.status.text or "offline" in window.status.text.lower()
+    voice.voice.setCurrentIndex(here)
+    assert not voice.message.isVisible()
+
+
+@pytest.mark.slow
+def test_a_websocket_server_lists_its_voices_and_a_missing_one_is_said_plainly(
+    make_window, qtbot, qloop, synthesizer, tmp_path
+):
+    server = endpoint_server(synthesizer)
+    try:
+        window = websocket_window(
+            make_window, tmp_path, server.ws_url, phrases=[Phrase("Lily", "Hello there.", voice="bf_lily")]
+        )
+        voice = window.sidebar.voice
+        qloop.run_until_complete(until(lambda: window.engines.remote_voices is not None))
+        assert set(window.engines.remote_voices) == set(synthesizer.list_voices())
+        lily = voice.voice.findData("bf_lily")
+        assert "bf_lily" not in window.engines.remote_voices and "not downloaded" in voice.voice.itemText(lily)
+        voice.voice.setCurrentIndex(lily)
+        assert "not on this WebSocket server" in voice.message.text() and not voice.download.isVisible()
+        voice.voice.setCurrentIndex(voice.voice.findData("af_heart"))
+
+        # A voice the server lacks, asked for anyway (a saved phrase's): said plainly, with advice for a server.
+        qtbot.mouseClick(window.console.phrases.buttons[0], Qt.MouseButton.LeftButton)
+        qloop.run_until_complete(until(lambda: window.controller.turns and not window.controller.turns[-1].active))
+        turn = window.controller.turns[-1]
+        assert turn.state is TurnState.DONE
+        assert "WebSocket server does not have the voice 'bf_lily'" in window.status.text
+        assert "voicedesk models" not in window.status.text
+        assert any("does not have the voice" in note for note in turn.notes)
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloop, tmp_path, hf_home):
+    """The offline path without the command line: an empty cache, then Import model files from a folder."""
+    import functools
+
+    from engine.kokoro_synth import KokoroSynthesizer
+    from engine.model_import import import_dir
+    from engine.weights import snapshot_dir
+
+    source = snapshot_dir(cache_dir=hf_home / "hub")
+    folder = tmp_path / "usb-stick"
+    (folder / "voices").mkdir(parents=True)
+    for name in ("config.json", "kokoro-v1_0.pth"):
+        (folder / name).symlink_to(source / name)
+    for voice in ("af_heart", "am_adam"):
+        (folder / "voices" / f"{voice}.pt").symlink_to(source / "voices" / f"{voice}.pt")
+    empty = tmp_path / "hf-cache"
+    empty.mkdir()
+
+    async def opener(spec):
+        from engine.local import LocalEngine
+
+        return LocalEngine(await asyncio.to_thread(KokoroSynthesizer.load, spec.device, cache_dir=empty))
+
+    window = make_window(engine_opener=opener, model_importer=functools.partial(import_dir, cache_dir=empty))
+    card = window.sidebar.engine
+    assert window.hub.status.state is EngineState.MISSING
+    assert card.import_files.isVisible()
+    assert qloop.run_until_complete(window.engines.import_models(folder))
+    assert window.hub.status.state is EngineState.READY
+    assert card.status.title.text() == "Ready"
+    assert set(window.hub.local_engine.synthesizer.list_voices()) == {"af_heart", "am_adam"}
+    voice = window.sidebar.voice
+    assert "not downloaded" in voice.voice.itemText(voice.voice.findData("bf_emma"))
+    assert "Imported the model files" in window.status.text
+
+
+def test_a_token_goes_over_plain_ws_to_another_host_only_if_the_person_says_so(
+    make_window, qtbot, qloop, synthesizer, tmp_path
+):
+    from endpoint.runner import ServerThread
+    from endpoint.server import create_app
+    from endpoint.settings import ServerSettings
+    from tests.app.test_console import _question
+
+    host = socket.gethostname()
+    assert socket.gethostbyname(host).startswith("127."), "this test needs the machine's name to be on loopback"
+    server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120, token="lab-secret"))).start()
+    try:
+        window = make_window(start=False)
+        engine = window.sidebar.engine
+        qtbot.mouseClick(engine.switch.buttons["websocket"], Qt.MouseButton.LeftButton)
+
+        async def connect(answer: str):
+            engine.ws_url.clear()
+            qtbot.keyClicks(engine.ws_url, f"ws://{host}:{server.port}")
+            engine.ws_token.clear()
+            qtbot.keyClicks(engine.ws_token, "lab-secret")
+            qtbot.mouseClick(engine.ws_connect, Qt.MouseButton.LeftButton)
+            await until(lambda: _question() is not None)
+            box = _question()
+            assert "unencrypted" in box.text() and host in box.text()
+            qtbot.mouseClick(next(b for b in box.buttons() if b.text() == answer), Qt.MouseButton.LeftButton)
+
+        qloop.run_until_complete(connect("Don't connect"))
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.ERROR))
+        assert "chose not to send the token" in engine.message.text()
+        assert server.runtime.active_sessions == 0  # nothing reached the server
+
+        qloop.run_until_complete(connect("Send the token"))  # Connect asks again; this time yes
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        qloop.run_until_complete(until(lambda: server.runtime.active_sessions >= 1))
+    finally:
+        server.stop()

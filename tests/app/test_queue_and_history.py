@@ -1,0 +1,133 @@
+"""The announcement queue, its runner, the history file and the health record, without a window (pure state and a
+real asyncio loop; the window tests drive the same code through the real window)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from app.announcements import Announcement, AnnouncementQueue, QueueFull
+from app.announcer import Announcer
+from app.conversation import Turn, TurnKind
+from app.health import HealthRecord, ping_url
+from app.history import MAX_ENTRIES, History, HistoryEntry, load_history, save_history
+
+
+def item(text: str) -> Announcement:
+    return Announcement(TurnKind.SPEAK, text)
+
+
+def test_the_queue_keeps_order_puts_interruptions_first_and_is_bounded():
+    queue = AnnouncementQueue(limit=3)
+    a, b, c = item("a"), item("b"), item("c")
+    queue.add(a)
+    queue.add(b)
+    queue.add(c, first=True)
+    assert [i.text for i in queue.items] == ["c", "a", "b"]
+    with pytest.raises(QueueFull):
+        queue.add(item("d"))
+    queue.paused = True
+    assert queue.take() is None  # paused: nothing starts
+    queue.paused = False
+    assert queue.take() is c
+    assert queue.move_to_front(b.id) and queue.take() is b
+    assert queue.remove(a.id) is a and len(queue) == 0
+
+
+async def test_the_announcer_says_one_thing_at_a_time_and_a_stop_pauses_what_waits():
+    started: list[str] = []
+    endings: dict[int, asyncio.Future[None]] = {}
+    turns = iter(range(1, 100))
+
+    async def start(announcement: Announcement) -> Turn:
+        turn = Turn(next(turns), announcement.kind, announcement.text, "Local")
+        endings[turn.id] = asyncio.get_running_loop().create_future()
+        started.append(announcement.text)
+        return turn
+
+    async def wait_turn(turn: Turn) -> None:
+        await endings[turn.id]
+
+    async def stop_speech() -> None:
+        for ending in endings.values():
+            if not ending.done():
+                ending.set_result(None)
+
+    announcer = Announcer(start, wait_turn, stop_speech)
+    announcer.start()
+    try:
+        announcer.submit(item("one"))
+        announcer.submit(item("two"))
+        await asyncio.sleep(0.05)
+        assert started == ["one"] and len(announcer.queue) == 1  # "two" waits its turn
+        endings[1].set_result(None)
+        await asyncio.sleep(0.05)
+        assert started == ["one", "two"]
+        announcer.submit(item("three"))
+        await announcer.stop()  # stops "two"; "three" stays, paused
+        await asyncio.sleep(0.05)
+        assert started == ["one", "two"] and announcer.queue.paused
+        announcer.resume()
+        await asyncio.sleep(0.05)
+        assert started == ["one", "two", "three"]
+        announcer.submit(item("urgent"), interrupt=True)  # cuts "three" on purpose
+        await asyncio.sleep(0.05)
+        assert started[-1] == "urgent" and endings[3].done()
+    finally:
+        await announcer.aclose()
+
+
+def entry(number: int, **changes) -> HistoryEntry:
+    values = {"at": 1_700_000_000.0 + number, "kind": "speak", "text": f"Announcement {number}.", "voice": "af_heart"}
+    values.update(changes)
+    return HistoryEntry(**values)
+
+
+def test_the_history_round_trips_and_keeps_only_the_newest(tmp_path):
+    path = tmp_path / "data" / "history.json"
+    history = History(path)
+    assert history.entries == [] and history.message is None
+    for number in range(MAX_ENTRIES + 5):
+        history.entries.append(entry(number))
+    history.add(entry(9999, state="cut", origin="Phrase · Dinner"))
+    loaded = load_history(path)
+    assert loaded.message is None and len(loaded.entries) == MAX_ENTRIES
+    assert loaded.entries[-1] == entry(9999, state="cut", origin="Phrase · Dinner")
+    assert loaded.entries[0].text == "Announcement 6."
+    assert [p.name for p in path.parent.iterdir()] == ["history.json"]  # written atomically, no temp left
+
+
+def test_a_damaged_history_is_kept_aside_and_damaged_entries_are_skipped(tmp_path):
+    path = tmp_path / "history.json"
+    path.write_text('{"entries": [' + "[" * 50_000)
+    loaded = load_history(path)
+    assert loaded.entries == [] and "damaged" in loaded.message
+    assert any(p.name.startswith("history.damaged-") for p in tmp_path.iterdir())
+    save_history([entry(1)], path)
+    data = json.loads(path.read_text())
+    data["entries"] += [
+        {"at": "noon", "kind": "speak", "text": "x"},
+        {"at": 1e400, "kind": "speak", "text": "y"},
+        {"at": 5.0, "kind": "sing", "text": "z"},
+        "nonsense",
+        {"at": 6.0, "kind": "agent", "text": " "},
+    ]
+    path.write_text(json.dumps(data).replace("Infinity", "1" + "0" * 400))
+    loaded = load_history(path)
+    assert loaded.entries == [entry(1)]
+    assert "5 damaged entries" in loaded.message
+
+
+def test_the_health_record_backs_off_and_says_when_it_last_saw_the_engine():
+    record = HealthRecord()
+    assert record.summary(15) == "Checked every 15 s · not seen healthy yet"
+    record.ok(1_700_000_000.0)
+    assert record.next_delay(15) == 15 and "last seen healthy" in record.summary(15)
+    for _ in range(3):
+        record.failed(1_700_000_100.0, "down")
+    assert record.next_delay(15) == 120  # 15 s x 8, capped at two minutes
+    assert record.summary(15).startswith("Last seen healthy") and "retrying every 120 s" in record.summary(15)
+    assert ping_url("wss://box:8443/invocations-bidirectional-stream") == "https://box:8443/ping"
+    assert ping_url("ws://127.0.0.1:8080") == "http://127.0.0.1:8080/ping"
