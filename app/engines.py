@@ -61,20 +61,6 @@ def describe_target(spec: EngineSpec) -> str:
     return ""
 
 
-def local_device_label(engine: Engine) -> str:
-    """ "Kokoro-82M on CPU" / "Kokoro-82M on CUDA (NVIDIA H200)" for a local engine."""
-    synthesizer = getattr(engine, "synthesizer", None)
-    device = str(getattr(synthesizer, "device", "cpu"))
-    if device.startswith("cuda"):
-        try:
-            import torch
-
-            return f"Kokoro-82M on CUDA ({torch.cuda.get_device_name(torch.device(device))})"
-        except Exception:  # the name is decoration; the device is what matters
-            return "Kokoro-82M on CUDA"
-    return "Kokoro-82M on CPU"
-
-
 class EngineHub:
     def __init__(
         self,
@@ -148,7 +134,7 @@ class EngineHub:
         """The local engine, loading the model on first use (once, even if asked for twice meanwhile)."""
         if self._local is not None:
             if report and self.spec.kind == "local" and self.status.kind != "local":
-                self._report(EngineState.READY, "Ready", await asyncio.to_thread(local_device_label, self._local))
+                self._report(EngineState.READY, "Ready", await asyncio.to_thread(lambda: self._local.info.description))
             return self._local
         if self._local_loading is None:
             self._local_loading = asyncio.ensure_future(self._load_local(report))
@@ -181,7 +167,7 @@ class EngineHub:
             raise error from exc
         self._local = engine
         if self.spec.kind == "local":
-            self._report(EngineState.READY, "Ready", await asyncio.to_thread(local_device_label, engine))
+            self._report(EngineState.READY, "Ready", await asyncio.to_thread(lambda: engine.info.description))
         return engine
 
     @property

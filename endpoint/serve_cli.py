@@ -14,7 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-TOKEN_ENV = "VOICEDESK_TOKEN"
+from engine.engine_spec import TOKEN_ENV
+
 CONTAINER_PORT_ENV = "SAGEMAKER_BIND_TO_PORT"
 
 log = logging.getLogger(__name__)

@@ -18,13 +18,15 @@ from app.messages import error_text
 from app.notices import Topic
 from app.ui.dialogs import ask
 from app.urls import ENGINE_SCHEMES, host_of, url_problem
+from engine.clients.websocket import normalize_url, server_voices
 from engine.errors import ErrorCode, VoicedeskError
 from engine.voices import KNOWN_VOICES
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
 
-TOKEN_ENV = "VOICEDESK_TOKEN"
+from engine.engine_spec import TOKEN_ENV
+
 SAGEMAKER_VOICES_NOTE = (
     "A SageMaker endpoint cannot list its voices; a voice it lacks is reported when you speak (the reply "
     "then keeps the voice it had)."
@@ -128,7 +130,8 @@ class EngineActions:
     def show_local_voices(self) -> None:
         window = self.window
         window.sidebar.voice.set_note("")
-        synthesizer = getattr(window.hub.local_engine, "synthesizer", None)
+        engine = window.hub.local_engine
+        synthesizer = engine.synthesizer if engine is not None else None
         if synthesizer is None:
             return
         try:
@@ -140,24 +143,17 @@ class EngineActions:
 
     async def show_remote_voices(self) -> None:
         """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
-        import httpx
-
-        from app.health import ping_url
-
         spec = self.window.hub.spec
-        url = ping_url(spec.target or "").removesuffix("/ping") + "/v1/audio/voices"
         token = spec.token or os.environ.get(TOKEN_ENV)
         if token and self.window.announce.consent.decided(spec.target or "") is not True:
             token = None  # the same rule as for the connection: never unencrypted to another host unasked
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            async with httpx.AsyncClient(timeout=5) as client:
-                response = await client.get(url, headers=headers)
-            response.raise_for_status()
-            voices = [str(v) for v in response.json()["voices"]]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            self.window.sidebar.voice.set_note(f"Could not ask the server which voices it has ({exc}).")
+            found = await server_voices(normalize_url(spec.target or ""), token, 5.0)
+        except VoicedeskError as exc:
+            note = f"Could not ask the server which voices it has: {error_text(exc, 'websocket')}"
+            self.window.sidebar.voice.set_note(note)
             return
+        voices = [voice.name for voice in found]
         if self.window.hub.spec != spec:
             return
         self.remote_voices = voices

@@ -25,14 +25,14 @@ from engine.api import EngineInfo
 from engine.clients.errors import untrusted_certificate
 from engine.clients.remote import RemoteSession
 from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
-from engine.engine_spec import EngineSpec
+from engine.engine_spec import TOKEN_ENV, EngineSpec
 from engine.errors import ConnectionFailed, ErrorCode, RemoteProtocolError, VoicedeskError
 from engine.events import SessionConfig
 from engine.protocol import Frame
 from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 
 BIDI_PATH = "/invocations-bidirectional-stream"
-TOKEN_ENV = "VOICEDESK_TOKEN"
+
 """Read when no token is given, matching ``voicedesk serve --token``'s environment variable."""
 
 
