@@ -24,6 +24,7 @@ from app.link import SessionLink
 from app.messages import error_text, failover_text
 from app.notices import Topic
 from app.playback_buffer import PlaybackBuffer
+from app.player import wait_for_room
 from app.sources import ChatMessage
 from app.turn_run import TurnRun
 from engine.api import Engine
@@ -300,6 +301,10 @@ class SpeechController:
 
     # ---- engine events ----------------------------------------------------------------------------
 
+    async def _player_room(self) -> None:
+        if self.player is not None:
+            await wait_for_room(self.player.buffer)
+
     def _on_event(self, link: SessionLink, event: Event | BaseException) -> None:
         if isinstance(event, BaseException):
             self._link_failed(link, str(event) or type(event).__name__)
@@ -435,7 +440,7 @@ class SpeechController:
     async def _open_link(self, engine: Engine, label: str) -> SessionLink:
         link = SessionLink(engine, label)
         link.session = await self.hub.open_session(engine, self.voice)
-        link.start_pump(self._on_event)
+        link.start_pump(self._on_event, self._player_room)
         link.ready.set()
         return link
 
@@ -483,7 +488,7 @@ class SpeechController:
         except VoicedeskError as exc:
             self._fail_turn(run, f"The remote engine failed and the local engine is not available: {error_text(exc)}")
             return
-        link.start_pump(self._on_event)
+        link.start_pump(self._on_event, self._player_room)
         if text:
             await link.session.send_text(text)
             link.record_sent(released, self.clock())

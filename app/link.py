@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from app.failover import ReplyLedger
@@ -74,14 +74,25 @@ class SessionLink:
         self.discarding = False
         self.drop_through = max(self.drop_through, event.last_seq)
 
-    def start_pump(self, handle: Callable[[SessionLink, Event | BaseException], None]) -> None:
-        """Reads the session's events for as long as it lives, handing each (or the failure) to ``handle``."""
+    def start_pump(
+        self,
+        handle: Callable[[SessionLink, Event | BaseException], None],
+        room: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Reads the session's events for as long as it lives, handing each (or the failure) to ``handle``.
+
+        ``room`` is awaited after each piece of audio: the next event is taken only when the player has room for
+        it. Taking no more is what tells the session its listener is behind (backpressure): the engine stops
+        synthesizing ahead and serves others, instead of filling the player's buffer with a whole book.
+        """
 
         async def pump() -> None:
             assert self.session is not None
             try:
                 async for event in self.session.events():
                     handle(self, event)
+                    if room is not None and isinstance(event, Audio):
+                        await room()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a transport bug must still reach failover, not vanish in a task

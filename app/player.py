@@ -24,6 +24,20 @@ from engine.events import SAMPLE_RATE
 log = logging.getLogger(__name__)
 
 
+PLAYER_AHEAD_S = 4.0
+"""Audio a player may hold before its feeder stops taking more from the session (backpressure)."""
+ROOM_POLL_S = 0.05
+
+
+async def wait_for_room(buffer: PlaybackBuffer, ahead_s: float = PLAYER_AHEAD_S) -> None:
+    """Returns once ``buffer`` holds less than ``ahead_s`` of audio (or is not playing). A feeder that awaits this
+    before taking more audio from a session lets the session know its listener is behind, so the engine stops
+    synthesizing ahead instead of filling this buffer."""
+    # Drained by the real-time audio thread, which must not call into the event loop: so a poll, not an Event.
+    while buffer.playing and buffer.queued_samples >= ahead_s * SAMPLE_RATE:  # noqa: ASYNC110
+        await asyncio.sleep(ROOM_POLL_S)
+
+
 class AudioDeviceError(VoicedeskError):
     def __init__(self, message: str) -> None:
         super().__init__(ErrorCode.AUDIO_DEVICE, message)

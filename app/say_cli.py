@@ -96,7 +96,7 @@ async def say(args: argparse.Namespace) -> int:
         raise UsageError("Nothing to say: the text is empty.", "Give some text, or '-' to read it from stdin.")
     player = None
     if args.out is None:
-        from app.player import AudioPlayer
+        from app.player import AudioPlayer, wait_for_room
 
         player = AudioPlayer(device=args.output_device)
         player.open()  # fail before loading a model if there is no sound card
@@ -144,6 +144,7 @@ async def say(args: argparse.Namespace) -> int:
                         if first_audio:
                             player.begin_utterance()
                         player.push(pcm, seq)
+                        await wait_for_room(player.buffer)  # backpressure: a book is not synthesized ahead
                     else:
                         pcm_parts.append(pcm)
                     if first_audio:
