@@ -12,6 +12,7 @@ BENCH_MODULES: list[str] = [
     "engine.bench_engine",  # bench engine
     "endpoint.bench_server",  # bench server
     "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold
+    "endpoint.bench_flow",  # bench flow
 ]
 
 

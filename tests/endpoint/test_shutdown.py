@@ -3,7 +3,7 @@ the sentence it is on, answers what is pending, says ``closed`` ("server shuttin
 ends cleanly; a client that stopped reading does not hold the process; and it exits within its budget
 (``shutdown_grace_s`` + uvicorn's 4 s, below SageMaker's 30 s).
 
-The paced stand-in (``python -m endpoint.paced_serve``) runs the real endpoint code with a synthesizer slow enough
+The paced stand-in (``python -m endpoint.bench_serve``) runs the real endpoint code with a synthesizer slow enough
 that a sentence is still being made when the signal comes (and slower than uvicorn's own 4 s grace); one more
 test runs ``voicedesk serve`` with the real random-weight Kokoro.
 """
@@ -39,7 +39,7 @@ def _start_paced(hf_home, port: int, realtime_factor: float) -> subprocess.Popen
     command = [
         sys.executable,
         "-m",
-        "endpoint.paced_serve",
+        "endpoint.bench_serve",
         "--port",
         str(port),
         "--realtime-factor",
