@@ -185,19 +185,19 @@ def _pauses_lines(cases: list[dict], document: dict) -> list[str]:  # type: igno
     from endpoint.bench_flow_agents import PAUSE_GOAL_S
 
     lines = [
-        f"agents that pause without a flush (medians of {document['repeat']}): from the last token to the sentence "
-        "handed to the model (held), to its first audio, and that less its synthesis "
-        f"(beyond; goal ≤ {PAUSE_GOAL_S * 1000:.0f} ms)",
-        f"  {'case':<22}{'held':>9}{'to audio':>10}{'synthesis':>11}{'beyond':>9}  goal",
+        f"agents that pause without a flush (medians of {document['repeat']}), from the last token (or from the end "
+        "of the session's previous sentence, when it was still on the model: 'waited'): to the sentence handed to "
+        f"the model, to its first audio, and that less its synthesis (goal ≤ {PAUSE_GOAL_S * 1000:.0f} ms)",
+        f"  {'case':<22}{'waited':>9}{'handed':>9}{'to audio':>10}{'synthesis':>11}{'beyond':>9}  goal",
     ]
     for case in cases:
         beyond = _median(case["beyond_synthesis_s"])
         ok = None if beyond is None else beyond <= PAUSE_GOAL_S
-        held, to_audio = _ms(_median(case["release_s"])), _ms(_median(case["to_audio_s"]))
+        waited, held = _ms(_median(case["waited_s"])), _ms(_median(case["held_s"]))
         errors = f"  ({len(case['errors'])} error(s): {case['errors'][0]})" if case["errors"] else ""
         lines.append(
-            f"  {case['case']:<22}{held:>9}{to_audio:>10}{_ms(_median(case['synthesis_s'])):>11}{_ms(beyond):>9}"
-            f"  {_verdict(ok)}{errors}"
+            f"  {case['case']:<22}{waited:>9}{held:>9}{_ms(_median(case['to_audio_s'])):>10}"
+            f"{_ms(_median(case['synthesis_s'])):>11}{_ms(beyond):>9}  {_verdict(ok)}{errors}"
         )
     return lines
 

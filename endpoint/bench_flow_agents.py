@@ -1,9 +1,10 @@
 """``voicedesk bench flow``, the agent side: an agent streaming tokens over a real WebSocket at a set pace, and
 what its listener gets (``bench_flow`` prints the table).
 
-- **pauses**: the agent sends one reply and goes quiet, without a flush. Measured: from the reply's last token to
-  the server handing its last sentence to the model (``sentence_start``: the time finished text was held) and to
-  that sentence's first audio, less the sentence's own synthesis time. Goal: ≤ 300 ms plus synthesis.
+- **pauses**: the agent sends one reply and goes quiet, without a flush. Measured: from the reply's last token (or,
+  when the session's previous sentence was still on the model then, from its end) to the server handing the last
+  sentence to the model (``sentence_start``: how long finished text was held) and to that sentence's first
+  audio, less the sentence's own synthesis time. Goal: ≤ 300 ms plus synthesis.
 - **pacing**: one reply streamed at 5, 20 and 80 tokens/s, then a flush (the turn ends). A simulated player starts
   at the first audio and plays each sentence as soon as it has arrived and the previous one has ended. A gap is
   time the player waits. Each gap is set against what it may honestly contain: the agent had not written the
@@ -143,12 +144,18 @@ async def stream_reply(
 
 @dataclass
 class PauseResult:
+    """Times from the reply's last token. When the session's previous sentence was still being made then, they
+    count from its end instead (``waited_s``): a session has one sentence on the model at a time, and its
+    listener is still hearing that one."""
+
     case: str
     text: str
-    release_s: list[float] = field(default_factory=list)
-    """Last token → the last sentence handed to the model."""
+    waited_s: list[float] = field(default_factory=list)
+    """Last token → the model free for this session (0 when it already was)."""
+    held_s: list[float] = field(default_factory=list)
+    """→ the last sentence handed to the model (``sentence_start``)."""
     to_audio_s: list[float] = field(default_factory=list)
-    """Last token → the last sentence's first audio."""
+    """→ the last sentence's first audio."""
     synthesis_s: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -166,13 +173,17 @@ async def measure_pauses(ws_url: str, repeat: int, voice: str, progress) -> list
             result.errors += transcript.errors
             if not transcript.spoken:
                 continue
-            last, told = transcript.spoken[-1], transcript.sent_at[-1]
-            result.release_s.append(last.started_at - told)
+            last = transcript.spoken[-1]
+            before = transcript.spoken[-2].audio_at if len(transcript.spoken) > 1 else None
+            told = transcript.sent_at[-1]
+            start = max(told, before or told)
+            result.waited_s.append(start - told)
+            result.held_s.append(last.started_at - start)
             if last.audio_at is not None:
-                result.to_audio_s.append(last.audio_at - told)
+                result.to_audio_s.append(last.audio_at - start)
                 result.synthesis_s.append(last.synthesis_s)
         beyond = _ms_list(result.beyond_synthesis_s)
-        progress(f"  {case}: release {_ms_list(result.release_s)}, to audio − synthesis {beyond}")
+        progress(f"  {case}: handed to the model {_ms_list(result.held_s)}, to audio − synthesis {beyond}")
         results.append(result)
     return results
 

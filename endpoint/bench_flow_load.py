@@ -2,7 +2,8 @@
 
 - **waiting** (nobody waits behind a long sentence): a newcomer's time to first audio (its request sent → its
   first audio frame) for a short reply, three ways, side by side in one run: alone; behind three sessions
-  streaming long replies; right after a client vanished in the middle of a long sentence. Medians of ``repeat``.
+  streaming long replies (arriving at random moments, as independent callers do); right after a client vanished
+  in the middle of a long sentence. Medians of ``repeat``.
   Goals: ≤ 2.0× and ≤ 1.5× its time alone.
 - **stalled**: the server in its own process (``python -m endpoint.bench_serve``) and N clients that never read,
   for M minutes. Each connects through a socket with a tiny receive buffer, sends a long reply and reads nothing;
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import socket
 import statistics
 import subprocess
@@ -45,6 +47,10 @@ VANISHING_TEXT = (
 """After its early first fragment ("Yes I see,") one long chunk: alone on the model, it is one long call."""
 STALLED_TEXT = " ".join(["This is one more sentence of a very long reply that nobody is reading."] * 55)
 VANISH_AFTER_S = 0.1
+ARRIVAL_SPREAD = 5.0
+"""Behind busy sessions the newcomer arrives at a random moment within this many times its time alone: arriving
+right after its previous request would lock onto the moment a busy session's next part has just started."""
+SEED = 9
 
 
 class BenchFailure(RuntimeError):
@@ -153,7 +159,10 @@ async def measure_waiting(ws_url: str, repeat: int, voice: str, progress) -> Wai
     try:
         async with asyncio.timeout(GUARD_S):
             await asyncio.gather(*(event.wait() for event in streaming))
+        rng = random.Random(SEED)
+        spread_s = ARRIVAL_SPREAD * statistics.median(result.alone_s)
         for round_no in range(repeat):
+            await asyncio.sleep(rng.uniform(0, spread_s))
             result.behind_busy_s.append(await newcomer_ttfa(ws_url, voice))
             took = result.behind_busy_s[-1] * 1000
             progress(f"  round {round_no + 1}/{repeat}: behind three busy sessions {took:.0f} ms")
