@@ -99,11 +99,12 @@ async def stream_reply(
         await ws.send(json.dumps({"type": "config", "voice": voice}))
 
         async def send() -> None:
-            for token in llm_tokens(text):
+            for number, token in enumerate(llm_tokens(text)):
+                if number:
+                    await asyncio.sleep(1 / tokens_per_s)
                 transcript.sent_at.extend([time.monotonic()] * len(token))
                 await ws.send(json.dumps({"type": "text", "text": token}))
-                await asyncio.sleep(1 / tokens_per_s)
-            if flush:
+            if flush:  # the turn ends with its last token
                 await ws.send(json.dumps({"type": "flush"}))
 
         sender = asyncio.create_task(send())
@@ -194,6 +195,8 @@ async def measure_pauses(ws_url: str, repeat: int, voice: str, progress) -> list
 @dataclass
 class Gap:
     seq: int
+    text: str
+    """The sentence the player waited for."""
     gap_s: float
     agent_s: float
     """Of the gap: the agent had not sent the sentence yet."""
@@ -251,7 +254,8 @@ def play(transcript: Transcript) -> PacingResult:
                 agent = max(0.0, min(gap, spoken.text_done_at - play_end))
                 ready = max(spoken.text_done_at + hold_s, model_free_at) + spoken.synthesis_s
                 explained = max(0.0, min(gap, ready - play_end))
-                result.gaps.append(Gap(spoken.seq, gap, agent, explained - agent, max(0.0, gap - explained)))
+                unexplained = max(0.0, gap - explained)
+                result.gaps.append(Gap(spoken.seq, spoken.text, gap, agent, explained - agent, unexplained))
         model_free_at = spoken.audio_at
         play_end = start + spoken.audio_s
     return result

@@ -6,9 +6,9 @@
   in the middle of a long sentence. Medians of ``repeat``.
   Goals: ≤ 2.0× and ≤ 1.5× its time alone.
 - **stalled**: the server in its own process (``python -m endpoint.bench_serve``) and N clients that never read,
-  for M minutes. Each connects through a socket with a tiny receive buffer, sends a long reply and reads nothing;
-  when the server drops it (found by a ping that can no longer be written), it connects again. A healthy client
-  asks for a short reply every few seconds. The server's RSS is sampled throughout; at the end the stalled
+  for M minutes, after the same sentences were read normally once (the baseline). Each connects through a socket
+  with a tiny receive buffer, sends a long reply and reads nothing; when the server drops it (found by a ping that
+  can no longer be written), it connects again. A healthy client asks for a short reply every few seconds. The server's RSS is sampled throughout; at the end the stalled
   clients go and the bench waits for ``/ping`` to report no sessions. Goals: RSS growth ≤ 200 MB; all slots back.
 """
 
@@ -45,7 +45,8 @@ VANISHING_TEXT = (
     "weather and the traffic and the news of the day, until the client simply disappears in the middle of it."
 )
 """After its early first fragment ("Yes I see,") one long chunk: alone on the model, it is one long call."""
-STALLED_TEXT = " ".join(["This is one more sentence of a very long reply that nobody is reading."] * 55)
+STALLED_SENTENCE = "This is one more sentence of a very long reply that nobody is reading."
+STALLED_TEXT = " ".join([STALLED_SENTENCE] * 55)
 VANISH_AFTER_S = 0.1
 ARRIVAL_SPREAD = 5.0
 """Behind busy sessions the newcomer arrives at a random moment within this many times its time alone: arriving
@@ -227,6 +228,18 @@ async def _ping_sessions(http_url: str) -> int | None:
     return int(response.json().get("sessions", 0)) if response.status_code == 200 else None
 
 
+async def _read_one(ws_url: str, text: str, voice: str) -> None:
+    from websockets.asyncio.client import connect
+
+    async with connect(ws_url, max_size=None) as ws:
+        await ws.send(_request(text, voice, "warm-up"))
+        async with asyncio.timeout(GUARD_S):
+            while True:
+                frame = await ws.recv()
+                if isinstance(frame, str) and json.loads(frame).get("type") in ("synthesis_complete", "error"):
+                    return
+
+
 async def _stalled_client(ws_url: str, port: int, voice: str, stop: asyncio.Event, result: StalledResult) -> None:
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed
@@ -288,7 +301,10 @@ async def measure_stalled(  # type: ignore[no-untyped-def]
         process = await asyncio.create_subprocess_exec(*command, *server_args, stdout=log, stderr=subprocess.STDOUT)
         try:
             await _wait_ready(process, http_url)
-            await newcomer_ttfa(ws_url, voice)  # the first request's allocations belong to the baseline
+            # The baseline is the server after the same load, read: what the model itself keeps after making these
+            # sentences (allocator caches, grown buffers) is not what stalled clients cost.
+            await asyncio.gather(*(_read_one(ws_url, STALLED_SENTENCE, voice) for _ in range(clients)))
+            await newcomer_ttfa(ws_url, voice)
             result.baseline_mb = rss_mb(process.pid)
             progress(f"  server RSS before the load: {result.baseline_mb:.0f} MB")
             stop = asyncio.Event()
