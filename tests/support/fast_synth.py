@@ -49,19 +49,31 @@ class SessionState:
     """Frames in the connection's send queue (WebSocket only)."""
 
 
+def _session_of(callback: object) -> object | None:
+    """The session object a lease's callback belongs to: its ``__self__`` (a bound method), or an object with a
+    ``core`` that the callback closes over (``endpoint.speech_http``'s drain)."""
+    owner = getattr(callback, "__self__", None)
+    if owner is not None:
+        return owner
+    for cell in getattr(callback, "__closure__", None) or ():
+        if hasattr(cell.cell_contents, "core"):
+            return cell.cell_contents
+    return None
+
+
 def session_states(server: ServerThread) -> list[SessionState]:
-    """The open sessions' flow-control state. The runtime keeps leases, not sessions; a lease's callbacks are
-    bound to its session (``BidiConnection.stop`` for a WebSocket, ``LocalSession.wind_down`` for HTTP)."""
+    """The open sessions' flow-control state. The runtime keeps leases, not sessions; a lease's callbacks belong to
+    its session (``BidiConnection.stop`` for a WebSocket, a ``LocalSession``'s wind-down for HTTP)."""
 
     async def read() -> list[SessionState]:
         states = []
         for lease in list(server.runtime._leases.values()):
-            owner = getattr(lease.stop, "__self__", None)
+            owner = _session_of(lease.stop)
             if owner is not None and hasattr(owner, "connection"):  # a WebSocket
                 connection = owner.connection
                 core, frames = connection.core, len(connection._out)
             else:
-                session = getattr(lease.drain, "__self__", None)
+                session = _session_of(lease.drain)
                 if session is None:
                     continue
                 core, frames = session.core, 0
