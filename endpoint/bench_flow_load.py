@@ -8,8 +8,9 @@
 - **stalled**: the server in its own process (``python -m endpoint.bench_serve``) and N clients that never read,
   for M minutes, after the same sentences were read normally once (the baseline). Each connects through a socket
   with a tiny receive buffer, sends a long reply and reads nothing; when the server drops it (found by a ping that
-  can no longer be written), it connects again. A healthy client asks for a short reply every few seconds. The server's RSS is sampled throughout; at the end the stalled
-  clients go and the bench waits for ``/ping`` to report no sessions. Goals: RSS growth ≤ 200 MB; all slots back.
+  can no longer be written), it connects again. A healthy client asks for a short reply every few seconds. The
+  server's RSS is sampled throughout; at the end the stalled clients go and the bench waits for ``/ping`` to
+  report no sessions. Goals: RSS growth ≤ 200 MB; all slots back.
 """
 
 from __future__ import annotations
@@ -297,6 +298,7 @@ async def measure_stalled(  # type: ignore[no-untyped-def]
     http_url, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/invocations-bidirectional-stream"
     result = StalledResult(clients, minutes, synth)
     command = [sys.executable, "-m", "endpoint.bench_serve", "--port", str(port), "--max-sessions", str(clients + 8)]
+    command.append("-v")  # its log says why each stalled client was dropped
     with log_path.open("w") as log:
         process = await asyncio.create_subprocess_exec(*command, *server_args, stdout=log, stderr=subprocess.STDOUT)
         try:
