@@ -11,6 +11,7 @@ import importlib
 BENCH_MODULES: list[str] = [
     "engine.bench_engine",  # bench engine
     "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
+    "endpoint.bench_flow",  # bench flow
 ]
 
 

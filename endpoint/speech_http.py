@@ -134,11 +134,22 @@ async def session_events(runtime: EndpointRuntime, lease: Lease, request: Speech
     ``SessionLimits.max_audio_ahead_s`` of audio (backpressure), and the transport's send timeout then aborts it.
     """
     session = runtime.open_session(lease, SessionConfig(voice=request.voice, speed=request.speed))
-    lease.drain = session.wind_down
-    await session.synthesize(request.text, request_id=request.request_id)
-    await session.close()
-    async for event in session.events():
-        yield event
+    ended = asyncio.Event()
+
+    async def drain() -> None:
+        # Shutdown waits for the stream itself, not only for the wind-down to begin: otherwise uvicorn's own 4 s
+        # grace, not ``shutdown_grace_s``, would bound the sentence being made.
+        await session.wind_down()
+        await ended.wait()
+
+    lease.drain = drain
+    try:
+        await session.synthesize(request.text, request_id=request.request_id)
+        await session.close()
+        async for event in session.events():
+            yield event
+    finally:
+        ended.set()
 
 
 def _sse(event: str | None, data: dict[str, object]) -> bytes:

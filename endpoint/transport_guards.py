@@ -8,7 +8,8 @@ on an open network needs and uvicorn does not apply on its own.
 - **Connection cap.** Beyond ``max_connections`` open connections, a new one is aborted at once.
 - **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
   (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
-  slot is freed. The same for a WebSocket whose keepalive ping went unanswered.
+  slot is freed. The same for a WebSocket whose keepalive ping went unanswered, or whose closing handshake went
+  unanswered while bytes to it were still unsent.
 
 The classes are made per server (``guarded_protocols``) so each carries its settings; uvicorn instantiates them.
 """
@@ -109,6 +110,24 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
                 self.transport.abort()
                 raise ClientDisconnected() from None
         await super().send(message)
+        if message["type"] == "websocket.close" and self.close_timer is not None:
+            self.close_timer.cancel()
+            self.close_timer = self.loop.call_later(self.close_timeout, self._end_closing_handshake)
+
+    def _end_closing_handshake(self, unsent: int | None = None) -> None:
+        """The client did not answer our close frame in time. uvicorn would call ``transport.close()``, which waits
+        forever for bytes a client that stopped reading never takes (the slot is free, the socket is not): close
+        once nothing is left to send, keep waiting while the client still takes bytes, abort once it took none
+        for ``send_timeout_s``."""
+        self.close_timer = None
+        size = self.transport.get_write_buffer_size()
+        if size == 0:
+            self.transport.close()
+        elif unsent is not None and size >= unsent:
+            log.info("a WebSocket client stopped reading while closing (%.0f s); aborted", self.settings.send_timeout_s)
+            self.transport.abort()
+        else:
+            self.close_timer = self.loop.call_later(self.settings.send_timeout_s, self._end_closing_handshake, size)
 
     def keepalive_timeout(self) -> None:
         super().keepalive_timeout()

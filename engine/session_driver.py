@@ -135,6 +135,9 @@ class SessionDriver:
     def _on_rendered(self, job: SynthesisJob, future: asyncio.Future[RenderedSentence]) -> None:
         if future is self._in_flight:
             self._in_flight = None
+        if not future.cancelled():
+            # Retrieved even when ignored below: an interrupted job's exception is expected, not a lost error.
+            future.exception()
         if self._stopped:
             return
         now = self.clock()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from endpoint.runner import ServerThread
 from endpoint.runtime import Lease
+from engine.local import LocalSession
 
 LOAD_TEXT = "We go now. The cat sat on a mat. The dog ran off fast. The bird flew up high. The end is near us."
 GUARD_S = 120.0
@@ -31,20 +32,19 @@ def wait_until(condition, what: str, timeout_s: float = GUARD_S) -> None:  # typ
 def busy_model(server: ServerThread, sessions: int = 2) -> Iterator[None]:
     """Sentences wait for the model (``runtime.queue_depth`` ≥ 1) inside the block; dropped at its end."""
     runtime = server.runtime
-    leases: list[Lease] = []
+    opened: list[tuple[Lease, LocalSession]] = []
 
     async def start() -> None:
         for _ in range(sessions):
             lease = runtime.admit("test-load")
-            leases.append(lease)
             session = runtime.open_session(lease)
+            opened.append((lease, session))
             await session.send_text(LOAD_TEXT)
             await session.flush()
 
     async def stop() -> None:
-        for lease in leases:
-            if lease.stop is not None:
-                lease.stop()
+        for lease, session in opened:
+            await session.aclose()
             runtime.release(lease)
 
     server.call(start)
