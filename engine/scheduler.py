@@ -20,6 +20,7 @@ import contextlib
 import heapq
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ class _Entry:
     job_id: int = field(compare=False)
     session_id: str = field(compare=False)
     payload: Any = field(compare=False)
+    size: int = field(default=0, compare=False)
+    """The job's work (phonemes), for ``others_waiting``."""
     removed: bool = field(default=False, compare=False)
 
 
@@ -43,9 +46,9 @@ class DeadlineQueue:
         self._by_id: dict[int, _Entry] = {}
         self._ids = itertools.count()
 
-    def push(self, session_id: str, payload: Any, *, urgent: bool, deadline: float) -> int:
+    def push(self, session_id: str, payload: Any, *, urgent: bool, deadline: float, size: int = 0) -> int:
         job_id = next(self._ids)
-        entry = _Entry((0 if urgent else 1, deadline, job_id), job_id, session_id, payload)
+        entry = _Entry((0 if urgent else 1, deadline, job_id), job_id, session_id, payload, size)
         heapq.heappush(self._heap, entry)
         self._by_id[job_id] = entry
         return job_id
@@ -79,6 +82,12 @@ class DeadlineQueue:
     def sessions(self) -> set[str]:
         return {e.session_id for e in self._by_id.values()}
 
+    def waiting_work(self, exclude: str) -> tuple[bool, int | None]:
+        """Whether sessions other than ``exclude`` have jobs queued, and the smallest urgent one's size."""
+        others = [e for e in self._by_id.values() if e.session_id != exclude]
+        urgent = [e.size for e in others if e.key[0] == 0 and e.size > 0]
+        return bool(others), (min(urgent) if urgent else None)
+
 
 class SchedulerClosed(RuntimeError):
     pass
@@ -94,6 +103,7 @@ class SynthesisScheduler:
         self._runner: asyncio.Task[None] | None = None
         self._running_session: str | None = None
         self._running_interrupt: threading.Event | None = None
+        self._s_per_phoneme: float | None = None
         self._idle = threading.Event()
         self._idle.set()
         self._closed = False
@@ -107,6 +117,7 @@ class SynthesisScheduler:
         urgent: bool,
         deadline: float,
         interrupt: threading.Event | None = None,
+        size: int = 0,
     ) -> asyncio.Future[Any]:
         """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
 
@@ -116,7 +127,9 @@ class SynthesisScheduler:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job_id = self._queue.push(session_id, (call, future, interrupt), urgent=urgent, deadline=deadline)
+        job_id = self._queue.push(
+            session_id, (call, future, interrupt, size), urgent=urgent, deadline=deadline, size=size
+        )
         future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
         self._idle.clear()
         self._ensure_runner(loop)
@@ -127,16 +140,17 @@ class SynthesisScheduler:
     def cancel_session(self, session_id: str) -> int:
         """Drops every queued job of a session and interrupts its running one (whose result is then ignored)."""
         dropped = self._queue.remove_session(session_id)
-        for _call, future, _interrupt in dropped:
+        for _call, future, _interrupt, _size in dropped:
             future.cancel()
         if self._running_session == session_id and self._running_interrupt is not None:
             self._running_interrupt.set()
         self._update_idle()
         return len(dropped)
 
-    def others_waiting(self, session_id: str) -> bool:
-        """Whether another session has a job queued: then this session's next call should be short."""
-        return any(other != session_id for other in self._queue.sessions())
+    def others_waiting(self, session_id: str) -> tuple[bool, int | None]:
+        """Whether another session has a job queued (then this session's next call should be short), and the size
+        (phonemes) of the smallest first sentence waiting: a call about that long keeps its wait near its own."""
+        return self._queue.waiting_work(session_id)
 
     @property
     def pending(self) -> int:
@@ -175,6 +189,16 @@ class SynthesisScheduler:
             self._wakeup = asyncio.Event()
             self._runner = loop.create_task(self._run(), name="synthesis-scheduler")
 
+    def estimated_call_s(self, phonemes: int) -> float | None:
+        """How long a call of ``phonemes`` takes on this model, from the calls run so far (None: not known yet)."""
+        return None if self._s_per_phoneme is None else self._s_per_phoneme * phonemes
+
+    def _learn_speed(self, size: int, elapsed_s: float) -> None:
+        if size <= 0:
+            return
+        rate = elapsed_s / size
+        self._s_per_phoneme = rate if self._s_per_phoneme is None else 0.8 * self._s_per_phoneme + 0.2 * rate
+
     def _update_idle(self) -> None:
         if not self._queue and self._running_session is None:
             self._idle.set()
@@ -189,17 +213,19 @@ class SynthesisScheduler:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            _job_id, session_id, (call, future, interrupt) = item
+            _job_id, session_id, (call, future, interrupt, size) = item
             if future.done():
                 continue
             self._running_session = session_id
             self._running_interrupt = interrupt
+            started = time.perf_counter()
             try:
                 result = await loop.run_in_executor(self._executor, call)
             except Exception as exc:  # handed to the session, which reports it
                 if not future.done():
                     future.set_exception(exc)
             else:
+                self._learn_speed(size, time.perf_counter() - started)
                 if not future.done():
                     future.set_result(result)
             finally:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.audio import float_to_pcm16
+from engine.chunker_phonemes import estimate_phonemes
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import Closed, Event, WordTiming
 from engine.scheduler import SchedulerClosed, SynthesisScheduler
@@ -26,8 +27,31 @@ from engine.synthesis import Synthesizer
 log = logging.getLogger(__name__)
 
 SPLIT_ABOVE_PHONEMES = 100
-"""While other sessions wait for the model, sentences longer than this are synthesized a clause at a time: about
-the size of an early first fragment, so a newcomer waits at most about as long as its own first call takes."""
+"""While other sessions wait for the model, no call of this session is longer than this."""
+FIRST_FRAGMENT_PHONEMES = 40
+"""The size of a typical early first fragment (a few words): while others use the model, calls are cut about this
+short, so a newcomer's first sentence waits about as long as its own synthesis takes."""
+MIN_SPLIT_PHONEMES = 30
+"""Parts are never cut shorter than about this, whoever waits."""
+QUICK_CALL_S = 0.15
+"""When a call of ``SPLIT_ABOVE_PHONEMES`` takes less than this (a GPU), waiting behind one is no hardship: no split."""
+
+
+def split_threshold(
+    waiting: bool, smallest_first: int | None, estimated_call_s: Callable[[int], float | None] | None = None
+) -> int | None:
+    """How long one call of this session may be (phonemes; None: unbounded). Unbounded when nobody else has work
+    queued, or when the model is so fast that a long call costs no one anything. Otherwise about the size of the
+    smallest first sentence waiting (else of a typical one), within [MIN_SPLIT, SPLIT_ABOVE]: a newcomer arriving
+    during the call then waits about as long as its own first call takes."""
+    if not waiting:
+        return None
+    if estimated_call_s is not None:
+        long_call = estimated_call_s(SPLIT_ABOVE_PHONEMES)
+        if long_call is not None and long_call < QUICK_CALL_S:
+            return None
+    size = FIRST_FRAGMENT_PHONEMES if smallest_first is None else smallest_first
+    return max(MIN_SPLIT_PHONEMES, min(SPLIT_ABOVE_PHONEMES, size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +129,8 @@ class SessionDriver:
 
     def _start_next(self) -> None:
         now = self.clock()
-        split = SPLIT_ABOVE_PHONEMES if self._scheduler.others_waiting(self.session_id) else None
+        waiting, smallest_first = self._scheduler.others_waiting(self.session_id)
+        split = split_threshold(waiting, smallest_first, self._scheduler.estimated_call_s)
         handed = self.core.next_job(now, split_above_phonemes=split)
         if handed is None:
             return
@@ -125,6 +150,7 @@ class SessionDriver:
                 urgent=job.first_of_utterance,
                 deadline=deadline,
                 interrupt=interrupt,
+                size=estimate_phonemes(job.text),
             )
         except SchedulerClosed:
             self.apply(self.core.abort("shutting down", now))
