@@ -45,6 +45,9 @@ class ServerSettings:
     """Request line plus headers; larger requests get 400 before they are buffered."""
     max_connections: int = 256
     """Open TCP connections (any state); more are closed at once."""
+    max_connections_per_client: int | None = 64
+    """Open TCP connections from one peer address; more are closed at once (None: no cap, as behind SageMaker's
+    sidecar or a reverse proxy, where every connection has the same address)."""
     shutdown_grace_s: float = 20.0
     """On SIGTERM, how long sessions get to finish their current sentence; whatever is left is then stopped and
     its transport aborted, so the process exits within SageMaker's 30 s."""
