@@ -84,7 +84,9 @@ class BidiConnection:
         finally:
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+                if isinstance(outcome, Exception):  # a bug: the session ends, and the log says why (once)
+                    log.error("session %s failed", self.lease.id[:8], exc_info=outcome)
             self.stop()
             self._bad_frames.flush()
             self.runtime.release(self.lease)
