@@ -11,6 +11,7 @@ import importlib
 BENCH_MODULES: list[str] = [
     "engine.bench_engine",  # bench engine
     "endpoint.bench_server",  # bench server
+    "endpoint.bench_abuse",  # bench abuse
     "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold
 ]
 

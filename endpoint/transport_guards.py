@@ -34,6 +34,9 @@ from endpoint.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
+LINGER_S = 1.0
+"""After a 400, how long the connection stays half-open so the client can read the answer."""
+
 
 class TimedFlowControl(FlowControl):
     """uvicorn's write flow control, but a drain that waits too long aborts the transport."""
@@ -61,6 +64,7 @@ class GuardedH11Protocol(H11Protocol):
         self.flow = TimedFlowControl(transport, self.settings.send_timeout_s)
         self._header_timer: asyncio.TimerHandle | None = None
         self._timed_cycle: object | None = None
+        self._lingering = False
         """The request cycle that was current when the timer was armed: a new one means a head arrived."""
         refusal = self._over_cap()
         if refusal is not None:
@@ -93,16 +97,24 @@ class GuardedH11Protocol(H11Protocol):
         headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
         for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
-        self.transport.close()
+        # A lingering close: closing with the client's bytes unread would reset the connection, and the reset
+        # can destroy the answer before the client reads it. Stop sending, drop what still comes, abort soon.
+        self._lingering = True
+        self._cancel_header_timer()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_S, self.transport.abort)
+
+    def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return
+        super().data_received(data)
+        if self.cycle is not self._timed_cycle:
+            self._cancel_header_timer()  # a new request's head is complete
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
         super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.cycle is not self._timed_cycle:
-            self._cancel_header_timer()  # a new request's head is complete
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -157,6 +169,7 @@ class RefusalLog:
         self._logged: dict[str, int] = {}
         self._interval_s = interval_s
         self._last_at: float | None = None
+        self._flush_due = False
 
     def refused(self, reason: str) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + 1
@@ -164,6 +177,15 @@ class RefusalLog:
         if self._last_at is None or now - self._last_at >= self._interval_s:
             self._last_at = now
             self.flush()
+        elif not self._flush_due:
+            # What is held back now is told when the interval is up, even if nothing more is refused.
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self._interval_s - (now - self._last_at), self._flush_later)
+
+    def _flush_later(self) -> None:
+        self._flush_due = False
+        self._last_at = time.monotonic()
+        self.flush()
 
     def flush(self) -> None:
         new = {reason: n - self._logged.get(reason, 0) for reason, n in self.counts.items()}
