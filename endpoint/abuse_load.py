@@ -52,12 +52,17 @@ class FloodStats:
         return body
 
 
-async def flood(
-    target: Target, source: str | None, should_stop, started=None, small_send_buffer: bool = True
-) -> FloodStats:  # type: ignore[no-untyped-def]
+async def flood(  # type: ignore[no-untyped-def]
+    target: Target,
+    source: str | None,
+    should_stop,
+    started=None,
+    small_send_buffer: bool = True,
+    stats: FloodStats | None = None,
+) -> FloodStats:
     """Sends ``FLOOD_FRAME`` as fast as the socket takes it, reconnecting whenever the server closes (a
-    persistent attacker), until ``should_stop()``."""
-    stats = FloodStats()
+    persistent attacker), until ``should_stop()``. ``stats``, if given, is filled as it goes."""
+    stats = stats if stats is not None else FloodStats()
     began = time.monotonic()
     while not should_stop():
         try:

@@ -32,7 +32,11 @@ class ServerSettings:
     ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
     frames_per_s: float = 100.0
+    """Frames one WebSocket session may send per second, sustained; frames over it are dropped (``rate_limited``)
+    and the connection is read no faster."""
     frame_burst: int = 400
+    abuse_after_s: float = 10.0
+    """A session over its frame rate for this long is closed with 1008."""
     limits: SessionLimits = field(default_factory=SessionLimits)
     send_timeout_s: float = 20.0
     """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
@@ -69,4 +73,5 @@ class ServerSettings:
             idle_timeout_s=self.idle_timeout_s,
             frames_per_s=self.frames_per_s,
             frame_burst=self.frame_burst,
+            abuse_after_s=self.abuse_after_s,
         )
