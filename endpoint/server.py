@@ -15,6 +15,7 @@ answered ``internal`` without its text, which goes to the log only.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -29,6 +30,7 @@ from starlette.routing import Route, WebSocketRoute
 from endpoint.auth import BearerTokenMiddleware, presents_token
 from endpoint.bidi import bidi_endpoint
 from endpoint.hosting import is_loopback
+from endpoint.memory_trim import trim_when_idle
 from endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from endpoint.settings import ServerSettings
 from endpoint.speech_http import invocations, openai_speech, openai_voices
@@ -95,9 +97,11 @@ def create_app(source: SynthesizerSource, settings: ServerSettings | None = None
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         runtime.start()
+        trimmer = asyncio.create_task(trim_when_idle(runtime.scheduler), name="memory-trim")
         try:
             yield
         finally:
+            trimmer.cancel()
             await runtime.aclose()
 
     routes = [
