@@ -12,6 +12,7 @@ BENCH_MODULES: list[str] = [
     "engine.bench_engine",  # bench engine
     "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
     "endpoint.bench_flow",  # bench flow
+    "endpoint.bench_abuse",  # bench abuse
 ]
 
 

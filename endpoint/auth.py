@@ -33,6 +33,12 @@ def bearer_token(headers: list[tuple[bytes, bytes]]) -> bytes | None:
     return None
 
 
+def presents_token(headers: list[tuple[bytes, bytes]], token: bytes) -> bool:
+    """Whether the request carries this server's token (``token``: the server's, UTF-8), in constant time."""
+    presented = bearer_token(headers)
+    return presented is not None and hmac.compare_digest(presented, token)
+
+
 class BearerTokenMiddleware:
     def __init__(self, app: ASGIApp, token: str, open_paths: frozenset[str] = OPEN_PATHS) -> None:
         self.app = app

@@ -23,6 +23,7 @@ from endpoint.deploy_scaling import (
     plan_scaling,
     plan_unscaling,
 )
+from endpoint.hosting import PLATFORM_ENV, PLATFORM_SAGEMAKER
 
 DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
 DEFAULT_VARIANT = "AllTraffic"
@@ -136,8 +137,8 @@ def plan_deploy(
     name = resource_name(settings.endpoint_name, stamp)
     tags = [{"Key": TAG_KEY, "Value": settings.endpoint_name}]
     container: dict[str, Any] = {"Image": settings.image_uri, "Mode": "SingleModel"}
-    if settings.environment:
-        container["Environment"] = dict(settings.environment)
+    # serve knows it is behind SageMaker by this (no token warning, no per-client cap): endpoint.hosting.
+    container["Environment"] = {PLATFORM_ENV: PLATFORM_SAGEMAKER, **settings.environment}
     if settings.model_data_url:
         container["ModelDataUrl"] = settings.model_data_url
     variant: dict[str, Any] = {

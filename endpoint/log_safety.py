@@ -51,3 +51,41 @@ class BadFrameLog:
                 "session %s: %d frame(s) could not be understood, %d dropped by the rate limit", self._who, bad, dropped
             )
         self._logged_bad, self._logged_dropped = self._bad, self._dropped
+
+
+class ServerLogGuard(logging.Filter):
+    """For uvicorn's own loggers: escapes every string argument (uvicorn logs the percent-decoded request path of
+    WebSocket upgrades as is, so ``/x%0Aforged`` would write a line of its own) and lets one warning template
+    through at most once per interval, saying how many were held back (``Invalid HTTP request received.`` once
+    per malformed request would let a client write the log at the rate it opens connections)."""
+
+    def __init__(self, interval_s: float = SUMMARY_INTERVAL_S) -> None:
+        super().__init__()
+        self._interval_s = interval_s
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.args:
+            record.args = tuple(escape(arg, 300) if isinstance(arg, str) else arg for arg in record.args)
+        if record.levelno < logging.WARNING or record.exc_info:
+            return True
+        key = str(record.msg)
+        now = time.monotonic()
+        last = self._last.get(key)
+        if last is not None and now - last < self._interval_s:
+            self._held[key] = self._held.get(key, 0) + 1
+            return False
+        self._last[key] = now
+        held = self._held.pop(key, 0)
+        if held:
+            record.msg = f"{record.msg} (and {held} more like it in the last {now - (last or now):.0f} s)"
+        return True
+
+
+def guard_server_logs(names: tuple[str, ...] = ("uvicorn.error", "uvicorn.access")) -> None:
+    """Installs one ``ServerLogGuard`` on each of uvicorn's loggers (once per process)."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, ServerLogGuard) for f in logger.filters):
+            logger.addFilter(ServerLogGuard())

@@ -21,6 +21,7 @@ import threading
 import uvicorn
 from starlette.applications import Starlette
 
+from endpoint.log_safety import guard_server_logs
 from endpoint.runtime import EndpointRuntime
 from endpoint.settings import ServerSettings
 from endpoint.transport_guards import guarded_protocols
@@ -50,7 +51,7 @@ def uvicorn_config(
     app: Starlette, settings: ServerSettings, log_config: object = uvicorn.config.LOGGING_CONFIG
 ) -> uvicorn.Config:
     http, ws = guarded_protocols(settings)
-    return uvicorn.Config(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -71,6 +72,8 @@ def uvicorn_config(
         access_log=False,
         server_header=False,
     )
+    guard_server_logs()  # after Config: it applies uvicorn's logging config
+    return config
 
 
 def serve_forever(app: Starlette, settings: ServerSettings) -> None:

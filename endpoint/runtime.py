@@ -17,13 +17,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from endpoint.log_safety import escape
 from endpoint.settings import ServerSettings
 from engine.errors import ErrorCode, VoicedeskError, VoiceError
 from engine.events import SessionConfig
 from engine.local import LocalSession
 from engine.scheduler import SynthesisScheduler
 from engine.synthesis import Synthesizer
-from engine.voices import parse_voice_spec
+from engine.voices import is_path_spec, parse_voice_spec
 
 log = logging.getLogger(__name__)
 
@@ -225,10 +226,16 @@ class EndpointRuntime:
         Specs naming files (``/path/x.pt``) are refused: a network client must not make the server read its disk.
         """
         assert self.synthesizer is not None
+        # Before parsing: parsing resolves file paths (``~user/x.pt`` reads the password database, a NUL fails).
+        raw_parts = [part.strip() for part in voice.split(",")]
+        if any(is_path_spec(part) or is_path_spec(part.rpartition(":")[0]) for part in raw_parts):
+            raise VoiceError(
+                f"Voice {escape(voice, 60)!r} names a file; over the network only voice names (or blends of them) "
+                f"are accepted. Voices here: {', '.join(self.voices) or 'none'}."
+            )
         parts = parse_voice_spec(voice)
         if any(part.is_path for part in parts):
             raise VoiceError(
-                f"Voice {voice!r} names a file; over the network only voice names (or blends of them) are "
-                f"accepted. Voices here: {', '.join(self.voices) or 'none'}."
+                f"Voice {escape(voice, 60)!r} names a file; over the network only voice names are accepted."
             )
         return await asyncio.to_thread(self.synthesizer.check_voice, voice)

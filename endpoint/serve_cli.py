@@ -3,7 +3,10 @@
 
 Outside the container the server binds 127.0.0.1 unless told otherwise; inside it binds 0.0.0.0:8080 (or
 ``SAGEMAKER_BIND_TO_PORT``) and takes the model from ``/opt/ml/model`` when SageMaker mounted model data there
-(see ``endpoint.model_dir``). Registration stays import-light: torch loads only when the server starts.
+(see ``endpoint.model_dir``). Options and their checks live in ``endpoint.serve_options``. Before anything loads,
+the server says what it exposes: a token on the command line, a port beyond loopback with no token (except
+behind SageMaker, where IAM decides who calls: ``endpoint.hosting``), a token sent without TLS. Registration stays
+import-light: torch loads only when the server starts.
 """
 
 from __future__ import annotations
@@ -14,39 +17,15 @@ import os
 import sys
 from collections.abc import Sequence
 
-from engine.engine_spec import TOKEN_ENV
+from endpoint.hosting import is_loopback, sagemaker_marker
+from endpoint.serve_options import TOKEN_ENV, TokenChoice, add_serve_arguments, settings_from_args
+from endpoint.settings import ServerSettings
 
 CONTAINER_PORT_ENV = "SAGEMAKER_BIND_TO_PORT"
 
 log = logging.getLogger(__name__)
 
-
-def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -> None:
-    parser.add_argument("--host", default=host, help=f"address to bind (default {host})")
-    parser.add_argument("--port", type=int, default=port, help=f"port to listen on (default {port})")
-    parser.add_argument(
-        "--token",
-        default=None,
-        help=f"require 'Authorization: Bearer TOKEN' on every route but /ping (default: ${TOKEN_ENV}, if set)",
-    )
-    parser.add_argument(
-        "--device", default=None, help="torch device for the model: cpu, cuda, cuda:1 (default: CUDA if present)"
-    )
-    parser.add_argument(
-        "--max-sessions", type=int, default=16, help="concurrent sessions and HTTP streams (default 16)"
-    )
-    parser.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=300.0,
-        help="seconds before a silent WebSocket session is closed (default 300)",
-    )
-    parser.add_argument(
-        "--shutdown-grace",
-        type=float,
-        default=25.0,
-        help="seconds sessions get to finish their sentence on SIGTERM (default 25)",
-    )
+__all__ = ["TOKEN_ENV", "add_serve_arguments", "exposure_warnings", "main", "register", "run_serve"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,36 +33,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="run the streaming speech endpoint (WebSocket, /invocations, OpenAI-compatible /v1/audio/speech)",
         description="Serve speech over HTTP and WebSocket on this machine (the container's server). "
-        "Binds 127.0.0.1 unless --host says otherwise; use --token when exposing it on a network.",
+        "Binds 127.0.0.1 unless --host says otherwise; beyond loopback, give it a token (--token-file) and "
+        "TLS (--tls-cert/--tls-key). See docs/security.md.",
     )
     add_serve_arguments(parser, host="127.0.0.1", port=8080)
     parser.set_defaults(handler=run_serve)
 
 
-def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from endpoint.settings import ServerSettings
-    from engine.errors import ErrorCode, VoicedeskError
-
-    if args.max_sessions < 1:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--max-sessions must be at least 1.")
-    if args.idle_timeout <= 0:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--idle-timeout must be a positive number of seconds.")
-    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
-    return ServerSettings(
-        host=args.host,
-        port=args.port,
-        token=token,
-        device=args.device,
-        max_sessions=args.max_sessions,
-        idle_timeout_s=args.idle_timeout,
-        shutdown_grace_s=args.shutdown_grace,
-    )
+def exposure_warnings(settings: ServerSettings, token: TokenChoice, sagemaker: str | None) -> list[str]:
+    """What this configuration leaves open, in words an operator can act on."""
+    warnings = list(token.warnings)
+    if is_loopback(settings.host) or sagemaker is not None:
+        return warnings
+    where = f"{settings.host}:{settings.port}"
+    if settings.token is None:
+        warnings.append(
+            f"serving on {where} without a token: anyone who can reach this port can use the server and its GPU. "
+            f"Give it one with --token-file PATH or ${TOKEN_ENV}, or bind --host 127.0.0.1."
+        )
+    elif settings.tls_cert is None:
+        warnings.append(
+            f"serving on {where} without TLS: the token and every text travel in clear over the network. "
+            "Use --tls-cert/--tls-key, or a TLS-terminating proxy in front."
+        )
+    return warnings
 
 
 def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
-    settings = _settings(args)
-    if settings.host not in ("127.0.0.1", "localhost", "::1") and settings.token is None and not prepare_model:
-        log.warning("serving on %s without a token: anyone who can reach this port can use it", settings.host)
+    # Only the container's serve (prepare_model) can be behind SageMaker; a notebook's SM_* variables must not
+    # switch off the warnings of a `voicedesk serve` started there.
+    sagemaker = sagemaker_marker(os.environ) if prepare_model else None
+    settings, token = settings_from_args(args, os.environ, behind_sagemaker=sagemaker is not None)
+    for warning in exposure_warnings(settings, token, sagemaker):
+        log.warning("%s", warning)
 
     from endpoint.runner import serve_forever
     from endpoint.server import create_app
@@ -106,10 +88,12 @@ def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
 
         return KokoroSynthesizer.load(settings.device, warm_up=False)  # warmed on the scheduler's thread
 
+    scheme = "https" if settings.tls_cert else "http"
+    behind = f"; behind SageMaker ({sagemaker})" if sagemaker else ""
     print(
-        f"voicedesk serve: listening on http://{settings.host}:{settings.port} "
-        f"(token {'required' if settings.token else 'off'}); the model loads in the background, "
-        "GET /ping answers 200 once it is ready.",
+        f"voicedesk serve: listening on {scheme}://{settings.host}:{settings.port} "
+        f"(token {'required, from ' + str(token.origin) if settings.token else 'off'}{behind}); the model loads "
+        "in the background, GET /ping answers 200 once it is ready.",
         file=sys.stderr,
         flush=True,
     )

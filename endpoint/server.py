@@ -4,40 +4,90 @@ WebSocket) plus an OpenAI-compatible speech route, all over one model shared thr
 ``create_app(source, settings)`` takes either a loaded synthesizer (tests, benchmarks) or a loader; the
 lifespan starts loading in the background, so the server listens at once and ``/ping`` answers 503 until the
 model is loaded and warmed. ``/ping`` only reads a flag: it never waits for the model thread.
+
+``/ping`` needs no token (SageMaker's health check and load balancers cannot send one), so it tells strangers only
+``healthy`` (200) or ``unhealthy`` (503). The details (state, open sessions, why loading failed) go to callers who
+present the token, or, on a server without a token, to callers on this machine (loopback) only.
+
+Every HTTP error is JSON with a ``code`` (Starlette's own 404/405 included); an exception nobody expected is
+answered ``internal`` without its text, which goes to the log only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 
-from endpoint.auth import BearerTokenMiddleware
+from endpoint.auth import BearerTokenMiddleware, presents_token
 from endpoint.bidi import bidi_endpoint
+from endpoint.hosting import is_loopback
+from endpoint.memory_trim import trim_when_idle
 from endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from endpoint.settings import ServerSettings
 from endpoint.speech_http import invocations, openai_speech, openai_voices
 from engine.errors import ErrorCode
 from engine.protocol import BIDI_PATH
 
+log = logging.getLogger(__name__)
+
+ROUTES_HELP = f"GET /ping, POST /invocations, POST /v1/audio/speech, GET /v1/audio/voices, WS {BIDI_PATH}"
+
+
+def may_see_details(request: Request, settings: ServerSettings) -> bool:
+    if settings.token is not None:
+        return presents_token(request.scope.get("headers", []), settings.token.encode("utf-8"))
+    return request.client is not None and is_loopback(request.client.host)
+
 
 async def ping(request: Request) -> JSONResponse:
     runtime: EndpointRuntime = request.app.state.runtime
-    body: dict[str, object] = {"status": str(runtime.state), "sessions": runtime.active_sessions}
-    if runtime.state is RuntimeState.READY:
-        return JSONResponse(body)
+    healthy = runtime.state is RuntimeState.READY
+    body: dict[str, object] = {"status": "healthy" if healthy else "unhealthy"}
+    status_code = 200 if healthy else 503
+    if not may_see_details(request, runtime.settings):
+        return JSONResponse(body, status_code=status_code)
+    body.update(state=str(runtime.state), sessions=runtime.active_sessions)
     if runtime.state is RuntimeState.FAILED and runtime.load_error is not None:
         body.update(code=str(runtime.load_error.code), message=runtime.load_error.message)
     elif runtime.state is RuntimeState.LOADING:
         body.update(code=str(ErrorCode.NOT_READY), message="The model is loading and warming up.")
-    else:
+    elif not healthy:
         body.update(code=str(ErrorCode.SESSION_CLOSING), message="The server is shutting down.")
-    return JSONResponse(body, status_code=503)
+    return JSONResponse(body, status_code=status_code)
+
+
+def _error_body(code: ErrorCode, message: str) -> dict[str, object]:
+    return {"type": "error", "code": str(code), "message": message, "error": str(code)}
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own refusals (no such route, wrong method) in the same JSON shape as every other error."""
+    assert isinstance(exc, HTTPException)
+    path = request.url.path if len(request.url.path) <= 80 else request.url.path[:80] + "…"
+    if exc.status_code == 404:
+        code, message = ErrorCode.NOT_FOUND, f"There is no route {path!r} here; the routes are: {ROUTES_HELP}."
+    elif exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        code = ErrorCode.METHOD_NOT_ALLOWED
+        message = f"{request.method} is not allowed on {path!r}; use {allowed or 'another method'}."
+    else:
+        code, message = ErrorCode.BAD_MESSAGE, f"The request was refused: {exc.detail}."
+    return JSONResponse(_error_body(code, message), status_code=exc.status_code, headers=exc.headers)
+
+
+async def unexpected_error(_request: Request, _exc: Exception) -> JSONResponse:
+    """A bug: the client learns that, and no more (Starlette logs the traceback)."""
+    message = "The server failed on this request; its log says why."
+    return JSONResponse(_error_body(ErrorCode.INTERNAL, message), status_code=500)
 
 
 def create_app(source: SynthesizerSource, settings: ServerSettings | None = None) -> Starlette:
@@ -47,9 +97,11 @@ def create_app(source: SynthesizerSource, settings: ServerSettings | None = None
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         runtime.start()
+        trimmer = asyncio.create_task(trim_when_idle(runtime.scheduler), name="memory-trim")
         try:
             yield
         finally:
+            trimmer.cancel()
             await runtime.aclose()
 
     routes = [
@@ -60,6 +112,11 @@ def create_app(source: SynthesizerSource, settings: ServerSettings | None = None
         Route("/v1/audio/voices", openai_voices, methods=["GET"]),
     ]
     middleware = [Middleware(BearerTokenMiddleware, token=settings.token)] if settings.token else []
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, Exception: unexpected_error},
+    )
     app.state.runtime = runtime
     return app

@@ -32,7 +32,11 @@ class ServerSettings:
     ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
     frames_per_s: float = 100.0
+    """Frames one WebSocket session may send per second, sustained; frames over it are dropped (``rate_limited``)
+    and the connection is read no faster."""
     frame_burst: int = 400
+    abuse_after_s: float = 10.0
+    """A session over its frame rate for this long is closed with 1008."""
     limits: SessionLimits = field(default_factory=SessionLimits)
     send_timeout_s: float = 20.0
     """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
@@ -45,6 +49,9 @@ class ServerSettings:
     """Request line plus headers; larger requests get 400 before they are buffered."""
     max_connections: int = 256
     """Open TCP connections (any state); more are closed at once."""
+    max_connections_per_client: int | None = 64
+    """Open TCP connections from one peer address; more are closed at once (None: no cap, as behind SageMaker's
+    sidecar or a reverse proxy, where every connection has the same address)."""
     shutdown_grace_s: float = 20.0
     """On SIGTERM, how long sessions get to finish their current sentence; whatever is left is then stopped and
     its transport aborted, so the process exits within SageMaker's 30 s."""
@@ -66,4 +73,5 @@ class ServerSettings:
             idle_timeout_s=self.idle_timeout_s,
             frames_per_s=self.frames_per_s,
             frame_burst=self.frame_burst,
+            abuse_after_s=self.abuse_after_s,
         )

@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from endpoint.log_safety import escape
 from endpoint.runtime import EndpointRuntime, Lease
 from endpoint.speech_encoding import (
     AudioTally,
@@ -37,8 +38,10 @@ from endpoint.speech_encoding import (
 from endpoint.speech_request import (
     OPENAI_VOICES,
     SpeechRequest,
+    check_budget,
     parse_invocation,
     parse_openai_speech,
+    request_id_of,
 )
 from engine.audio_formats import ENCODINGS
 from engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
@@ -113,18 +116,19 @@ async def resolve_voice(runtime: EndpointRuntime, voice: str, openai_names: bool
 
 
 def _log_request(route: str, request: SpeechRequest) -> None:
+    # request_id and voice come from the client: escaped, so they cannot write lines of their own.
     log.info(
         "%s %s: %d chars, voice %s, speed %.2f, %s/%s",
         route,
-        request.request_id or "-",
+        escape(request.request_id or "-"),
         len(request.text),
-        request.voice,
+        escape(request.voice),
         request.speed,
         request.audio_format,
         request.transport,
     )
     if log.isEnabledFor(logging.DEBUG):
-        log.debug("%s %s text: %r", route, request.request_id or "-", request.text)
+        log.debug("%s %s text: %s", route, escape(request.request_id or "-"), escape(request.text, limit=2_000))
 
 
 async def session_events(runtime: EndpointRuntime, lease: Lease, request: SpeechRequest) -> AsyncIterator[Event]:
@@ -164,7 +168,7 @@ async def binary_body(
     async for _seq, item in encoded_audio(events, open_body_encoder(request), tally or AudioTally()):
         if isinstance(item, Error):
             # Status and headers are gone by now; the sentence is skipped and the log says why.
-            log.warning("request %s: sentence %s failed: %s", request.request_id or "-", item.seq, item.code)
+            log.warning("request %s: sentence %s failed: %s", escape(request.request_id or "-"), item.seq, item.code)
         else:
             yield item
 
@@ -269,13 +273,14 @@ async def _speech_route(
         async with asyncio.timeout(runtime.settings.header_timeout_s):
             body = await read_body(request, runtime.settings.max_frame_bytes)
         speech = parse(body, runtime.settings.limits)
+        check_budget(speech, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
         speech = replace(speech, voice=voice)
         check_admission(speech, runtime)
         _log_request(route, speech)
         return await stream_speech(request, speech)
     except VoicedeskError as exc:
-        return error_response(exc, _request_id_of(body), openai=openai)
+        return error_response(exc, request_id_of(body), openai=openai)
     except ClientDisconnect:
         return Response(status_code=499)
     except TimeoutError:
@@ -287,16 +292,7 @@ async def _speech_route(
     except Exception:  # a bug: answer it like any other error instead of a bare 500
         log.exception("%s failed", route)
         error = VoicedeskError(ErrorCode.INTERNAL, "The server failed on this request; its log says why.")
-        return error_response(error, _request_id_of(body), openai=openai)
-
-
-def _request_id_of(body: bytes) -> str | None:
-    """The request's ``request_id``, when the body is readable enough to have one (to tag its error)."""
-    try:
-        value = json.loads(body).get("request_id")
-    except (ValueError, AttributeError):
-        return None
-    return None if value is None else str(value)
+        return error_response(error, request_id_of(body), openai=openai)
 
 
 async def invocations(request: Request) -> Response:

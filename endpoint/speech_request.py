@@ -10,7 +10,6 @@ them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``s
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -18,7 +17,8 @@ from typing import Literal
 from engine.audio_formats import FORMATS, output_problem
 from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SAMPLE_RATE
-from engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
+from engine.protocol import MAX_REQUEST_ID_CHARS, MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
+from engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]
@@ -64,15 +64,42 @@ def _bad(code: ErrorCode, message: str) -> VoicedeskError:
     return VoicedeskError(code, message)
 
 
-def parse_json_object(body: bytes) -> dict[str, object]:
+def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, object]:
+    """The body as a JSON object; any failure (not UTF-8, not JSON, nested too deep, a number of thousands of
+    digits) is a ``bad_json`` or ``bad_message`` error, never another exception."""
     try:
-        message = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" ({exc.msg} at position {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise _bad(ErrorCode.BAD_JSON, f"The request body is not valid JSON{where}.") from None
+        message = parse_json_frame(body, max_bytes or len(body), "The request body")
+    except ProtocolError as exc:
+        raise _bad(exc.code, exc.message) from None
     if not isinstance(message, dict):
         raise _bad(ErrorCode.BAD_MESSAGE, "The request body must be a JSON object.")
     return message
+
+
+def request_id_of(body: bytes) -> str | None:
+    """The ``request_id`` of a body that may not parse (to tag its error); None when there is none to find."""
+    try:
+        message = parse_json_object(body)
+    except VoicedeskError:
+        return None
+    value = message.get("request_id")
+    if value is None or isinstance(value, dict | list):
+        return None
+    text = str(value)
+    return text if len(text) <= MAX_REQUEST_ID_CHARS else None
+
+
+def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
+    """Refuses, before any synthesis, a request that would make more audio than one request may (speed counts:
+    the same text at 0.25 makes four times the audio, and costs four times the compute)."""
+    audio_s = estimated_audio_s(speech.text, speech.speed)
+    if audio_s > limits.max_request_audio_s:
+        raise _bad(
+            ErrorCode.BUDGET_EXCEEDED,
+            f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speech.speed:g}, over this "
+            f"server's limit of {limits.max_request_audio_s / 60:,.0f} minutes per request; send less text per "
+            "request, or a higher speed.",
+        )
 
 
 def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
@@ -90,13 +117,36 @@ def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
     return text
 
 
-def _string(message: dict[str, object], key: str, default: str | None) -> str | None:
+def _short(value: object) -> str:
+    """A client's value for an error message: never a huge echo of what it sent."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}… ({len(text):,} characters)"
+
+
+def _string(message: dict[str, object], key: str, default: str | None, limit: int = 200) -> str | None:
     value = message.get(key)
     if value is None:
         return default
     if not isinstance(value, str) or not value.strip():
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {value!r}.")
+        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {_short(value)}.")
+    if len(value) > limit:
+        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
     return value.strip()
+
+
+def _request_id(message: dict[str, object]) -> str | None:
+    value = message.get("request_id")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _bad(ErrorCode.BAD_MESSAGE, "'request_id' must be a string (or a number).")
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > MAX_REQUEST_ID_CHARS:
+        raise _bad(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
+        )
+    return text
 
 
 def _speed(message: dict[str, object]) -> float:
@@ -105,7 +155,7 @@ def _speed(message: dict[str, object]) -> float:
         return 1.0
     speed = validate_speed(raw)
     if speed is None:
-        raise _bad(ErrorCode.BAD_SPEED, f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {raw!r}.")
+        raise _bad(ErrorCode.BAD_SPEED, f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {_short(raw)}.")
     return speed
 
 
@@ -115,7 +165,7 @@ def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], defa
     if value.lower() not in allowed:
         raise _bad(
             ErrorCode.BAD_MESSAGE,
-            f"'{key}' {value!r} is not supported here; use one of: {', '.join(allowed)}.",
+            f"'{key}' {_short(value)} is not supported here; use one of: {', '.join(allowed)}.",
         )
     return value.lower()
 
@@ -124,8 +174,8 @@ def _sample_rate(message: dict[str, object], audio_format: str) -> int:
     raw = message.get("sample_rate")
     if raw is None:
         rate = SAMPLE_RATE
-    elif isinstance(raw, bool) or not isinstance(raw, int | float) or raw != int(raw):
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {raw!r}.")
+    elif _finite(raw) is None or raw != int(raw):  # type: ignore[call-overload]
+        raise _bad(ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {_short(raw)}.")
     else:
         rate = int(raw)
     problem = output_problem(audio_format, rate)
@@ -134,12 +184,23 @@ def _sample_rate(message: dict[str, object], audio_format: str) -> int:
     return rate
 
 
+def _finite(raw: object) -> float | None:
+    """A JSON number as a finite float; None for anything else (``Infinity``, ``NaN``, 400-digit integers)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None
+    try:
+        value = float(raw)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _stream(message: dict[str, object]) -> bool:
     raw = message.get("stream")
     if raw is None:
         return True
     if not isinstance(raw, bool):
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {raw!r}.")
+        raise _bad(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {_short(raw)}.")
     return raw
 
 
@@ -151,18 +212,19 @@ def _request_timestamp(message: dict[str, object]) -> float | None:
     raw = message.get("request_timestamp")
     if raw is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw) or raw <= 0:
+    value = _finite(raw)
+    if value is None or value <= 0:
         raise _bad(
             ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); got {raw!r}.",
+            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); got {_short(raw)}.",
         )
-    if raw > MILLISECONDS_AFTER:
+    if value > MILLISECONDS_AFTER:
         raise _bad(
             ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' {raw!r} looks like milliseconds; send epoch seconds (time.time(), "
+            f"'request_timestamp' {_short(raw)} looks like milliseconds; send epoch seconds (time.time(), "
             "or Date.now() / 1000).",
         )
-    return float(raw)
+    return value
 
 
 def check_fresh(request_timestamp: float | None, now: float, max_age_s: float | None) -> None:
@@ -190,15 +252,15 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
     ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``)."""
     message = parse_json_object(body)
-    request_id = message.get("request_id")
+    request_id = _request_id(message)
     audio_format, sample_rate = _output(message, "format", "wav")
     return SpeechRequest(
         text=_text(message, "text", limits),
-        voice=_string(message, "voice", DEFAULT_VOICE) or DEFAULT_VOICE,
+        voice=_string(message, "voice", DEFAULT_VOICE, MAX_VOICE_SPEC_CHARS) or DEFAULT_VOICE,
         speed=_speed(message),
         audio_format=audio_format,  # type: ignore[arg-type]
         transport=_choice(message, "transport", TRANSPORTS, "binary"),  # type: ignore[arg-type]
-        request_id=None if request_id is None else str(request_id),
+        request_id=request_id,
         sample_rate=sample_rate,
         stream=_stream(message),
         request_timestamp=_request_timestamp(message),
@@ -216,7 +278,7 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
     audio_format, sample_rate = _output(message, "response_format", "mp3")
     return SpeechRequest(
         text=_text(message, "input", limits),
-        voice=_string(message, "voice", DEFAULT_VOICE) or DEFAULT_VOICE,
+        voice=_string(message, "voice", DEFAULT_VOICE, MAX_VOICE_SPEC_CHARS) or DEFAULT_VOICE,
         speed=_speed(message),
         audio_format=audio_format,  # type: ignore[arg-type]
         transport="sse" if stream_format == "sse" else "binary",

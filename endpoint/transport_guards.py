@@ -5,7 +5,9 @@ on an open network needs and uvicorn does not apply on its own.
   connection and between keep-alive requests); otherwise it is aborted. Slow-header ("slowloris") connections no
   longer hold sockets open. The token is checked after the headers, so this guard needs none.
 - **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
-- **Connection cap.** Beyond ``max_connections`` open connections, a new one is aborted at once.
+- **Connection caps.** Beyond ``max_connections`` open connections, or ``max_connections_per_client`` from one
+  address, a new one is aborted at once (refusals are logged as a count, once per interval).
+- **Malformed requests** get uvicorn's 400, but with a JSON body like every other error.
 - **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
   (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
   slot is freed. The same for a WebSocket whose keepalive ping went unanswered, or whose closing handshake went
@@ -17,17 +19,24 @@ The classes are made per server (``guarded_protocols``) so each carries its sett
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import time
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from endpoint.log_safety import SUMMARY_INTERVAL_S
 from endpoint.settings import ServerSettings
 
 log = logging.getLogger(__name__)
+
+LINGER_S = 1.0
+"""After a 400, how long the connection stays half-open so the client can read the answer."""
 
 
 class TimedFlowControl(FlowControl):
@@ -49,27 +58,64 @@ class TimedFlowControl(FlowControl):
 
 class GuardedH11Protocol(H11Protocol):
     settings: ServerSettings
+    refusals: RefusalLog
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.flow = TimedFlowControl(transport, self.settings.send_timeout_s)
         self._header_timer: asyncio.TimerHandle | None = None
         self._timed_cycle: object | None = None
+        self._lingering = False
         """The request cycle that was current when the timer was armed: a new one means a head arrived."""
-        if len(self.connections) > self.settings.max_connections:
-            log.warning("over %d open connections; refusing one", self.settings.max_connections)
+        refusal = self._over_cap()
+        if refusal is not None:
+            self.refusals.refused(refusal)
             transport.abort()
             return
         self._arm_header_timer()
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def _over_cap(self) -> str | None:
+        settings = self.settings
+        if len(self.connections) > settings.max_connections:
+            return "connection cap"
+        cap, host = settings.max_connections_per_client, self.client[0] if self.client else None
+        if cap is not None and host is not None:
+            held = sum(1 for c in self.connections if (getattr(c, "client", None) or (None,))[0] == host)
+            if held > cap:
+                return "per-client connection cap"
+        return None
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 cannot parse (malformed, or headers over ``max_header_bytes``)."""
+        body = json.dumps(
+            {
+                "type": "error",
+                "code": "bad_message",
+                "message": f"The HTTP request could not be parsed: it is malformed, or its request line and headers "
+                f"are over {self.settings.max_header_bytes:,} bytes.",
+            }
+        ).encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        # A lingering close: closing with the client's bytes unread would reset the connection, and the reset
+        # can destroy the answer before the client reads it. Stop sending, drop what still comes, abort soon.
+        self._lingering = True
         self._cancel_header_timer()
-        super().connection_lost(exc)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_S, self.transport.abort)
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return
         super().data_received(data)
         if self.cycle is not self._timed_cycle:
             self._cancel_header_timer()  # a new request's head is complete
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -134,7 +180,41 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self.transport.abort()  # close() alone waits for unsent data the client will never read
 
 
+class RefusalLog:
+    """Refused connections, counted by reason and logged at most once per interval (never once per socket)."""
+
+    def __init__(self, interval_s: float = SUMMARY_INTERVAL_S) -> None:
+        self.counts: dict[str, int] = {}
+        self._logged: dict[str, int] = {}
+        self._interval_s = interval_s
+        self._last_at: float | None = None
+        self._flush_due = False
+
+    def refused(self, reason: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        now = time.monotonic()
+        if self._last_at is None or now - self._last_at >= self._interval_s:
+            self._last_at = now
+            self.flush()
+        elif not self._flush_due:
+            # What is held back now is told when the interval is up, even if nothing more is refused.
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self._interval_s - (now - self._last_at), self._flush_later)
+
+    def _flush_later(self) -> None:
+        self._flush_due = False
+        self._last_at = time.monotonic()
+        self.flush()
+
+    def flush(self) -> None:
+        new = {reason: n - self._logged.get(reason, 0) for reason, n in self.counts.items()}
+        said = ", ".join(f"{n} by the {reason}" for reason, n in new.items() if n)
+        if said:
+            log.warning("refused new connections: %s", said)
+        self._logged = dict(self.counts)
+
+
 def guarded_protocols(settings: ServerSettings) -> tuple[type[GuardedH11Protocol], type[GuardedWebSocketProtocol]]:
-    http = type("VoicedeskHttpProtocol", (GuardedH11Protocol,), {"settings": settings})
+    http = type("VoicedeskHttpProtocol", (GuardedH11Protocol,), {"settings": settings, "refusals": RefusalLog()})
     ws = type("VoicedeskWebSocketProtocol", (GuardedWebSocketProtocol,), {"settings": settings})
     return http, ws

@@ -42,6 +42,8 @@ class ErrorCode(StrEnum):
     SYNTHESIS_FAILED = "synthesis_failed"
     WEIGHTS_MISSING = "weights_missing"
     UNAUTHORIZED = "unauthorized"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
     INTERNAL = "internal"
     # Local: never sent by a server (see LocalErrorCode); kept here while callers move over.
     AUDIO_DEVICE = "audio_device"
@@ -98,6 +100,8 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.SYNTHESIS_FAILED: WireError(500, WS_INTERNAL_ERROR, False),
     ErrorCode.WEIGHTS_MISSING: WireError(503, WS_INTERNAL_ERROR, False),
     ErrorCode.UNAUTHORIZED: WireError(401, WS_POLICY_VIOLATION, True),
+    ErrorCode.NOT_FOUND: WireError(404, WS_POLICY_VIOLATION, True),
+    ErrorCode.METHOD_NOT_ALLOWED: WireError(405, WS_POLICY_VIOLATION, True),
     ErrorCode.INTERNAL: WireError(500, WS_INTERNAL_ERROR, False),
 }
 WIRE_CODES = frozenset(WIRE_ERRORS)

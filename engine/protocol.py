@@ -13,6 +13,7 @@ message; keep the two in step.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from engine.errors import ErrorCode, LocalErrorCode
@@ -178,6 +179,9 @@ def _request_id(message: dict[str, object]) -> str | None:
     return text
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def parse_json_frame(frame: Frame, max_frame_bytes: int, what: str = "A frame") -> object:
     """JSON from a text or binary frame (or HTTP body), with every failure a ``ProtocolError`` (never another
     exception: too-long numbers and too-deep nesting included)."""
@@ -195,7 +199,16 @@ def parse_json_frame(frame: Frame, max_frame_bytes: int, what: str = "A frame") 
                 ErrorCode.BAD_JSON, f"{what} must hold UTF-8 JSON; byte {exc.start} is not UTF-8."
             ) from None
     try:
-        return json.loads(frame)
+        message = json.loads(frame)
+        if _ESCAPED_SURROGATE.search(frame):
+            # A lone surrogate (JSON may escape one) is not text: it would fail when echoed or logged.
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        return message
+    except UnicodeEncodeError:
+        raise ProtocolError(
+            ErrorCode.BAD_JSON,
+            f"{what} holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff), which is not text.",
+        ) from None
     except json.JSONDecodeError as exc:
         raise ProtocolError(
             ErrorCode.BAD_JSON, f"{what} is not valid JSON ({exc.msg} at position {exc.pos})."

@@ -455,18 +455,17 @@ class SessionCore:
     def _over_budget(self) -> list[Event]:
         if self._produced_s <= self.limits.max_session_audio_s or self._closing:
             return []
-        hours = self.limits.max_session_audio_s / 3600
         events: list[Event] = [
             Error(
                 ErrorCode.BUDGET_EXCEEDED,
-                f"This session has made {self._produced_s / 3600:.1f} hours of audio, over its limit of "
-                f"{hours:g} hours; what was queued is dropped. Open a new session to go on.",
+                f"This session has made {_duration(self._produced_s)} of audio, over its limit of "
+                f"{_duration(self.limits.max_session_audio_s)}; what was queued is dropped. Open a new session to "
+                "go on.",
                 fatal=True,
             )
         ]
         events.extend(self.cancel(0.0))
-        self._closing = True
-        events.extend(self._maybe_close())
+        events.extend(self.abort(str(ErrorCode.BUDGET_EXCEEDED)))  # closed with 1008, not as a normal end
         return events
 
     def _enqueue(
@@ -532,6 +531,12 @@ class SessionCore:
             self._closed = True
             return [Closed()]
         return []
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.1f} hours"
 
 
 ChunkerFactory = Callable[[], Chunker]

@@ -161,16 +161,14 @@ class SessionDriver:
     def _on_rendered(self, job: SynthesisJob, future: asyncio.Future[RenderedSentence]) -> None:
         if future is self._in_flight:
             self._in_flight = None
-        if not future.cancelled():
-            # Retrieved even when ignored below: an interrupted job's exception is expected, not a lost error.
-            future.exception()
+        # Taken even when ignored: an interrupted job's exception left unread makes asyncio log a traceback.
+        exc = None if future.cancelled() else future.exception()
         if self._stopped:
             return
         now = self.clock()
         if future.cancelled() or not self.core.is_current(job):
             self.pump()
             return
-        exc = future.exception()
         if exc is None:
             rendered = future.result()
             if job.first_of_utterance or self._utterance_t0 is None:

@@ -133,7 +133,9 @@ class WebSocketChannel:
 
     @classmethod
     async def open(cls, settings: WebSocketSettings, first_frame: str) -> WebSocketChannel:
-        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else None
+        # websockets writes header values as ISO-8859-1; the server compares the token's UTF-8 bytes.
+        token = settings.token.encode("utf-8").decode("latin-1") if settings.token else None
+        headers = {"Authorization": f"Bearer {token}"} if token else None
         try:
             connection = await websockets.connect(
                 settings.url,
