@@ -152,14 +152,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
         type=float,
         default=DEFAULTS.idle_timeout_s,
         metavar="S",
-        help=f"close a WebSocket session that sends nothing for this long (default {DEFAULTS.idle_timeout_s:g})",
+        help="close a WebSocket client that neither sends a valid command nor takes audio for this long, while the "
+        f"server owes it nothing (default {DEFAULTS.idle_timeout_s:g})",
     )
     limits.add_argument(
         "--shutdown-grace",
         type=float,
-        default=25.0,
+        default=DEFAULTS.shutdown_grace_s,
         metavar="S",
-        help="on SIGTERM, how long sessions get to finish their sentence (default 25)",
+        help="on SIGTERM, how long sessions get to finish their sentence; the rest is then aborted, 4 s later "
+        f"(default {DEFAULTS.shutdown_grace_s:g}: within SageMaker's 30 s)",
     )
 
 
