@@ -26,7 +26,7 @@ from app.bench_lab.lab import machine_facts
 from app.bench_lab.report import lab_document
 from app.bench_lab.runs import ScenarioResult
 from engine.api import Engine
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, UsageError, VoicedeskError
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class AbRequest:
         if not self.text.strip():
             raise VoicedeskError(ErrorCode.EMPTY_TEXT, "Type the text each run speaks.")
         if not 1 <= self.runs <= MAX_RUNS:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Runs per engine must be 1 to {MAX_RUNS}; got {self.runs}.")
+            raise UsageError(f"Runs per engine must be 1 to {MAX_RUNS}; got {self.runs}.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ class AbRunner:
     def start(self, request: AbRequest) -> asyncio.Task[None]:
         """Starts the runs (raises ``VoicedeskError`` for a bad request, or when a run is already going)."""
         if self.running:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "An A/B run is already going: cancel it first.")
+            raise UsageError("An A/B run is already going: cancel it first.")
         request.check()
         self._config = LabConfig(text=request.text.strip(), repeat=request.runs, voice=request.voice)
         self._ctx = LabContext(

@@ -29,7 +29,7 @@ from app.sources import ChatMessage
 from app.turn_run import TurnRun
 from engine.api import Engine
 from engine.audio import pcm16_to_wav
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, VoicedeskError
 from engine.events import (
     SAMPLE_RATE,
     Audio,
@@ -448,7 +448,7 @@ class SpeechController:
         try:
             engine = await self.hub.local(report=False)
         except VoicedeskError:
-            raise VoicedeskError(ErrorCode.CONNECTION, why) from None
+            raise ConnectionFailed(why) from None
         self.listener.notice(f"{why.rstrip('.')} — speaking on the local engine instead.", "warning", Topic.ENGINE)
         return await self._open_link(engine, "Local")
 

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from app.messages import error_text
 from engine.api import Engine, Session
-from engine.errors import ErrorCode, VoicedeskError, WeightsMissingError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
 from engine.events import SessionConfig
 from engine.factory import EngineSpec, open_engine
 
@@ -111,7 +111,7 @@ class EngineHub:
         spec = self.spec
         if self.blocked is not None:
             self._report(EngineState.ERROR, "Not connected", describe_target(spec), self.blocked)
-            raise VoicedeskError(ErrorCode.CONNECTION, self.blocked)
+            raise ConnectionFailed(self.blocked)
         self._report(EngineState.LOADING, "Connecting…", describe_target(spec))
         try:
             self._check_remote_spec(spec)
@@ -121,12 +121,12 @@ class EngineHub:
             raise
         except Exception as exc:
             log.exception("opening %s failed", spec.describe())
-            error = VoicedeskError(ErrorCode.CONNECTION, f"Could not open the {spec.kind} engine: {exc!r}")
+            error = ConnectionFailed(f"Could not open the {spec.kind} engine: {exc!r}")
             self._report(EngineState.ERROR, "Not connected", describe_target(spec), error.message)
             raise error from exc
         if spec != self.spec:  # switched away while opening
             await engine.aclose()
-            raise VoicedeskError(ErrorCode.CONNECTION, "The engine was switched while it was opening.")
+            raise ConnectionFailed("The engine was switched while it was opening.")
         self._engine = engine
         return engine
 
@@ -254,7 +254,7 @@ class EngineHub:
     def _check_remote_spec(self, spec: EngineSpec) -> None:
         if not (spec.target or "").strip():
             what = "the container's WebSocket URL" if spec.kind == "websocket" else "the SageMaker endpoint name"
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Fill in {what} to use the {KIND_LABELS[spec.kind]} engine.")
+            raise UsageError(f"Fill in {what} to use the {KIND_LABELS[spec.kind]} engine.")
 
     def _report(self, state: EngineState, title: str, detail: str = "", message: str = "") -> None:
         self.status = EngineStatus(self.spec.kind, state, title, detail, message)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from engine.errors import ErrorCode
+from engine.errors import LocalErrorCode
 from engine.events import Closed, Error, Event
 
 
@@ -107,7 +107,7 @@ def engine_failure(event: Event, closing: bool) -> str | None:
     match event:
         case Error(_code, message, _seq, _rid, True):
             return message
-        case Error(ErrorCode.CONNECTION, message):
+        case Error(LocalErrorCode.CONNECTION, message):
             return message
         case Closed(reason) if not closing:
             return f"the connection closed: {reason}"

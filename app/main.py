@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError
 
 
 def add_app_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +35,7 @@ def require_display(environ: dict[str, str] | None = None, platform: str = sys.p
     if not platform.startswith("linux") or env.get("QT_QPA_PLATFORM"):
         return
     if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             "The desktop app needs a graphical session, and this one has no display (DISPLAY and WAYLAND_DISPLAY "
             "are unset). On a headless machine use `voicedesk say` or `voicedesk serve`, or run the app under "
             "Xvfb (`xvfb-run voicedesk`).",

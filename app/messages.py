@@ -5,24 +5,23 @@ what to do (for people). The window shows the message only: never the raw code, 
 bracket. Advice that only fits this machine (``voicedesk models fetch``) is replaced when the error came from a
 remote engine, where it would be wrong.
 
-When ``VoicedeskError`` grows a separate ``advice`` field, ``error_text`` is the one place to use it.
+A ``VoicedeskError``'s ``advice`` (what to do) is its own field: it is shown after the message, except where it
+would be wrong (advice for this machine's model files, when the error came from a remote engine).
 """
 
 from __future__ import annotations
 
 import re
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from engine.events import Error
 
 REMOTE_KINDS = ("websocket", "sagemaker")
 ENGINE_NAMES = {"local": "local engine", "websocket": "WebSocket server", "sagemaker": "SageMaker endpoint"}
 
-_CODES = "|".join(re.escape(code.value) for code in ErrorCode)
+_CODES = "|".join(re.escape(code.value) for code in (*ErrorCode, *LocalErrorCode))
 _TRAILING_CODE = re.compile(rf"\s*[\(\[]\s*(?:code[:= ]\s*)?(?:{_CODES})\s*[\)\]]\s*$")
 _INLINE_CODE = re.compile(rf"\s*[\(\[]\s*(?:code[:= ]\s*)?(?:{_CODES})\s*[\)\]]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
-_LOCAL_ONLY = ("voicedesk models", "on this machine")
 _VOICE_NAME = re.compile(r"[Vv]oice '([^']+)'|voice ([A-Za-z0-9_.:-]+)")
 
 
@@ -31,24 +30,23 @@ def error_text(error: VoicedeskError | Error | BaseException | str, engine_kind:
 
     ``engine_kind``: 'local', 'websocket' or 'sagemaker' when the error came from an engine.
     """
-    code, message = _parts(error)
+    code, message, advice = _parts(error)
     if code == ErrorCode.UNKNOWN_VOICE and engine_kind in REMOTE_KINDS:
         return _remote_voice_text(message, engine_kind)
     text = _tidy(message)
-    if engine_kind in REMOTE_KINDS and any(phrase in text for phrase in _LOCAL_ONLY):
-        kept = [s for s in _SENTENCE_END.split(text) if not any(phrase in s for phrase in _LOCAL_ONLY)]
-        text = " ".join(kept) or text
+    if advice and engine_kind not in REMOTE_KINDS:
+        text = f"{text} {_tidy(advice)}"
     return text
 
 
-def _parts(error: VoicedeskError | Error | BaseException | str) -> tuple[str | None, str]:
+def _parts(error: VoicedeskError | Error | BaseException | str) -> tuple[str | None, str, str | None]:
     if isinstance(error, VoicedeskError):
-        return str(error.code), error.message
+        return str(error.code), error.message, error.advice
     if isinstance(error, Error):
-        return str(error.code), error.message
+        return str(error.code), error.message, error.advice
     if isinstance(error, BaseException):
-        return None, str(error) or type(error).__name__
-    return None, str(error)
+        return None, str(error) or type(error).__name__, None
+    return None, str(error), None
 
 
 def _tidy(message: str) -> str:

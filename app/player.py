@@ -18,7 +18,7 @@ import numpy as np
 
 from app.playback_buffer import PlaybackBuffer, SentenceOnset
 from engine.audio import pcm16_to_float
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import LocalErrorCode, VoicedeskError
 from engine.events import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ async def wait_for_room(buffer: PlaybackBuffer, ahead_s: float = PLAYER_AHEAD_S)
 
 class AudioDeviceError(VoicedeskError):
     def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.AUDIO_DEVICE, message)
+        super().__init__(LocalErrorCode.AUDIO_DEVICE, message)
 
 
 def import_sounddevice() -> Any:

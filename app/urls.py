@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError
 
 AGENT_SCHEMES = ("http", "https")
 ENGINE_SCHEMES = ("ws", "wss")
@@ -46,7 +46,7 @@ def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> st
     """``url`` stripped, or a ``VoicedeskError`` saying what is wrong and giving an example."""
     problem = url_problem(url, schemes)
     if problem is not None:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"The {what} {url!r} is not usable: {problem}. Example: {example}")
+        raise UsageError(f"The {what} {url!r} is not usable: {problem}. Example: {example}")
     return url.strip()
 
 

@@ -27,6 +27,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from engine.errors import UsageError
+
 SCENARIOS = ("pauses", "pacing", "waiting", "stalled")
 
 
@@ -50,19 +52,16 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _parse(args: argparse.Namespace) -> tuple[list[str], list[float]]:
-    from engine.errors import ErrorCode, VoicedeskError
 
     names = [n.strip() for n in args.scenarios.split(",") if n.strip()]
     if not names or any(n not in SCENARIOS for n in names):
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"--scenarios takes names from {','.join(SCENARIOS)}; got {args.scenarios!r}."
-        )
+        raise UsageError(f"--scenarios takes names from {','.join(SCENARIOS)}; got {args.scenarios!r}.")
     try:
         rates = [float(r) for r in args.rates.split(",") if r.strip()]
     except ValueError:
         rates = []
     if not rates or min(rates) <= 0:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--rates takes positive numbers like 5,20,80; got {args.rates!r}.")
+        raise UsageError(f"--rates takes positive numbers like 5,20,80; got {args.rates!r}.")
     return names, rates
 
 

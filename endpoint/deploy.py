@@ -31,7 +31,7 @@ from endpoint.deploy_plan import (
     resource_name,
 )
 from endpoint.deploy_scaling import ScalingState, read_scaling
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 __all__ = [  # re-exported: the CLI and tests import them from here
     "DEFAULT_INSTANCE_TYPE",
@@ -176,14 +176,12 @@ class Deployer:
                 return state
             if status == "Failed":
                 reason = state.failure_reason if state else None
-                raise VoicedeskError(
-                    ErrorCode.CONNECTION,
+                raise ConnectionFailed(
                     f"Endpoint {endpoint_name} failed: {reason or 'no reason given'}. The container's log is in "
                     f"CloudWatch under /aws/sagemaker/Endpoints/{endpoint_name}.",
                 )
             if self._clock() - started > self.timeout_s:
-                raise VoicedeskError(
-                    ErrorCode.CONNECTION,
+                raise ConnectionFailed(
                     f"Endpoint {endpoint_name} is still {status} after {self.timeout_s:.0f} s; "
                     f"check `voicedesk deploy status --name {endpoint_name}` later.",
                 )
@@ -212,13 +210,11 @@ def deploy(deployer: Deployer, settings: DeploySettings, stamp: str, dry_run: bo
     name = settings.endpoint_name
     existing = call_aws(lambda: deployer.describe(name), "DescribeEndpoint")
     if existing is not None and existing.status in BUSY_STATES:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"Endpoint {name} is {existing.status}; wait until it settles (`voicedesk deploy status`).",
         )
     if existing is not None and existing.status == "Failed":
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"Endpoint {name} is Failed ({existing.failure_reason}); SageMaker cannot update it. "
             f"Remove it with `voicedesk deploy destroy --name {name}`, then deploy again.",
         )
@@ -248,8 +244,7 @@ def deploy(deployer: Deployer, settings: DeploySettings, stamp: str, dry_run: bo
     if state is not None and state.config_name != rollout.config_name:
         # SageMaker rolled a failed update back to the old config: the new model and config are unused.
         deployer.roll_back(done, rollout.restore)
-        raise VoicedeskError(
-            ErrorCode.CONNECTION,
+        raise ConnectionFailed(
             f"The update of {name} did not take: the endpoint is back on {state.config_name} "
             f"({state.failure_reason or 'no reason given'}). The container's log is in CloudWatch under "
             f"/aws/sagemaker/Endpoints/{name}.",
@@ -273,9 +268,7 @@ def deploy(deployer: Deployer, settings: DeploySettings, stamp: str, dry_run: bo
 def destroy(deployer: Deployer, endpoint_name: str, dry_run: bool = False) -> None:
     state = call_aws(lambda: deployer.describe(endpoint_name), "DescribeEndpoint")
     if state is None:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"There is no endpoint {endpoint_name} to destroy (check --region)."
-        )
+        raise UsageError(f"There is no endpoint {endpoint_name} to destroy (check --region).")
     scaling_now = call_aws(lambda: deployer.read_scaling(state), "DescribeScalableTargets")
     calls = plan_destroy(state, scaling_now)
     if dry_run:
@@ -308,8 +301,7 @@ def check_image(ecr: Any, image_uri: str, region: str) -> None:
     except ClientError as exc:
         code = exc.response.get("Error", {}).get("Code")
         if code in ("RepositoryNotFoundException", "ImageNotFoundException"):
-            raise VoicedeskError(
-                ErrorCode.BAD_MESSAGE,
+            raise UsageError(
                 f"The image {image_uri} is not in ECR ({code}).\n{push_instructions(image_uri, region)}",
             ) from exc
         raise aws_error(exc, "ecr:DescribeImages") from exc

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 SAGEMAKER = "sagemaker"
 AUTOSCALING = "application-autoscaling"
@@ -45,7 +45,7 @@ def call_aws[T](action: Callable[[], T], what: str) -> T:
 
         if type(exc).__name__ in ("NoCredentialsError", "ProfileNotFound", "UnauthorizedSSOTokenError"):
             raise from_credentials(exc, None) from exc
-        raise VoicedeskError(ErrorCode.CONNECTION, f"{what} failed: {exc}") from exc
+        raise ConnectionFailed(f"{what} failed: {exc}") from exc
 
 
 def aws_error(exc: Any, what: str) -> VoicedeskError:
@@ -59,11 +59,10 @@ def aws_error(exc: Any, what: str) -> VoicedeskError:
             "Scaling when the endpoint scales).",
         )
     if code == "ResourceLimitExceeded":
-        return VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        return UsageError(
             f"{what}: {message}. Ask for a higher 'endpoint usage' quota for the instance type in Service Quotas, "
             "or pick another --instance-type (or a lower --max-instances).",
         )
     if code in ("ExpiredToken", "ExpiredTokenException", "UnrecognizedClientException", "InvalidClientTokenId"):
         return VoicedeskError(ErrorCode.UNAUTHORIZED, f"AWS rejected the credentials ({code}: {message}).")
-    return VoicedeskError(ErrorCode.BAD_MESSAGE, f"{what} failed: {code}: {message}")
+    return UsageError(f"{what} failed: {code}: {message}")

@@ -16,6 +16,7 @@ from endpoint.deploy_scaling import (
     SCALE_OUT_COOLDOWN_S,
     SESSION_CAP_ENV,
 )
+from engine.errors import UsageError
 
 DEFAULT_ENDPOINT = "voicedesk"
 ROLE_ENV = "VOICEDESK_SAGEMAKER_ROLE"
@@ -126,14 +127,13 @@ def _session(args: argparse.Namespace):  # -> boto3.Session
     from botocore.exceptions import BotoCoreError
 
     from engine.clients.errors import from_credentials
-    from engine.errors import ErrorCode, VoicedeskError
 
     try:
         session = boto3.Session(profile_name=args.profile, region_name=args.region)
     except BotoCoreError as exc:
         raise from_credentials(exc, args.profile) from exc
     if session.region_name is None:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "No AWS region: pass --region or set AWS_REGION.")
+        raise UsageError("No AWS region: pass --region or set AWS_REGION.")
     return session
 
 
@@ -147,42 +147,37 @@ def _default_image(session, args: argparse.Namespace) -> str:
 
 
 def _environment(pairs: list[str]) -> dict[str, str]:
-    from engine.errors import ErrorCode, VoicedeskError
 
     env: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--env takes KEY=VALUE; got {pair!r}.")
+            raise UsageError(f"--env takes KEY=VALUE; got {pair!r}.")
         env[key] = value
     return env
 
 
 def _capacity(args: argparse.Namespace, environment: dict[str, str]):  # -> (count, ScalingSettings | None)
     from endpoint.deploy_scaling import ScalingSettings, check_scaling, default_target_sessions
-    from engine.errors import ErrorCode, VoicedeskError
 
     if args.max_sessions is not None:
         if args.max_sessions < 1:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--max-sessions must be at least 1.")
+            raise UsageError("--max-sessions must be at least 1.")
         environment[SESSION_CAP_ENV] = str(args.max_sessions)
     try:
         session_cap = int(environment.get(SESSION_CAP_ENV) or CONTAINER_SESSION_CAP)
     except ValueError:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"{SESSION_CAP_ENV} must be a whole number; use --max-sessions N."
-        ) from None
+        raise UsageError(f"{SESSION_CAP_ENV} must be a whole number; use --max-sessions N.") from None
     scales = args.max_instances is not None or args.min_instances is not None
     if not scales:
         if args.target_sessions is not None:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--target-sessions needs --max-instances (autoscaling).")
+            raise UsageError("--target-sessions needs --max-instances (autoscaling).")
         count = 1 if args.instance_count is None else args.instance_count
         if count < 1:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "--instance-count must be at least 1.")
+            raise UsageError("--instance-count must be at least 1.")
         return count, None
     if args.instance_count is not None:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             "Give either --instance-count (a fixed size) or --min-instances/--max-instances (autoscaling), not both.",
         )
     low = 1 if args.min_instances is None else args.min_instances
@@ -214,12 +209,11 @@ def _inference_ami(value: str) -> str | None:
 
 def run_deploy(args: argparse.Namespace) -> int:
     from endpoint.deploy import Deployer, DeploySettings, check_image, deploy, new_stamp
-    from engine.errors import ErrorCode, VoicedeskError
 
     if not args.role:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"voicedesk deploy needs an execution role.\n{ROLE_HELP}")
+        raise UsageError(f"voicedesk deploy needs an execution role.\n{ROLE_HELP}")
     if args.model_data and not args.model_data.startswith("s3://"):
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--model-data takes an s3:// URL; got {args.model_data!r}.")
+        raise UsageError(f"--model-data takes an s3:// URL; got {args.model_data!r}.")
     environment = _environment(args.env)
     count, scaling = _capacity(args, environment)
     session = _session(args)
@@ -291,9 +285,7 @@ def run_destroy(args: argparse.Namespace) -> int:
     session = _session(args)
     if not args.dry_run and not args.yes:
         if not sys.stdin.isatty():
-            from engine.errors import ErrorCode, VoicedeskError
-
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Destroying needs --yes when not run in a terminal.")
+            raise UsageError("Destroying needs --yes when not run in a terminal.")
         answer = input(
             f"Delete endpoint {args.name} in {session.region_name}, its config, model and autoscaling? [y/N] "
         )

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from endpoint.deploy_aws import AUTOSCALING, ApiCall
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError
 
 NAMESPACE = "sagemaker"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"
@@ -90,26 +90,23 @@ def default_target_sessions(session_cap: int) -> int:
 def check_scaling(scaling: ScalingSettings, session_cap: int) -> None:
     """Raises a ``VoicedeskError`` naming the option to fix when the settings cannot work."""
     if scaling.min_instances < 1:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             "--min-instances must be at least 1: a real-time endpoint cannot scale to zero instances.",
         )
     if scaling.max_instances < scaling.min_instances:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"--max-instances ({scaling.max_instances}) is below --min-instances ({scaling.min_instances}).",
         )
     if scaling.max_instances > MAX_INSTANCES_LIMIT:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--max-instances is at most {MAX_INSTANCES_LIMIT}.")
+        raise UsageError(f"--max-instances is at most {MAX_INSTANCES_LIMIT}.")
     if not 0 < scaling.target_sessions < session_cap:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"--target-sessions must be above 0 and below the container's session cap ({session_cap}, "
             f"--max-sessions): an instance refuses sessions beyond its cap, so a target of {scaling.target_sessions:g} "
             "would never be exceeded and the endpoint would never scale out.",
         )
     if scaling.scale_in_cooldown_s < 0 or scaling.scale_out_cooldown_s < 0:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Cooldowns are seconds, 0 or more.")
+        raise UsageError("Cooldowns are seconds, 0 or more.")
 
 
 def resource_id(endpoint_name: str, variant_name: str) -> str:

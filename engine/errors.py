@@ -45,9 +45,6 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     INTERNAL = "internal"
-    # Local: never sent by a server (see LocalErrorCode); kept here while callers move over.
-    AUDIO_DEVICE = "audio_device"
-    CONNECTION = "connection"
 
 
 class LocalErrorCode(StrEnum):

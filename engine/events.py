@@ -97,6 +97,8 @@ class Error:
     request_id: str | None = None
     fatal: bool = False
     """A fatal error ends the session (a ``Closed`` follows); otherwise the session keeps serving."""
+    advice: str | None = None
+    """What to do, for this machine's user (set by in-process sessions; a server keeps its own advice)."""
 
 
 @dataclass(frozen=True, slots=True)

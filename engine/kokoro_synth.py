@@ -184,9 +184,9 @@ class KokoroSynthesizer:
             return KModel(repo_id=repo_id, config=str(files.config), model=str(files.model))
         except (RuntimeError, OSError, ValueError, EOFError, KeyError, AssertionError, pickle.UnpicklingError) as exc:
             raise WeightsMissingError(
-                f"The Kokoro model in {files.model.parent} could not be loaded ({type(exc).__name__}: {exc}). "
-                f"The files may be damaged or from another model: delete them and run "
-                f"`{weights.FETCH_COMMAND}`, or `{weights.IMPORT_COMMAND}` with good copies."
+                f"The Kokoro model in {files.model.parent} could not be loaded ({type(exc).__name__}: {exc}); "
+                "the files may be damaged or from another model.",
+                f"Delete them and run `{weights.FETCH_COMMAND}`, or `{weights.IMPORT_COMMAND}` with good copies.",
             ) from exc
 
     @property
@@ -323,24 +323,25 @@ class KokoroSynthesizer:
             return path
         path = weights.cached_file(weights.voice_file_name(source), self.repo_id, self._cache_dir)
         if path is None:
-            raise VoiceError(self._missing_voice_message(source))
+            raise self._missing_voice(source)
         return path
 
-    def _missing_voice_message(self, name: str) -> str:
+    def _missing_voice(self, name: str) -> VoiceError:
+        """What is wrong (and which voices there are) in the message; the commands that fix it on this machine in
+        the advice, which a client of a remote server does not get (it is the server operator's to follow)."""
         here = self.list_voices()
         here_text = ", ".join(here) if here else "none yet"
-        fetch = f"`{weights.FETCH_COMMAND} --voices {name}`"
-        offline = f"on an offline machine `{weights.IMPORT_COMMAND}`"
         if name in KNOWN_VOICES:
-            return (
-                f"Voice {name!r} is a Kokoro voice but is not downloaded. Voices on this machine: {here_text}. "
-                f"Get it with {fetch} ({offline})."
+            return VoiceError(
+                f"Voice {name!r} is a Kokoro voice but is not downloaded. Voices here: {here_text}.",
+                f"Get it with `{weights.FETCH_COMMAND} --voices {name}` "
+                f"(on an offline machine `{weights.IMPORT_COMMAND}`).",
             )
         close = difflib.get_close_matches(name, [*here, *KNOWN_VOICES], n=1)
         did_you_mean = f" Did you mean {close[0]!r}?" if close else ""
-        return (
-            f"Unknown voice {name!r}.{did_you_mean} Voices on this machine: {here_text}. "
-            f"Other Kokoro voices (e.g. af_bella, am_michael, bf_isabella) come with "
+        return VoiceError(
+            f"Unknown voice {name!r}.{did_you_mean} Voices here: {here_text}.",
+            "Other Kokoro voices (e.g. af_bella, am_michael, bf_isabella) come with "
             f"`{weights.FETCH_COMMAND} --voices NAME[,NAME...]` or `--voices all`; a voice pack of your own "
-            "can be given as the path to its .pt file."
+            "can be given as the path to its .pt file.",
         )

@@ -70,7 +70,7 @@ class LocalSession:
             try:
                 voice = await self._check_voice(voice)
             except VoicedeskError as exc:
-                self._driver.apply([Error(exc.code, exc.message, request_id=request_id)])
+                self._driver.apply([Error(exc.code, exc.message, request_id=request_id, advice=exc.advice)])
                 return
         self._driver.apply(self._core.synthesize(text, self._now(), voice, speed, request_id))
 
@@ -90,7 +90,7 @@ class LocalSession:
             try:
                 voice = await self._check_voice(voice)
             except VoicedeskError as exc:
-                self._driver.apply([Error(exc.code, exc.message)])
+                self._driver.apply([Error(exc.code, exc.message, advice=exc.advice)])
                 return
         self._driver.apply(self._core.configure(voice, speed, max_buffer_delay_ms))
 

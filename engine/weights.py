@@ -32,7 +32,7 @@ from pathlib import Path
 from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
-from engine.errors import ErrorCode, VoicedeskError, WeightsMissingError
+from engine.errors import ConnectionFailed, ErrorCode, VoicedeskError, WeightsMissingError
 from engine.voices import ENGLISH_VOICES, KNOWN_VOICES
 
 REPO_ID = "hexgrad/Kokoro-82M"
@@ -123,8 +123,8 @@ def require_file(
     if path is None:
         label = what or filename
         raise WeightsMissingError(
-            f"Kokoro's {label} ({repo_id}/{filename}) is not in the Hugging Face cache at "
-            f"{hub_cache_dir(cache_dir)}. {fix_hint()}"
+            f"Kokoro's {label} ({repo_id}/{filename}) is not in the Hugging Face cache at {hub_cache_dir(cache_dir)}.",
+            fix_hint(),
         )
     return path
 
@@ -135,7 +135,8 @@ def require_model_files(repo_id: str = REPO_ID, cache_dir: str | Path | None = N
         names = " and ".join(f"{repo_id}/{f}" for f in missing)
         raise WeightsMissingError(
             f"The Kokoro model is not installed: {names} missing from the Hugging Face cache at "
-            f"{hub_cache_dir(cache_dir)}. {fix_hint()}"
+            f"{hub_cache_dir(cache_dir)}.",
+            fix_hint(),
         )
     return ModelFiles(
         config=require_file(CONFIG_FILE, repo_id, cache_dir),
@@ -186,7 +187,8 @@ def require_spacy_model() -> Path:
     if location is None:
         raise WeightsMissingError(
             f"The English G2P needs spaCy's {SPACY_PACKAGE} pipeline, which is not installed "
-            f"(looked in this Python's packages and {spacy_model_dir()}). {fix_hint()}"
+            f"(looked in this Python's packages and {spacy_model_dir()}).",
+            fix_hint(),
         )
     return location
 
@@ -283,8 +285,8 @@ def _check_reachable(repo_id: str, filename: str) -> None:
     """One quick request before downloading: hf_hub_download retries a dead connection for ~23 s."""
     if is_offline():
         raise WeightsMissingError(
-            f"Cannot download {repo_id}/{filename}: HF_HUB_OFFLINE is set. Unset it to download, or copy the "
-            f"files from another machine and run `{IMPORT_COMMAND}`."
+            f"Cannot download {repo_id}/{filename}: HF_HUB_OFFLINE is set.",
+            f"Unset it to download, or copy the files from another machine and run `{IMPORT_COMMAND}`.",
         )
     from huggingface_hub import HfApi
 
@@ -293,8 +295,7 @@ def _check_reachable(repo_id: str, filename: str) -> None:
     except HfHubHTTPError:
         pass  # the server answers; let the download report what it says about the file
     except Exception as exc:  # the HTTP library's own errors differ across huggingface_hub releases
-        raise VoicedeskError(
-            ErrorCode.CONNECTION,
+        raise ConnectionFailed(
             f"Cannot reach {constants.ENDPOINT} to download {repo_id}/{filename} ({type(exc).__name__}: {exc}). "
             f"Check the network or proxy settings, or on an offline machine run `{IMPORT_COMMAND}`.",
         ) from exc
@@ -304,8 +305,7 @@ def _download(repo_id: str, filename: str, cache_dir: str | Path | None) -> Path
     try:
         return Path(hf_hub_download(repo_id, filename, cache_dir=str(hub_cache_dir(cache_dir))))
     except (OfflineModeIsEnabled, LocalEntryNotFoundError) as exc:
-        raise VoicedeskError(
-            ErrorCode.CONNECTION,
+        raise ConnectionFailed(
             f"Could not reach huggingface.co to download {repo_id}/{filename} ({type(exc).__name__}). "
             f"Check the network or proxy settings, or on an offline machine run `{IMPORT_COMMAND}`.",
         ) from exc
@@ -317,12 +317,9 @@ def _download(repo_id: str, filename: str, cache_dir: str | Path | None) -> Path
                 f"{repo_id} has no file {filename} on huggingface.co; check the name "
                 "(`voicedesk models status` lists the known voices).",
             ) from exc
-        raise VoicedeskError(
-            ErrorCode.CONNECTION, f"Downloading {repo_id}/{filename} failed: {exc}. Try again later."
-        ) from exc
+        raise ConnectionFailed(f"Downloading {repo_id}/{filename} failed: {exc}. Try again later.") from exc
     except Exception as exc:  # connection drops, disk full: the HTTP library's errors vary by release
-        raise VoicedeskError(
-            ErrorCode.CONNECTION,
+        raise ConnectionFailed(
             f"Downloading {repo_id}/{filename} failed ({type(exc).__name__}: {exc}). Check the network and "
             f"the free disk space in {hub_cache_dir(cache_dir)}, then run the command again.",
         ) from exc

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError
 
 ARRIVALS = ("spread", "together")
 ALONE = "alone"
@@ -24,9 +24,7 @@ def parse_arrivals(text: str) -> tuple[str, ...]:
     """``spread``, ``together`` or both (``spread,together``), in the order given, without repeats."""
     arrivals = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
     if not arrivals or any(a not in ARRIVALS for a in arrivals):
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"--arrival takes spread, together or spread,together; got {text!r}."
-        )
+        raise UsageError(f"--arrival takes spread, together or spread,together; got {text!r}.")
     return arrivals
 
 

@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from engine.errors import UsageError
+
 SUBCOMMANDS = {
     "lab": "run the selected scenarios (default: all but capacity) into one report",
     "streaming": "agent's first token → first audible sample, streaming vs generate-then-speak (ratio)",
@@ -111,7 +113,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _names(args: argparse.Namespace) -> list[str]:
-    from engine.errors import ErrorCode, VoicedeskError
 
     if args.lab_command == "server":
         return list(SERVER_SCENARIOS)
@@ -120,9 +121,7 @@ def _names(args: argparse.Namespace) -> list[str]:
     names = [n.strip() for n in args.scenarios.split(",") if n.strip()]
     unknown = [n for n in names if n not in ALL]
     if unknown or not names:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"--scenarios takes names from {','.join(ALL)}; got {args.scenarios!r}."
-        )
+        raise UsageError(f"--scenarios takes names from {','.join(ALL)}; got {args.scenarios!r}.")
     return names
 
 

@@ -12,7 +12,7 @@ from app.bench_lab.context import LabConfig, LabContext
 from app.bench_lab.lab import machine_facts, run_lab
 from app.bench_lab.report import lab_document
 from engine.chunker import IncrementalSentenceChunker
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, UsageError, VoicedeskError
 from engine.factory import EngineSpec, open_engine, parse_engine_args
 
 DAC_OFF = "not playing (add --play to time the first sample at the DAC)"
@@ -24,7 +24,7 @@ def parse_levels(text: str) -> tuple[int, ...]:
     except ValueError:
         levels = ()
     if not levels or levels[0] < 1:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--sessions takes positive integers like 1,2,4; got {text!r}.")
+        raise UsageError(f"--sessions takes positive integers like 1,2,4; got {text!r}.")
     return levels
 
 
@@ -38,13 +38,13 @@ def sentences_of(text: str, count: int = 3) -> tuple[str, ...]:
 
 def config_from_args(args: argparse.Namespace) -> LabConfig:
     if args.repeat < 1:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--repeat must be at least 1; got {args.repeat}.")
+        raise UsageError(f"--repeat must be at least 1; got {args.repeat}.")
     if not args.tokens_per_s > 0:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--tokens-per-s must be above 0; got {args.tokens_per_s}.")
+        raise UsageError(f"--tokens-per-s must be above 0; got {args.tokens_per_s}.")
     if not args.target_ms > 0:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--target-ms must be above 0; got {args.target_ms:g}.")
+        raise UsageError(f"--target-ms must be above 0; got {args.target_ms:g}.")
     if args.max_sessions < 1:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--max-sessions must be at least 1; got {args.max_sessions}.")
+        raise UsageError(f"--max-sessions must be at least 1; got {args.max_sessions}.")
     config = LabConfig(
         repeat=args.repeat,
         voice=args.voice,
@@ -64,7 +64,7 @@ def config_from_args(args: argparse.Namespace) -> LabConfig:
     try:
         text = args.text_file.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Cannot read --text-file {args.text_file}: {exc}.") from None
+        raise UsageError(f"Cannot read --text-file {args.text_file}: {exc}.") from None
     if not text:
         raise VoicedeskError(ErrorCode.EMPTY_TEXT, f"--text-file {args.text_file} is empty: give it the agent's reply.")
     return replace(config, text=text, seed_sentences=sentences_of(text))
@@ -89,8 +89,7 @@ async def run_from_args(args: argparse.Namespace, names: list[str], progress: Ca
     if "ab" in names and spec_b is None and args.lab_command == "ab":
         progress("bench ab: no --engine-b given: comparing the engine with itself (A/A)")
     if args.serve and spec.kind != "local":
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"--serve starts an endpoint around the local model; it cannot measure --engine {spec.kind}. "
             "Leave out --serve to measure that engine directly.",
         )

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from app.sources import ChatMessage
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 _DONE = object()
 
@@ -28,8 +28,7 @@ class BedrockSource:
         max_tokens: int = 1024,
     ) -> None:
         if not model_id.strip():
-            raise VoicedeskError(
-                ErrorCode.BAD_MESSAGE,
+            raise UsageError(
                 "Name the Bedrock model to ask (e.g. anthropic.claude-3-haiku-20240307-v1:0 or an inference "
                 "profile id such as us.anthropic.claude-3-5-haiku-20241022-v1:0).",
             )
@@ -141,9 +140,7 @@ def _explain(exc: Exception, source: BedrockSource) -> VoicedeskError:
 
     where = f"profile {source.profile!r}" if source.profile else "the default AWS credentials"
     if isinstance(exc, NoRegionError):
-        return VoicedeskError(
-            ErrorCode.BAD_MESSAGE, "No AWS region is set for Bedrock: fill in the region (e.g. us-east-1)."
-        )
+        return UsageError("No AWS region is set for Bedrock: fill in the region (e.g. us-east-1).")
     if isinstance(exc, NoCredentialsError | PartialCredentialsError | TokenRetrievalError):
         return VoicedeskError(
             ErrorCode.UNAUTHORIZED,
@@ -151,8 +148,7 @@ def _explain(exc: Exception, source: BedrockSource) -> VoicedeskError:
             "or pick a profile that has Bedrock access.",
         )
     if isinstance(exc, EndpointConnectionError):
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"Could not reach Bedrock in {source.region or 'the configured region'} ({exc}). "
             "Check the network, and that Bedrock is offered in this region.",
         )
@@ -166,12 +162,11 @@ def _explain(exc: Exception, source: BedrockSource) -> VoicedeskError:
                 f"{source.model_id}, and enable the model under Bedrock › Model access.",
             )
         if code in ("ValidationException", "ResourceNotFoundException"):
-            return VoicedeskError(
-                ErrorCode.BAD_MESSAGE,
+            return UsageError(
                 f"Bedrock did not accept the request for {source.model_id!r}: {message}. Check the model id "
                 "(some models need an inference profile id such as us.anthropic.…) and the region.",
             )
         if code in ("ThrottlingException", "ServiceQuotaExceededException", "ModelNotReadyException"):
-            return VoicedeskError(ErrorCode.CONNECTION, f"Bedrock is busy ({code}: {message}); try again shortly.")
-        return VoicedeskError(ErrorCode.CONNECTION, f"Bedrock failed ({code or type(exc).__name__}): {message}")
-    return VoicedeskError(ErrorCode.CONNECTION, f"Bedrock failed: {exc}")
+            return ConnectionFailed(f"Bedrock is busy ({code}: {message}); try again shortly.")
+        return ConnectionFailed(f"Bedrock failed ({code or type(exc).__name__}): {message}")
+    return ConnectionFailed(f"Bedrock failed: {exc}")

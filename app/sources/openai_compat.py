@@ -9,7 +9,7 @@ import os
 from collections.abc import AsyncIterator, Sequence
 
 from app.sources import ChatMessage
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 
 class OpenAICompatibleSource:
@@ -21,13 +21,12 @@ class OpenAICompatibleSource:
         api_key: str | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise VoicedeskError(
-                ErrorCode.BAD_MESSAGE,
+            raise UsageError(
                 f"The server URL {base_url!r} must start with http:// or https:// "
                 "(e.g. http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp).",
             )
         if not model.strip():
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Name the model to ask (e.g. llama3.2 for Ollama).")
+            raise UsageError("Name the model to ask (e.g. llama3.2 for Ollama).")
         self.base_url = base_url.rstrip("/")
         self.model = model.strip()
         self.system_prompt = system_prompt
@@ -52,14 +51,12 @@ class OpenAICompatibleSource:
             finally:
                 await stream.close()  # an interrupt stops generation on the server, too
         except openai.APIConnectionError as exc:
-            raise VoicedeskError(
-                ErrorCode.CONNECTION,
+            raise ConnectionFailed(
                 f"Could not reach the chat server at {self.base_url} ({exc.__cause__ or exc}). "
                 "Is llama.cpp, Ollama or vLLM running there? Check the URL in the Agent settings.",
             ) from exc
         except openai.NotFoundError as exc:
-            raise VoicedeskError(
-                ErrorCode.BAD_MESSAGE,
+            raise UsageError(
                 f"The chat server at {self.base_url} has no model {self.model!r} or no chat endpoint "
                 f"({_detail(exc)}). Check the model name (Ollama: `ollama list`).",
             ) from exc
@@ -69,8 +66,7 @@ class OpenAICompatibleSource:
                 f"The chat server at {self.base_url} refused the API key ({_detail(exc)}); set OPENAI_API_KEY.",
             ) from exc
         except openai.APIStatusError as exc:
-            raise VoicedeskError(
-                ErrorCode.CONNECTION,
+            raise ConnectionFailed(
                 f"The chat server at {self.base_url} answered {exc.status_code}: {_detail(exc)}",
             ) from exc
         finally:

@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from app.sources import ChatMessage
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, UsageError, VoicedeskError
 
 _TOKEN = re.compile(r"\s*\S+|\s+$")
 
@@ -33,7 +33,7 @@ class ScriptedSource:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if not tokens_per_s > 0:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"tokens per second must be above 0; got {tokens_per_s}.")
+            raise UsageError(f"tokens per second must be above 0; got {tokens_per_s}.")
         self.tokens_per_s = tokens_per_s
         self.script = script
         self._clock = clock

@@ -39,7 +39,7 @@ from app.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, Engi
 from app.bench_lab.context import DEFAULT_TEXT
 from app.bench_lab.table import ab_stage_table, num
 from app.ui.theme import PALETTE
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError, VoicedeskError
 
 SAME = "same"
 FOCUS_RING = f"""
@@ -209,7 +209,7 @@ class AbWindow(QWidget):
     def export_report(self, path: Path) -> None:
         document = self.runner.document() if self.runner is not None else None
         if document is None:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Nothing to export yet: start some runs first.")
+            raise UsageError("Nothing to export yet: start some runs first.")
         path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         self.status.setText(f"Report saved to {path}")
 

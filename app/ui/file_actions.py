@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from app.ui.latency_panel import EXPORTS
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError, VoicedeskError
 
 
 class FileActions:
@@ -52,7 +52,7 @@ class FileActions:
     def save_wav(self, path: Path) -> None:
         wav = self._reply_wav()
         if wav is None:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "There is no reply audio to save yet.")
+            raise UsageError("There is no reply audio to save yet.")
         path.write_bytes(wav)
         self._notice(f"Saved the last reply to {path}", "info")
 

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.ui.theme import PALETTE
 from app.ui.waterfall import ROW_HEIGHT, WaterfallAxis, WaterfallRows, format_s
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import UsageError
 from engine.timeline import CSV_COLUMNS, UtteranceTimeline, timelines_document
 
 EXPORTS = {  # kind: (menu text, file filter, suggested name)
@@ -158,14 +158,14 @@ class LatencyPanel(QFrame):
     def save(self, kind: str, path: Path) -> None:
         """Writes ``kind`` (a key of EXPORTS) to ``path``; says what is missing when there is nothing yet."""
         if kind not in EXPORTS:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Unknown export {kind!r}; known: {', '.join(EXPORTS)}.")
+            raise UsageError(f"Unknown export {kind!r}; known: {', '.join(EXPORTS)}.")
         if kind.startswith("session"):
             if not self.session:
-                raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Nothing to export yet: speak something first.")
+                raise UsageError("Nothing to export yet: speak something first.")
             (write_session_json if kind == "session-json" else write_csv)(self.session.values(), path)
             return
         if self.timeline is None:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "Nothing to export yet: speak something first.")
+            raise UsageError("Nothing to export yet: speak something first.")
         (write_json if kind == "json" else write_csv)(self.timeline, path)
 
     def _update_exports(self) -> None:

@@ -10,6 +10,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from engine.errors import ConnectionFailed, UsageError
+
 DEFAULT_CONTAINER = "http://127.0.0.1:8080"
 
 
@@ -62,7 +64,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _credential_check(pairs: list[str]):  # -> CredentialCheck | None
     from endpoint.sagemaker_local.auth import CredentialCheck
-    from engine.errors import ErrorCode, VoicedeskError
 
     if not pairs:
         return None
@@ -70,16 +71,15 @@ def _credential_check(pairs: list[str]):  # -> CredentialCheck | None
     for pair in pairs:
         key_id, sep, secret = pair.partition(":")
         if not sep or not key_id or not secret:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"--credentials takes KEY_ID:SECRET; got {pair!r}.")
+            raise UsageError(f"--credentials takes KEY_ID:SECRET; got {pair!r}.")
         keys[key_id] = secret
     return CredentialCheck(keys)
 
 
 def _positive(value: float, flag: str) -> float:
-    from engine.errors import ErrorCode, VoicedeskError
 
     if not value > 0:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"{flag} must be a positive number of seconds; got {value:g}.")
+        raise UsageError(f"{flag} must be a positive number of seconds; got {value:g}.")
     return value
 
 
@@ -114,12 +114,11 @@ def run(args: argparse.Namespace) -> int:
     from endpoint.sagemaker_local.app import StandInConfig
     from endpoint.sagemaker_local.bridge import ContainerTarget
     from endpoint.sagemaker_local.server import StandInServer, default_state_dir, load_or_create_ca, sdk_environment
-    from engine.errors import ErrorCode, VoicedeskError
 
     try:
         target = ContainerTarget(args.container)
     except ValueError as exc:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, str(exc)) from None
+        raise UsageError(str(exc)) from None
     config = StandInConfig(
         target,
         endpoint_names=frozenset(args.endpoint_name),
@@ -157,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     except OSError as exc:
-        raise VoicedeskError(ErrorCode.CONNECTION, str(exc)) from None
+        raise ConnectionFailed(str(exc)) from None
     except KeyboardInterrupt:
         pass
     return 0

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.api import Engine
-from engine.errors import ErrorCode, VoicedeskError, VoiceError
+from engine.errors import ConnectionFailed, VoicedeskError, VoiceError
 from engine.events import Closed, Error, Flushed, SessionConfig
 from engine.voices import LANGUAGES, is_path_spec, language_of, parse_voice_spec
 
@@ -164,12 +164,10 @@ async def probe_voices(
                             return usable
                     case Closed(reason=reason):
                         break
-        raise VoicedeskError(
-            ErrorCode.CONNECTION, f"The engine ended the session while its voices were being listed ({reason})."
-        )
+        raise ConnectionFailed(f"The engine ended the session while its voices were being listed ({reason}).")
     except TimeoutError:
-        raise VoicedeskError(
-            ErrorCode.CONNECTION, f"The engine did not confirm its voices within {timeout_s:g} s; is it overloaded?"
+        raise ConnectionFailed(
+            f"The engine did not confirm its voices within {timeout_s:g} s; is it overloaded?"
         ) from None
     finally:
         await session.aclose()

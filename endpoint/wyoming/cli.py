@@ -18,7 +18,7 @@ import socket
 import sys
 from dataclasses import dataclass, replace
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 DEFAULT_PORT = 10200  # endpoint.wyoming.server.DEFAULT_PORT, repeated to keep --help from importing wyoming
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -92,7 +92,7 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
     from engine.voices import format_voice_spec, parse_voice_spec
 
     def bad(message: str) -> VoicedeskError:
-        return VoicedeskError(ErrorCode.BAD_MESSAGE, message)
+        return UsageError(message)
 
     if not 0 <= args.port <= 65535:
         raise bad(f"--port {args.port} is not a TCP port (0 to 65535).")
@@ -215,8 +215,7 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
         try:
             await server.start()
         except OSError as exc:
-            raise VoicedeskError(
-                ErrorCode.CONNECTION,
+            raise ConnectionFailed(
                 f"Cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}); "
                 "is another server using that port? Pick another with --port.",
             ) from None

@@ -45,7 +45,7 @@ from wyoming.tts import (
 )
 
 from endpoint.wyoming.catalog import VoiceCatalog
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Closed, Error, Flushed
 from engine.events import Event as SessionEvent
 from engine.protocol import Configure, Flush, SendText
@@ -236,7 +236,7 @@ class TtsConversation:
         if self._finished or not self._requests:
             return []
         return self._fail(
-            ErrorCode.CONNECTION,
+            LocalErrorCode.CONNECTION,
             f"The speech engine ended the session ({reason}) before this request was spoken; try again.",
         )
 

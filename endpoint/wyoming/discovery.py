@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from zeroconf import InterfaceChoice, IPVersion
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -65,22 +65,20 @@ def lan_address() -> str:
 def plan_advertisement(bind_host: str, port: int, name: str) -> Advertisement:
     """What to announce for a server bound to ``bind_host``. Raises ``VoicedeskError`` when it cannot be."""
     if len(name.encode()) > MAX_INSTANCE_BYTES or not name.strip() or "." in name:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"Zeroconf name {name!r} must be 1 to {MAX_INSTANCE_BYTES} bytes without dots.",
         )
     try:
         address = ipaddress.ip_address(socket.gethostbyname(bind_host or "0.0.0.0"))
     except OSError as exc:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"Cannot resolve {bind_host!r} to advertise it: {exc}.") from None
+        raise UsageError(f"Cannot resolve {bind_host!r} to advertise it: {exc}.") from None
     if address.is_loopback:
         return Advertisement(name, "127.0.0.1", port, ("127.0.0.1",))
     if address.is_unspecified:
         try:
             detected = lan_address()
         except OSError as exc:
-            raise VoicedeskError(
-                ErrorCode.CONNECTION,
+            raise ConnectionFailed(
                 f"This machine has no route to the mDNS group ({exc}); listen on a specific address with --host, "
                 "or turn zeroconf off with --no-zeroconf and add the server in Home Assistant by host and port.",
             ) from None

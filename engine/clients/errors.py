@@ -10,7 +10,7 @@ import re
 import ssl
 from dataclasses import dataclass
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 BIDI_ACTION = "sagemaker:InvokeEndpointWithBidirectionalStream"
 CALLER_POLICY = "packaging/iam/caller-policy.json"
@@ -102,8 +102,7 @@ def from_sagemaker_sdk(exc: BaseException, ctx: EndpointContext) -> VoicedeskErr
         status = getattr(exc, "original_status_code", None)
         original = getattr(exc, "original_message", None)
         arn = getattr(exc, "log_stream_arn", None)
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"The model container behind {ctx.where} failed"
             f"{f' with HTTP {status}' if status else ''}: {original or message}. "
             f"SageMaker's 424 message is generic; the real error is in the {ctx.logs}"
@@ -112,8 +111,7 @@ def from_sagemaker_sdk(exc: BaseException, ctx: EndpointContext) -> VoicedeskErr
     if name in ("InputValidationError", "ValidationError"):
         return _validation_error(message, ctx)
     if name in ("ServiceUnavailableError", "InternalServerError"):
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"SageMaker could not serve {ctx.where} right now ({name}: {message}). Retry in a moment; "
             "if it persists, check the endpoint's status with `voicedesk deploy status`.",
         )
@@ -125,8 +123,7 @@ def from_sagemaker_sdk(exc: BaseException, ctx: EndpointContext) -> VoicedeskErr
         if error_id in ("ValidationError", "InputValidationError") or status == 400:
             return _validation_error(message, ctx)
         if status == 404 or error_id == "UnknownOperationException":
-            return VoicedeskError(
-                ErrorCode.CONNECTION,
+            return ConnectionFailed(
                 f"{ctx.endpoint_url or 'The endpoint URL'} does not serve InvokeEndpointWithBidirectionalStream "
                 f"(HTTP 404). Use the runtime's :8443 URL, or unset AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2.",
             )
@@ -134,16 +131,14 @@ def from_sagemaker_sdk(exc: BaseException, ctx: EndpointContext) -> VoicedeskErr
 
 
 def model_stream_error(message: str, error_code: str | None, ctx: EndpointContext) -> VoicedeskError:
-    return VoicedeskError(
-        ErrorCode.CONNECTION,
+    return ConnectionFailed(
         f"The model container behind {ctx.where} ended the stream with an error"
         f"{f' ({error_code})' if error_code else ''}: {message}. The container's own log is in the {ctx.logs}.",
     )
 
 
 def internal_stream_failure(message: str, ctx: EndpointContext) -> VoicedeskError:
-    return VoicedeskError(
-        ErrorCode.CONNECTION,
+    return ConnectionFailed(
         f"SageMaker's streaming layer failed for {ctx.where} (InternalStreamFailure: {message}). "
         "This is on the AWS side: retry.",
     )
@@ -152,12 +147,11 @@ def internal_stream_failure(message: str, ctx: EndpointContext) -> VoicedeskErro
 def _validation_error(message: str, ctx: EndpointContext) -> VoicedeskError:
     lowered = message.lower()
     if "not found" in lowered or "could not find" in lowered or "validationerror" in lowered or not message:
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"There is no {ctx.where} (SageMaker says it does not exist). Check the name and region "
             "(`voicedesk deploy status --name NAME --region REGION`), or deploy it with `voicedesk deploy`.",
         )
-    return VoicedeskError(ErrorCode.BAD_MESSAGE, f"SageMaker rejected the request to {ctx.where}: {message}")
+    return UsageError(f"SageMaker rejected the request to {ctx.where}: {message}")
 
 
 def from_transport(exc: BaseException, ctx: EndpointContext) -> VoicedeskError:
@@ -168,30 +162,28 @@ def from_transport(exc: BaseException, ctx: EndpointContext) -> VoicedeskError:
         if "TLS" in crt_name or "CERT" in crt_name or "SSL" in crt_name:
             return untrusted_certificate(url, crt_name)
         if crt_name in ("AWS_IO_SOCKET_CONNECTION_REFUSED", "AWS_IO_SOCKET_NO_ROUTE_TO_HOST"):
-            return VoicedeskError(ErrorCode.CONNECTION, f"Cannot reach {url} ({crt_name}). {_local_hint(url)}")
+            return ConnectionFailed(f"Cannot reach {url} ({crt_name}). {_local_hint(url)}")
         if crt_name in ("AWS_IO_SOCKET_TIMEOUT", "AWS_IO_SOCKET_CLOSED"):
-            return VoicedeskError(
-                ErrorCode.CONNECTION,
+            return ConnectionFailed(
                 f"The connection to {url} timed out or closed ({crt_name}). Check the network, a proxy or firewall "
                 "(bidirectional streams use port 8443), then retry.",
             )
         if crt_name.startswith("AWS_IO_DNS"):
-            return VoicedeskError(ErrorCode.CONNECTION, f"Cannot resolve the host of {url} ({crt_name}).")
-        return VoicedeskError(ErrorCode.CONNECTION, f"The connection to {url} failed ({crt_name}).")
+            return ConnectionFailed(f"Cannot resolve the host of {url} ({crt_name}).")
+        return ConnectionFailed(f"The connection to {url} failed ({crt_name}).")
     if isinstance(exc, ssl.SSLCertVerificationError):
         return untrusted_certificate(url, exc.verify_message or str(exc))
     if isinstance(exc, ConnectionRefusedError):
-        return VoicedeskError(ErrorCode.CONNECTION, f"Cannot reach {url} (connection refused). {_local_hint(url)}")
+        return ConnectionFailed(f"Cannot reach {url} (connection refused). {_local_hint(url)}")
     if isinstance(exc, TimeoutError):
-        return VoicedeskError(ErrorCode.CONNECTION, f"Timed out reaching {url}. Check the network, then retry.")
+        return ConnectionFailed(f"Timed out reaching {url}. Check the network, then retry.")
     if isinstance(exc, OSError):
-        return VoicedeskError(ErrorCode.CONNECTION, f"The connection to {url} failed: {exc}.")
-    return VoicedeskError(ErrorCode.CONNECTION, f"The call to {ctx.where} failed: {type(exc).__name__}: {exc}")
+        return ConnectionFailed(f"The connection to {url} failed: {exc}.")
+    return ConnectionFailed(f"The call to {ctx.where} failed: {type(exc).__name__}: {exc}")
 
 
 def untrusted_certificate(url: str, detail: str) -> VoicedeskError:
-    return VoicedeskError(
-        ErrorCode.CONNECTION,
+    return ConnectionFailed(
         f"{url} presented a TLS certificate this machine does not trust ({detail}). For `voicedesk sagemaker-local`, "
         "export the AWS_CA_BUNDLE it prints (or pass its CA file); behind a TLS-inspecting proxy, point "
         "AWS_CA_BUNDLE at the proxy's CA.",
@@ -247,7 +239,7 @@ def from_boto_client_error(exc: BaseException, ctx: EndpointContext) -> Voicedes
         if type(exc).__name__ in ("SSLError", "SSLCertVerificationError") or "CERTIFICATE_VERIFY_FAILED" in str(exc):
             return untrusted_certificate(ctx.endpoint_url or "the SageMaker runtime", str(exc))
         if type(exc).__name__ == "EndpointConnectionError":
-            return VoicedeskError(ErrorCode.CONNECTION, f"{exc}. {_local_hint(str(exc))}")
+            return ConnectionFailed(f"{exc}. {_local_hint(str(exc))}")
         if type(exc).__name__ in ("NoCredentialsError", "ProfileNotFound", "UnauthorizedSSOTokenError"):
             return from_credentials(exc, ctx.profile)
         return from_transport(exc, ctx)
@@ -261,8 +253,7 @@ def from_boto_client_error(exc: BaseException, ctx: EndpointContext) -> Voicedes
     if error_id == "ModelError":
         original = response.get("OriginalMessage") or message
         original_status = response.get("OriginalStatusCode")
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"The model container behind {ctx.where} failed"
             f"{f' with HTTP {original_status}' if original_status else ''}: {original}. "
             f"The real error is in the {ctx.logs}.",
@@ -273,4 +264,4 @@ def from_boto_client_error(exc: BaseException, ctx: EndpointContext) -> Voicedes
         return model_stream_error(message, error.get("ErrorCode"), ctx)
     if error_id == "InternalStreamFailure":
         return internal_stream_failure(message, ctx)
-    return VoicedeskError(ErrorCode.CONNECTION, f"SageMaker refused the call to {ctx.where}: {error_id}: {message}")
+    return ConnectionFailed(f"SageMaker refused the call to {ctx.where}: {error_id}: {message}")

@@ -24,7 +24,7 @@ from awscrt import io as crt_io
 from smithy_http.aio.crt import AWSCRTHTTPClient, AWSCRTHTTPClientConfig, _AWSCRTEventLoop
 
 from engine.clients.errors import untrusted_certificate
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed
 
 log = logging.getLogger(__name__)
 
@@ -95,18 +95,15 @@ async def check_tls(url: str, ca_file: Path | None, timeout_s: float) -> None:
         raise untrusted_certificate(url, exc.verify_message or str(exc)) from exc
     except ConnectionRefusedError as exc:
         hint = "Is `voicedesk sagemaker-local` running on that port?" if host in ("127.0.0.1", "localhost") else ""
-        raise VoicedeskError(ErrorCode.CONNECTION, f"Cannot reach {url} (connection refused). {hint}".strip()) from exc
+        raise ConnectionFailed(f"Cannot reach {url} (connection refused). {hint}".strip()) from exc
     except TimeoutError as exc:
-        raise VoicedeskError(
-            ErrorCode.CONNECTION, f"Timed out after {timeout_s:g} s connecting to {url}; check the address."
-        ) from exc
+        raise ConnectionFailed(f"Timed out after {timeout_s:g} s connecting to {url}; check the address.") from exc
     except (ssl.SSLError, OSError) as exc:
-        raise VoicedeskError(ErrorCode.CONNECTION, f"Cannot open a TLS connection to {url}: {exc}") from exc
+        raise ConnectionFailed(f"Cannot open a TLS connection to {url}: {exc}") from exc
     try:
         negotiated = writer.get_extra_info("ssl_object").selected_alpn_protocol()
         if negotiated != "h2":
-            raise VoicedeskError(
-                ErrorCode.CONNECTION,
+            raise ConnectionFailed(
                 f"{url} does not speak HTTP/2 (ALPN gave {negotiated!r}); bidirectional streams need it. "
                 "Is this the runtime's :8443 URL or `voicedesk sagemaker-local`?",
             )

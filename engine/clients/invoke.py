@@ -20,7 +20,7 @@ from typing import Any
 
 from engine.clients.errors import EndpointContext, from_boto_client_error, from_credentials
 from engine.engine_spec import EngineSpec
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, RemoteProtocolError, UsageError, VoicedeskError
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -92,14 +92,13 @@ def pcm_from_wav(body: bytes) -> bytes:
     try:
         with wave.open(io.BytesIO(body)) as reader:
             if (reader.getframerate(), reader.getnchannels(), reader.getsampwidth()) != (SAMPLE_RATE, 1, 2):
-                raise VoicedeskError(
-                    ErrorCode.BAD_MESSAGE,
+                raise RemoteProtocolError(
                     f"The endpoint sent {reader.getframerate()} Hz, {reader.getnchannels()} channel(s), "
                     f"{8 * reader.getsampwidth()}-bit audio; expected 24 kHz mono PCM16.",
                 )
             return reader.readframes(reader.getnframes())
     except (wave.Error, EOFError) as exc:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"The endpoint's reply is not a WAV file: {exc}") from exc
+        raise RemoteProtocolError(f"The endpoint's reply is not a WAV file: {exc}") from exc
 
 
 class WholeRequestClient:
@@ -125,7 +124,7 @@ class WholeRequestClient:
         except BotoCoreError as exc:
             raise from_credentials(exc, profile) from exc
         if session.region_name is None:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "No AWS region: pass --region or set AWS_REGION.")
+            raise UsageError("No AWS region: pass --region or set AWS_REGION.")
         self._client = session.client(
             "sagemaker-runtime",
             endpoint_url=endpoint_url,
@@ -148,7 +147,7 @@ class WholeRequestClient:
     @classmethod
     def from_spec(cls, spec: EngineSpec) -> WholeRequestClient:
         if not spec.target:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The whole-request path needs an endpoint name.")
+            raise UsageError("The whole-request path needs an endpoint name.")
         options = spec.options
         return cls(
             spec.target,
@@ -213,7 +212,7 @@ class WholeRequestClient:
             if body is not None:
                 body.close()  # returns (or drops) the connection even when the caller stops early
         if splitter.pending.strip():
-            raise VoicedeskError(ErrorCode.CONNECTION, f"The stream from {self.context.where} ended mid-event.")
+            raise ConnectionFailed(f"The stream from {self.context.where} ended mid-event.")
 
     def synthesize_streamed(
         self, text: str, voice: str | None = None, speed: float | None = None, request_id: str | None = None

@@ -14,7 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, VoicedeskError
 from engine.event_stream import EventStream
 from engine.events import Closed, Error, Event, SessionConfig
 from engine.protocol import Cancel, ClientProtocol, Close, Command, Configure, Flush, Frame, SendText, encode_command
@@ -159,8 +159,7 @@ class RemoteSession:
                 frame = await channel.receive()
                 if frame is None:
                     self._lost(
-                        VoicedeskError(
-                            ErrorCode.CONNECTION,
+                        ConnectionFailed(
                             f"{channel.description} ended the stream before the session closed.",
                         )
                     )
@@ -175,7 +174,7 @@ class RemoteSession:
             return
         except Exception as exc:  # a bug or an unmapped transport failure must still end the session
             log.exception("reading from %s failed", channel.description)
-            self._lost(VoicedeskError(ErrorCode.CONNECTION, f"Reading from {channel.description} failed: {exc!r}"))
+            self._lost(ConnectionFailed(f"Reading from {channel.description} failed: {exc!r}"))
             await channel.abort()
             return
         try:

@@ -30,7 +30,7 @@ from typing import Any
 
 from engine.clients.remote import CLOSE_DRAIN_TIMEOUT_S, ChannelOpener, FrameChannel, RemoteSession
 from engine.clients.replay import EventRelay, ReplayLog, settings_of
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, VoicedeskError
 from engine.events import Closed, Error, Event, SessionConfig
 from engine.protocol import ClientProtocol, Close, Command, Frame, encode_command
 
@@ -152,9 +152,7 @@ class ResumingSession(RemoteSession):
                     await self._wind_down(channel, protocol, frame)
                     return
                 if frame is None:
-                    ended = VoicedeskError(
-                        ErrorCode.CONNECTION, f"{channel.description} ended the stream before the session closed."
-                    )
+                    ended = ConnectionFailed(f"{channel.description} ended the stream before the session closed.")
                     await self._stream_ended(channel, StreamInterrupted.of(ended))
                     return
                 closed = await self._receive(channel, protocol, frame)
@@ -173,7 +171,7 @@ class ResumingSession(RemoteSession):
         except Exception as exc:  # a bug or an unmapped transport failure must still end the session
             log.exception("reading from %s failed", channel.description)
             if channel is self.channel:
-                self._lost(VoicedeskError(ErrorCode.CONNECTION, f"Reading from {channel.description} failed: {exc!r}"))
+                self._lost(ConnectionFailed(f"Reading from {channel.description} failed: {exc!r}"))
             await channel.abort()
             return
         await _close_gracefully(channel)
@@ -186,7 +184,7 @@ class ResumingSession(RemoteSession):
             if not self._replay.observe(event) and not self._fatal_seen:
                 continue  # the server dropped queued text as it shut down: that text is said on the next stream
             if isinstance(event, Closed) and event.reason == SERVER_SHUTTING_DOWN and not self._fatal_seen:
-                ended = VoicedeskError(ErrorCode.CONNECTION, f"The container behind {channel.description} shut down.")
+                ended = ConnectionFailed(f"The container behind {channel.description} shut down.")
                 await self._stream_ended(channel, StreamInterrupted.of(ended))
                 return None
             self._emit(self._relay.relay(event))

@@ -29,7 +29,7 @@ from engine.clients.errors import EndpointContext, from_credentials, from_sagema
 from engine.clients.remote import RemoteSession
 from engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
 from engine.engine_spec import EngineSpec
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ConnectionFailed, UsageError, VoicedeskError
 from engine.events import SessionConfig
 from engine.protocol import Frame
 
@@ -80,11 +80,10 @@ class SageMakerSettings:
     def from_spec(cls, spec: EngineSpec, environ: dict[str, str] | None = None) -> SageMakerSettings:
         env = os.environ if environ is None else environ
         if not spec.target:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The sagemaker engine needs an endpoint name.")
+            raise UsageError("The sagemaker engine needs an endpoint name.")
         region = spec.region or _profile_region(spec.profile) or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if not region:
-            raise VoicedeskError(
-                ErrorCode.BAD_MESSAGE,
+            raise UsageError(
                 "No AWS region for the sagemaker engine: pass --region, set AWS_REGION, or set one in the profile.",
             )
         options = spec.options
@@ -149,8 +148,7 @@ class SageMakerChannel:
                 _, output = await stream.await_output()
         except TimeoutError as exc:
             await _quietly_close(stream)
-            raise VoicedeskError(
-                ErrorCode.CONNECTION,
+            raise ConnectionFailed(
                 f"Opening a stream to {settings.context.where} took longer than {settings.open_timeout_s:g} s "
                 f"({settings.url}). Check the network (port 8443 must be open) and the endpoint's status "
                 "(`voicedesk deploy status`).",

@@ -26,7 +26,7 @@ from engine.clients.errors import untrusted_certificate
 from engine.clients.remote import RemoteSession
 from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
 from engine.engine_spec import TOKEN_ENV, EngineSpec
-from engine.errors import ConnectionFailed, ErrorCode, RemoteProtocolError, VoicedeskError
+from engine.errors import ConnectionFailed, ErrorCode, LocalErrorCode, RemoteProtocolError, UsageError, VoicedeskError
 from engine.events import SessionConfig
 from engine.protocol import Frame
 from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
@@ -43,8 +43,7 @@ def normalize_url(target: str) -> str:
     parts = urlsplit(target)
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
     if scheme not in ("ws", "wss") or not parts.hostname:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
+        raise UsageError(
             f"{target!r} is not a WebSocket URL; use ws://HOST:PORT (or wss:// for TLS), e.g. ws://127.0.0.1:8080.",
         )
     path = parts.path if parts.path not in ("", "/") else BIDI_PATH
@@ -79,34 +78,29 @@ def _connect_error(exc: BaseException, settings: WebSocketSettings) -> Voicedesk
                 f"was started with (--token, or the {TOKEN_ENV} variable).",
             )
         if status in (403, 404):
-            return VoicedeskError(
-                ErrorCode.CONNECTION,
+            return ConnectionFailed(
                 f"{url} has no WebSocket at {urlsplit(url).path} (HTTP {status}). A voicedesk endpoint serves "
                 f"{BIDI_PATH}; is this the right host and port?",
             )
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"{url} refused the WebSocket upgrade with HTTP {status}{f': {said}' if said else ''}.",
         )
     if isinstance(exc, ssl.SSLCertVerificationError):
         return untrusted_certificate(url, exc.verify_message or str(exc))
     if isinstance(exc, ConnectionRefusedError):
-        return VoicedeskError(
-            ErrorCode.CONNECTION, f"Cannot reach {url} (connection refused). Is `voicedesk serve` running there?"
-        )
+        return ConnectionFailed(f"Cannot reach {url} (connection refused). Is `voicedesk serve` running there?")
     if isinstance(exc, socket.gaierror):
-        return VoicedeskError(ErrorCode.CONNECTION, f"Cannot resolve the host of {url} ({exc.strerror}).")
+        return ConnectionFailed(f"Cannot resolve the host of {url} ({exc.strerror}).")
     if isinstance(exc, TimeoutError):
-        return VoicedeskError(
-            ErrorCode.CONNECTION,
+        return ConnectionFailed(
             f"Timed out after {settings.open_timeout_s:g} s connecting to {url}. Check the address, the network "
             "and any firewall; is the server still loading its model?",
         )
     if isinstance(exc, InvalidURI):
-        return VoicedeskError(ErrorCode.BAD_MESSAGE, f"{url} is not a valid WebSocket URL: {exc}")
+        return UsageError(f"{url} is not a valid WebSocket URL: {exc}")
     if isinstance(exc, InvalidHandshake):
-        return VoicedeskError(ErrorCode.CONNECTION, f"{url} did not complete a WebSocket handshake: {exc}")
-    return VoicedeskError(ErrorCode.CONNECTION, f"Cannot reach {url}: {exc}")
+        return ConnectionFailed(f"{url} did not complete a WebSocket handshake: {exc}")
+    return ConnectionFailed(f"Cannot reach {url}: {exc}")
 
 
 def _server_message(body: bytes | None) -> str | None:
@@ -121,7 +115,7 @@ def _server_message(body: bytes | None) -> str | None:
 def _dropped(exc: ConnectionClosed, url: str) -> StreamInterrupted:
     frame = exc.rcvd or exc.sent
     detail = f"code {frame.code}" + (f": {frame.reason}" if frame.reason else "") if frame else "no close frame"
-    return StreamInterrupted(ErrorCode.CONNECTION, f"The connection to {url} dropped mid-session ({detail}).")
+    return StreamInterrupted(LocalErrorCode.CONNECTION, f"The connection to {url} dropped mid-session ({detail}).")
 
 
 class WebSocketChannel:
@@ -216,7 +210,7 @@ class WebSocketEngine:
     @classmethod
     def from_spec(cls, spec: EngineSpec) -> WebSocketEngine:
         if not spec.target:
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The websocket engine needs a URL: --engine websocket URL")
+            raise UsageError("The websocket engine needs a URL: --engine websocket URL")
         options = spec.options
         return cls(
             WebSocketSettings(

@@ -12,7 +12,7 @@ from app.conversation import TurnKind, TurnState
 from app.engines import EngineHub, EngineState
 from app.sources import ChatMessage
 from app.sources.scripted import ScriptedSource
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import LocalErrorCode, VoicedeskError
 from engine.events import Audio, Cancelled
 from engine.factory import EngineSpec
 from tests.app.helpers import opener_for, until
@@ -117,7 +117,7 @@ async def test_a_source_failing_mid_reply_speaks_what_arrived_and_says_why(contr
 
     async def flaky() -> AsyncIterator[str]:
         yield "Here is the start."
-        raise VoicedeskError(ErrorCode.CONNECTION, "The chat server went away.")
+        raise VoicedeskError(LocalErrorCode.CONNECTION, "The chat server went away.")
 
     turn = await controller.speak(TurnKind.AGENT, "Tell me", flaky())
     await until(lambda: not turn.active)

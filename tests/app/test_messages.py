@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.messages import error_text, failover_text
 from app.notices import INFO_TTL_S, NoticeBoard, Topic
-from engine.errors import ErrorCode, VoicedeskError, VoiceError
+from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError, VoiceError
 from engine.events import Error
 
 
@@ -29,21 +29,20 @@ def test_failover_text_has_one_level_of_brackets():
     assert text.count("(") == 1 and "connection)" not in text
 
 
-def test_local_voice_advice_stays_for_the_local_engine_only():
-    message = (
-        "Voice 'bf_lily' is a Kokoro voice but is not downloaded. Voices on this machine: af_heart. "
-        "Get it with `voicedesk models fetch --voices bf_lily` (on an offline machine `voicedesk models import DIR`)."
+def test_local_advice_is_its_own_field_and_is_shown_for_the_local_engine_only():
+    error = VoiceError(
+        "Voice 'bf_lily' is a Kokoro voice but is not downloaded. Voices here: af_heart.",
+        "Get it with `voicedesk models fetch --voices bf_lily` (on an offline machine `voicedesk models import DIR`).",
     )
-    assert "voicedesk models fetch" in error_text(VoiceError(message), engine_kind="local")
-    remote = error_text(VoiceError(message), engine_kind="sagemaker")
+    local = error_text(error, engine_kind="local")
+    assert local.startswith("Voice 'bf_lily' is a Kokoro voice") and "voicedesk models fetch" in local
+    remote = error_text(error, engine_kind="sagemaker")
     assert "voicedesk models" not in remote
     assert "SageMaker endpoint does not have the voice 'bf_lily'" in remote
     assert "kept speaking in the voice it had" in remote
-    other = error_text(
-        VoicedeskError(ErrorCode.CONNECTION, "Lost it. Voices on this machine: a. Run `voicedesk models fetch`."),
-        engine_kind="websocket",
-    )
-    assert other == "Lost it."
+    lost = VoicedeskError(LocalErrorCode.CONNECTION, "Lost it.", "Run `voicedesk models fetch`.")
+    assert error_text(lost, engine_kind="websocket") == "Lost it."
+    assert error_text(lost, engine_kind="local") == "Lost it. Run `voicedesk models fetch`."
 
 
 def test_exceptions_and_plain_strings_are_tidied():

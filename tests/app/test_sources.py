@@ -17,7 +17,7 @@ from app.sources import ChatMessage
 from app.sources.bedrock import BedrockSource
 from app.sources.openai_compat import OpenAICompatibleSource
 from app.sources.scripted import ScriptedSource, tokenize
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import LocalErrorCode, VoicedeskError
 from tests.app.peers import event_stream_message, serve, sse
 
 # ---- scripted ---------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ async def test_openai_compatible_source_explains_an_unreachable_server():
     with pytest.raises(VoicedeskError) as caught:
         async for _ in source.reply([ChatMessage("user", "Hi")]):
             pass
-    assert caught.value.code == ErrorCode.CONNECTION
+    assert caught.value.code == LocalErrorCode.CONNECTION
     assert "Could not reach the chat server" in caught.value.message
 
 
@@ -261,7 +261,7 @@ async def test_bedrock_source_explains_a_rejected_model_id(aws_profile):
         with pytest.raises(VoicedeskError) as caught:
             async for _ in source.reply([ChatMessage("user", "Hi")]):
                 pass
-    assert caught.value.code == ErrorCode.BAD_MESSAGE
+    assert caught.value.code == LocalErrorCode.USAGE
     assert "model identifier is invalid" in caught.value.message
     assert "Check the model id" in caught.value.message
 

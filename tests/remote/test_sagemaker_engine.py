@@ -16,7 +16,7 @@ import pytest
 from endpoint.runner import ServerThread
 from endpoint.sagemaker_local.auth import CredentialCheck
 from engine.clients.sagemaker import SageMakerEngine, SageMakerSettings
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
@@ -108,7 +108,7 @@ async def test_container_crash_becomes_a_clear_fatal_error(container, make_conta
     assert abort_connections(crashing) >= 1  # the container process "dies": no close frame, no closed event
     got = await collect_until(session.events(), is_closed)
     error = got.of(Error)[-1]
-    assert error.fatal and error.code == ErrorCode.CONNECTION
+    assert error.fatal and error.code == LocalErrorCode.CONNECTION
     assert "ended the stream with an error (ModelStreamError)" in error.message
     assert f"/aws/sagemaker/Endpoints/{ENDPOINT}" in error.message  # where the real logs would be
     assert got.events[-1] == Closed("connection lost")
@@ -223,7 +223,7 @@ async def test_untrusted_certificate_fails_fast_and_says_which_ca(stand_in: Stan
     with pytest.raises(VoicedeskError, match="does not trust") as caught:
         await engine.open_session()
     assert "AWS_CA_BUNDLE" in caught.value.message
-    assert caught.value.code == ErrorCode.CONNECTION
+    assert caught.value.code == LocalErrorCode.CONNECTION
 
 
 async def test_stand_in_not_running() -> None:

@@ -33,7 +33,7 @@ from endpoint.sagemaker_local.wire import (
     open_envelope,
 )
 from engine.clients.errors import EndpointContext, from_sagemaker_sdk, from_transport
-from engine.errors import ErrorCode
+from engine.errors import LocalErrorCode
 
 
 def envelope(inner: bytes) -> bytes:
@@ -277,6 +277,10 @@ def test_crt_tls_failure_is_worded_for_people() -> None:
     wrapped = RuntimeError("transport failed")
     wrapped.__cause__ = crt
     error = from_sagemaker_sdk(wrapped, ctx)
-    assert error.code == ErrorCode.CONNECTION and "does not trust" in error.message and "AWS_CA_BUNDLE" in error.message
+    assert (
+        error.code == LocalErrorCode.CONNECTION
+        and "does not trust" in error.message
+        and "AWS_CA_BUNDLE" in error.message
+    )
     refused = from_transport(AwsCrtError(1047, "AWS_IO_SOCKET_CONNECTION_REFUSED", "refused"), ctx)
     assert "Cannot reach" in refused.message

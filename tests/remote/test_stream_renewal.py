@@ -15,7 +15,7 @@ from endpoint.sagemaker_local.bridge import ContainerTarget
 from engine.clients.resuming import ResumingSession
 from engine.clients.sagemaker import SageMakerEngine
 from engine.clients.websocket import WebSocketEngine, WebSocketSettings
-from engine.errors import ErrorCode
+from engine.errors import LocalErrorCode
 from engine.events import Audio, Closed, Error, Event, Flushed, SentenceFinished, SentenceStarted
 from engine.factory import EngineSpec
 from tests.remote.conftest import (
@@ -174,7 +174,7 @@ async def test_a_reconnect_that_cannot_reach_the_endpoint_ends_the_session_for_f
     await asyncio.to_thread(leaving.stop)  # no container to go on with
     got = await collect_until(session.events(), is_closed)
     error = got.of(Error)[-1]
-    assert error.fatal and error.code == ErrorCode.CONNECTION
+    assert error.fatal and error.code == LocalErrorCode.CONNECTION
     assert "shut down" in error.message and "Reconnecting failed: The model container" in error.message
     assert got.events[-1] == Closed("connection lost")
     await engine.aclose()

@@ -8,7 +8,7 @@ import pytest
 
 from endpoint.runner import ServerThread
 from engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
-from engine.errors import ErrorCode, VoicedeskError
+from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
@@ -140,7 +140,7 @@ async def test_server_down_says_what_to_start() -> None:
     engine = WebSocketEngine(WebSocketSettings(url=f"ws://127.0.0.1:{free_port()}/invocations-bidirectional-stream"))
     with pytest.raises(VoicedeskError, match=r"Cannot reach .* Is `voicedesk serve` running") as caught:
         await engine.open_session()
-    assert caught.value.code == ErrorCode.CONNECTION
+    assert caught.value.code == LocalErrorCode.CONNECTION
 
 
 async def test_wrong_path_is_named(container: ServerThread) -> None:
@@ -159,7 +159,7 @@ async def test_server_dropping_mid_utterance_ends_the_session_with_a_fatal_error
     assert abort_connections(server) >= 1
     got = await collect_until(session.events(), is_closed)
     errors = got.of(Error)
-    assert errors and errors[-1].fatal and errors[-1].code == ErrorCode.CONNECTION
+    assert errors and errors[-1].fatal and errors[-1].code == LocalErrorCode.CONNECTION
     assert "dropped mid-session" in errors[-1].message
     assert got.events[-1] == Closed("connection lost")
 
@@ -183,7 +183,7 @@ async def test_keepalive_notices_a_hung_server(container: ServerThread) -> None:
     finally:
         await proxy.stop()
     errors = got.of(Error)
-    assert errors and errors[-1].fatal and errors[-1].code == ErrorCode.CONNECTION
+    assert errors and errors[-1].fatal and errors[-1].code == LocalErrorCode.CONNECTION
     assert "keepalive ping timeout" in errors[-1].message
 
 
