@@ -27,6 +27,7 @@ from app.bench_lab.report import lab_document
 from app.bench_lab.runs import ScenarioResult
 from engine.api import Engine
 from engine.errors import ErrorCode, UsageError, VoicedeskError
+from engine.voices import DEFAULT_VOICE
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class AbRequest:
     """How the person knows engine A ("Local", "WebSocket ws://gpu-box:8080")."""
     engine_b: str | None = None
     """Engine B's name; None: A again (an A/A run)."""
-    voice: str = "af_heart"
+    voice: str = DEFAULT_VOICE
 
     def check(self) -> None:
         """Raises ``VoicedeskError`` saying what to change."""

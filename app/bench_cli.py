@@ -1,23 +1,28 @@
 """``voicedesk bench``: measurements printed as ratios taken side by side in one run (see README, Benchmarks).
 
-Each benchmark registers itself here with ``register_bench(subparsers)`` from the module that implements it.
+``BENCHMARKS`` lists them; each adds itself with ``register_bench(subparsers)`` from the module that implements it,
+importing nothing heavy until it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+from types import ModuleType
 
-BENCH_MODULES: list[str] = [
-    "engine.bench_engine",  # bench engine
-    "app.bench_lab.cli",  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
-    "endpoint.bench_flow",  # bench flow
-    "endpoint.bench_abuse",  # bench abuse
-]
+from app.bench_lab import cli as lab_cli
+from endpoint import bench_abuse, bench_flow
+from engine import bench_engine
+
+BENCHMARKS: tuple[ModuleType, ...] = (
+    bench_engine,  # bench engine
+    lab_cli,  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
+    bench_flow,  # bench flow
+    bench_abuse,  # bench abuse
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("bench", help="measure latency and throughput (ratios side by side)")
     bench = parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
-    for name in BENCH_MODULES:
-        importlib.import_module(name).register_bench(bench)
+    for benchmark in BENCHMARKS:
+        benchmark.register_bench(bench)

@@ -1,30 +1,35 @@
-"""``voicedesk``: the desktop app with no arguments, or one of the subcommands below.
+"""``voicedesk``: the desktop app with no arguments, or one of the commands listed in ``COMMANDS``.
 
-Each subcommand lives next to the code it drives and registers itself through ``register(subparsers)``;
-this module only assembles them. Registration must stay import-light (no torch, no Qt) so ``--help`` is fast.
+``COMMANDS`` is the one list of what ``voicedesk`` can do, in the order ``--help`` shows it. Each command lives next
+to the code it drives and adds itself with ``register(subparsers)``. Those modules import nothing heavy at the top
+(no torch, Qt, Starlette, boto3: tests/app/test_commands.py checks), so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
+from app import bench_cli, say_cli
 from app.main import add_app_arguments
+from endpoint import deploy_cli, serve_cli
+from endpoint.sagemaker_local import cli as sagemaker_local_cli
+from endpoint.wyoming import cli as wyoming_cli
+from engine import models_cli
 from engine.errors import VoicedeskError
 
-# Modules that add subcommands, in the order --help lists them.
-SUBCOMMAND_MODULES = [
-    "app.say_cli",  # say
-    "engine.models_cli",  # models fetch|status|import
-    "endpoint.serve_cli",  # serve
-    "endpoint.wyoming.cli",  # wyoming
-    "app.bench_cli",  # bench engine|server|...
-    "endpoint.sagemaker_local.cli",  # sagemaker-local
-    "endpoint.deploy_cli",  # deploy [status|destroy|image]
-]
+COMMANDS: tuple[ModuleType, ...] = (
+    say_cli,  # say
+    models_cli,  # models fetch|status|import
+    serve_cli,  # serve
+    wyoming_cli,  # wyoming
+    bench_cli,  # bench engine|lab|streaming|…|flow|abuse
+    sagemaker_local_cli,  # sagemaker-local
+    deploy_cli,  # deploy [status|destroy|image]
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,8 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     app_parser = subparsers.add_parser("app", help="open the desktop app (the default)")
     add_app_arguments(app_parser)  # app.main imports Qt only when the app runs
     app_parser.set_defaults(handler=_run_app)
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for command in COMMANDS:
+        command.register(subparsers)
     return parser
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 from app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
 from app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
+from engine.protocol import BIDI_PATH
+from engine.voices import DEFAULT_VOICE
 
 SETTINGS_FILE = "settings.json"
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
@@ -39,7 +41,7 @@ MAX_TEXT_CHARS = 10_000
 class EngineSettings:
     kind: str = "local"
     local_device: str = "auto"
-    websocket_url: str = "ws://127.0.0.1:8080/invocations-bidirectional-stream"
+    websocket_url: str = f"ws://127.0.0.1:8080{BIDI_PATH}"
     sagemaker_endpoint: str = ""
     sagemaker_region: str = ""
     sagemaker_profile: str = ""
@@ -51,7 +53,7 @@ class EngineSettings:
 
 @dataclass
 class VoiceSettings:
-    voice: str = "af_heart"
+    voice: str = DEFAULT_VOICE
     blend_with: str = ""
     """A second voice mixed in (empty: none)."""
     blend_weight: float = 0.3

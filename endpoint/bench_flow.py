@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 
 from engine.errors import UsageError
+from engine.protocol import BIDI_PATH
+from engine.voices import DEFAULT_VOICE
 
 SCENARIOS = ("pauses", "pacing", "waiting", "stalled")
 
@@ -41,7 +43,7 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
         "--realtime-factor", type=float, default=50.0, help="--synth paced: seconds of audio per second (default 50)"
     )
     parser.add_argument("--device", help="--synth kokoro: cpu, cuda or cuda:N (default: CUDA when present)")
-    parser.add_argument("--voice", default="af_heart")
+    parser.add_argument("--voice", default=DEFAULT_VOICE)
     parser.add_argument("--repeat", type=int, default=3, help="repeats of the pause and waiting measurements")
     parser.add_argument("--rates", default="5,20,80", help="pacing: the agent's tokens per second (default 5,20,80)")
     parser.add_argument("--minutes", type=float, default=5.0, help="stalled: how long the load lasts (default 5)")
@@ -133,7 +135,7 @@ def _run_in_process(args, names, rates, scenarios, progress) -> str:  # type: ig
     settings = ServerSettings(max_sessions=16, max_sessions_per_client=None)
     repeat = max(1, args.repeat)
     with ServerThread(create_app(synthesizer, settings)) as server:
-        ws_url = server.ws_url + "/invocations-bidirectional-stream"
+        ws_url = server.ws_url + BIDI_PATH
 
         async def measure() -> None:
             if "pauses" in names:

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.protocol import BIDI_PATH
+
 GUARD_S = 600.0
 BEHIND_GOAL = 2.0
 VANISHED_GOAL = 1.5
@@ -295,7 +297,7 @@ async def measure_stalled(  # type: ignore[no-untyped-def]
 ) -> StalledResult:
     """Runs ``python -m endpoint.bench_serve --port P ARGS`` (its output to ``log_path``) under the stalled load."""
     port = _free_port()
-    http_url, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/invocations-bidirectional-stream"
+    http_url, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}{BIDI_PATH}"
     result = StalledResult(clients, minutes, synth)
     command = [sys.executable, "-m", "endpoint.bench_serve", "--port", str(port), "--max-sessions", str(clients + 8)]
     command.append("-v")  # its log says why each stalled client was dropped

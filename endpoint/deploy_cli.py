@@ -17,6 +17,7 @@ from endpoint.deploy_scaling import (
     SESSION_CAP_ENV,
 )
 from engine.errors import UsageError
+from engine.protocol import BIDI_PATH
 
 DEFAULT_ENDPOINT = "voicedesk"
 ROLE_ENV = "VOICEDESK_SAGEMAKER_ROLE"
@@ -273,7 +274,7 @@ def run_status(args: argparse.Namespace) -> int:
             raise
         print("  autoscaling: unknown (reading it needs application-autoscaling:DescribeScalableTargets)")
     url = default_endpoint_url(session.region_name)
-    print(f"  bidirectional stream: {url}/endpoints/{state.name}/invocations-bidirectional-stream")
+    print(f"  bidirectional stream: {url}/endpoints/{state.name}{BIDI_PATH}")
     if state.status == "InService":
         print(f'  try it: voicedesk say --engine sagemaker {state.name} --region {session.region_name} "Hello."')
     return 0

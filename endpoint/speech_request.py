@@ -19,6 +19,7 @@ from engine.errors import ErrorCode, VoicedeskError
 from engine.events import SAMPLE_RATE
 from engine.protocol import MAX_REQUEST_ID_CHARS, MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
 from engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
+from engine.voices import DEFAULT_VOICE
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]
@@ -26,7 +27,6 @@ SseDialect = Literal["voicedesk", "openai"]
 
 AUDIO_FORMATS: tuple[str, ...] = FORMATS
 TRANSPORTS: tuple[str, ...] = ("binary", "sse")
-DEFAULT_VOICE = "af_heart"
 
 OPENAI_VOICES: dict[str, str] = {
     "alloy": "af_alloy",

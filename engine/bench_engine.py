@@ -20,6 +20,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from engine.voices import DEFAULT_VOICE
+
 DEFAULT_TEXT = (
     "Good evening, and welcome back to the console. The kitchen lights are off and the front door is locked. "
     "Tomorrow looks clear, with a high of twenty one degrees. Your package from the pharmacy should arrive "
@@ -63,7 +65,7 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--text-file", type=Path, help="text to synthesize (default: a short console reply)")
     parser.add_argument("--repeat", type=int, default=3, help="pairs of runs (default 3)")
-    parser.add_argument("--voice", default="af_heart")
+    parser.add_argument("--voice", default=DEFAULT_VOICE)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: CUDA when present)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=_run)

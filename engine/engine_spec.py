@@ -76,17 +76,23 @@ def add_engine_options(parser: argparse.ArgumentParser, flag: str = "--engine", 
 
 
 def spec_from_args(args: argparse.Namespace, flag: str = "engine", side: str = "") -> EngineSpec:
+    """The engine the options describe; a second side's options it leaves unset follow the first side's."""
     suffix = f"_{side}" if side else ""
     spec = parse_engine_args(getattr(args, flag, None))
-    token = getattr(args, f"token{suffix}", None) or os.environ.get(TOKEN_ENV) or None
+
+    def option(name: str) -> str | None:
+        value = getattr(args, f"{name}{suffix}", None)
+        return value if value is not None else getattr(args, name, None)
+
+    token = option("token") or os.environ.get(TOKEN_ENV) or None
     return EngineSpec(
         kind=spec.kind,
         target=spec.target,
-        device=getattr(args, f"device{suffix}", None),
+        device=option("device"),
         token=token if spec.kind == "websocket" else None,
-        region=getattr(args, f"region{suffix}", None),
-        profile=getattr(args, f"profile{suffix}", None),
-        variant=getattr(args, f"variant{suffix}", None),
+        region=option("region"),
+        profile=option("profile"),
+        variant=option("variant"),
     )
 
 

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from engine.engine_spec import add_engine_options, add_session_options
 from engine.errors import UsageError
 
 SUBCOMMANDS = {
@@ -34,16 +35,12 @@ SERVER_SCENARIOS = ("concurrency", "transport")
 
 def register_bench(subparsers: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--engine", nargs="+", metavar="KIND", default=["local"], help="local | websocket URL | sagemaker ENDPOINT"
-    )
-    common.add_argument("--engine-b", nargs="+", metavar="KIND", help="the B side of the A/B scenario (same forms)")
-    common.add_argument("--device", help="local engine: cpu, cuda or cuda:N (default: CUDA when present)")
-    common.add_argument("--token", help="websocket engine / server: bearer token (default: $VOICEDESK_TOKEN)")
+    add_engine_options(common)
+    add_engine_options(common, "--engine-b", side="b")  # the A/B scenario's B side; unset options follow A's
+    add_session_options(common, speed=False)
     common.add_argument("--repeat", type=int, default=3, help="repeats of each measurement (default 3)")
     common.add_argument("--text-file", type=Path, help="the agent's reply (default: a short console reply)")
     common.add_argument("--tokens-per-s", type=float, default=20.0, help="the scripted agent's pace (default 20)")
-    common.add_argument("--voice", default="af_heart")
     common.add_argument("--sessions", default="1,2,4", help="concurrency levels (default 1,2,4)")
     common.add_argument(
         "--arrival",
@@ -130,7 +127,7 @@ def _server_alias(args: argparse.Namespace) -> None:
     if args.url:
         args.engine = ["websocket", args.url]
         args.server_url = args.server_url or args.url
-    elif args.engine == ["local"]:
+    elif args.engine in (None, ["local"]):
         args.serve = True
     if args.rounds is not None:
         args.repeat = args.rounds

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from app.bench_lab.probe import Clock, PlaybackSink
 from engine.api import Engine, Session
-from engine.events import SessionConfig
+from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from engine.voices import DEFAULT_VOICE
 
 DEFAULT_TEXT = (
     "Sure, I can help with that. The kitchen lights are off and the front door is locked. "
@@ -28,7 +29,8 @@ class LabConfig:
     seed_sentences: tuple[str, ...] = SEED_SENTENCES
     tokens_per_s: float = 20.0
     repeat: int = 3
-    voice: str = "af_heart"
+    voice: str = DEFAULT_VOICE
+    max_buffer_delay_ms: int = DEFAULT_MAX_BUFFER_DELAY_MS
     sessions: tuple[int, ...] = (1, 2, 4)
     arrival: str = "spread"
     """Concurrency: 'spread' (independent callers), 'together' (the same instant; the worst case) or both,
@@ -69,7 +71,7 @@ class LabContext:
 
     @property
     def session_config(self) -> SessionConfig:
-        return SessionConfig(voice=self.config.voice)
+        return SessionConfig(voice=self.config.voice, max_buffer_delay_ms=self.config.max_buffer_delay_ms)
 
     async def get_engine(self) -> Engine:
         if self.engine is None:

@@ -12,8 +12,10 @@ from app.bench_lab.context import LabConfig, LabContext
 from app.bench_lab.lab import machine_facts, run_lab
 from app.bench_lab.report import lab_document
 from engine.chunker import IncrementalSentenceChunker
+from engine.engine_spec import EngineSpec, spec_from_args
+from engine.engine_spec import config_from_args as session_config_from_args
 from engine.errors import ErrorCode, UsageError, VoicedeskError
-from engine.factory import EngineSpec, open_engine, parse_engine_args
+from engine.factory import open_engine
 
 DAC_OFF = "not playing (add --play to time the first sample at the DAC)"
 
@@ -48,6 +50,7 @@ def config_from_args(args: argparse.Namespace) -> LabConfig:
     config = LabConfig(
         repeat=args.repeat,
         voice=args.voice,
+        max_buffer_delay_ms=session_config_from_args(args).max_buffer_delay_ms,
         tokens_per_s=args.tokens_per_s,
         sessions=parse_levels(args.sessions),
         arrival=",".join(parse_arrivals(args.arrival)),
@@ -70,11 +73,6 @@ def config_from_args(args: argparse.Namespace) -> LabConfig:
     return replace(config, text=text, seed_sentences=sentences_of(text))
 
 
-def engine_spec(values: list[str], args: argparse.Namespace) -> EngineSpec:
-    spec = parse_engine_args(values)
-    return replace(spec, device=args.device, token=args.token or spec.token)
-
-
 def _opener(spec: EngineSpec) -> Callable[[], Any]:
     async def open_it() -> Any:
         return await open_engine(spec)
@@ -84,8 +82,8 @@ def _opener(spec: EngineSpec) -> Callable[[], Any]:
 
 async def run_from_args(args: argparse.Namespace, names: list[str], progress: Callable[[str], None]) -> dict[str, Any]:
     config = config_from_args(args)
-    spec = engine_spec(args.engine, args)
-    spec_b = engine_spec(args.engine_b, args) if args.engine_b else None
+    spec = spec_from_args(args)
+    spec_b = spec_from_args(args, "engine_b", "b") if args.engine_b else None
     if "ab" in names and spec_b is None and args.lab_command == "ab":
         progress("bench ab: no --engine-b given: comparing the engine with itself (A/A)")
     if args.serve and spec.kind != "local":

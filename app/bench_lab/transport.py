@@ -17,6 +17,7 @@ from app.bench_lab.context import LabContext
 from app.bench_lab.runs import ScenarioResult, ratio
 from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 from engine.metrics import summarize
+from engine.protocol import BIDI_PATH
 
 BINARY = "binary WebSocket frames"
 SSE = "SSE, base64 in JSON"
@@ -64,7 +65,7 @@ async def run_transport(ctx: LabContext) -> ScenarioResult:
                 "binary parts only); measure the container itself with --server-url http://HOST:PORT"
             )
             return result
-        ws_url = "ws" + http_url.removeprefix("http") + "/invocations-bidirectional-stream"
+        ws_url = "ws" + http_url.removeprefix("http") + BIDI_PATH
         binary: list[float | None] = []
         sse: list[float | None] = []
         for i in range(cfg.repeat):

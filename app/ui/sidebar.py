@@ -24,7 +24,7 @@ from app.ui.engine_card import EngineCard
 from app.ui.forms import PageSwitcher, form_layout, page, picker
 from app.ui.theme import PALETTE
 from app.ui.widgets import Card, field_label, hint
-from engine.voices import KNOWN_VOICES, LANGUAGES
+from engine.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES
 
 SOURCE_PAGES = ("scripted", "openai", "bedrock")
 
@@ -179,7 +179,7 @@ class VoiceCard(Card):
 
     def store(self, settings: AppSettings) -> None:
         voice = settings.voice
-        voice.voice = self.voice.currentData() or "af_heart"
+        voice.voice = self.voice.currentData() or DEFAULT_VOICE
         voice.blend_with = self.blend.currentData() or ""
         voice.blend_weight = self.blend_weight.value() / 100
         voice.speed = self.speed.value() / 100

@@ -36,13 +36,14 @@ from endpoint.sagemaker_local.bridge import (
     forward_invocation,
 )
 from endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
+from engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)
 
 ACCOUNT_ID = "123456789012"
 _ROUTE = re.compile(r"^/endpoints/(?P<name>[^/]+)/(?P<operation>[a-z-]+)$")
 _OPERATIONS = {
-    "invocations-bidirectional-stream": "bidi",
+    BIDI_PATH.lstrip("/"): "bidi",
     "invocations": "invoke",
     "invocations-response-stream": "response-stream",
 }

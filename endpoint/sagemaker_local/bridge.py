@@ -28,6 +28,7 @@ from endpoint.sagemaker_local.stream_bridge import (
     response_headers,
 )
 from endpoint.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
+from engine.protocol import BIDI_PATH
 
 if TYPE_CHECKING:
     from endpoint.sagemaker_local.app import StandInConfig
@@ -36,7 +37,6 @@ __all__ = ["MAX_STREAM_DURATION_S", "ContainerTarget", "bridge_bidirectional_str
 
 log = logging.getLogger(__name__)
 
-BIDI_PATH = "/invocations-bidirectional-stream"
 INVOKE_TIMEOUT_S = 60.0
 """SageMaker's ceiling for one /invocations call."""
 CUSTOM_ATTRIBUTES = "x-amzn-sagemaker-custom-attributes"

@@ -12,12 +12,12 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-import os
 import signal
 import socket
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
 from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 DEFAULT_PORT = 10200  # endpoint.wyoming.server.DEFAULT_PORT, repeated to keep --help from importing wyoming
@@ -37,19 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; LAN: 0.0.0.0)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
-    parser.add_argument(
-        "--engine",
-        nargs="+",
-        metavar="KIND",
-        help="local (default), 'websocket URL' or 'sagemaker ENDPOINT'",
-    )
-    parser.add_argument(
-        "--voice",
-        default="af_heart",
-        help="voice for requests that name none: a name, a .pt path or a blend 'af_heart:0.7,am_adam:0.3' "
-        "(default af_heart)",
-    )
-    parser.add_argument("--speed", type=float, default=1.0, help="speed of all speech, 0.25 to 4.0 (default 1.0)")
+    add_engine_options(parser)
+    add_session_options(parser)
     parser.add_argument(
         "--voices",
         help="comma-separated voices to offer (default: every voice the engine can speak with)",
@@ -63,11 +52,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--zeroconf-name", help="zeroconf instance name (default voicedesk-HOSTNAME, plus -PORT off port 10200)"
     )
-    parser.add_argument("--device", help="local engine: cpu, cuda or cuda:N (default: CUDA when present)")
-    parser.add_argument("--token", help="websocket engine: bearer token (or VOICEDESK_TOKEN)")
-    parser.add_argument("--region", help="sagemaker engine: AWS region")
-    parser.add_argument("--profile", help="sagemaker engine: AWS profile")
-    parser.add_argument("--variant", help="sagemaker engine: target production variant")
     parser.add_argument(
         "--samples-per-chunk", type=int, default=1024, help="audio samples per audio-chunk event (default 1024)"
     )
@@ -120,24 +104,11 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         host=args.host,
         port=args.port,
         speed=speed,
+        max_buffer_delay_ms=config_from_args(args).max_buffer_delay_ms,
         samples_per_chunk=args.samples_per_chunk,
         max_chars=args.max_chars,
     )
     return ServicePlan(settings, voice, voices, args.zeroconf, args.zeroconf_name)
-
-
-def _engine_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from engine.factory import parse_engine_args
-
-    spec = parse_engine_args(args.engine)
-    return replace(
-        spec,
-        device=args.device,
-        token=args.token or os.environ.get("VOICEDESK_TOKEN"),
-        region=args.region,
-        profile=args.profile,
-        variant=args.variant,
-    )
 
 
 def is_loopback(host: str) -> bool:
@@ -151,7 +122,7 @@ def is_loopback(host: str) -> bool:
 
 def run_wyoming(args: argparse.Namespace) -> int:
     plan = plan_from_args(args)
-    spec = _engine_spec(args)
+    spec = spec_from_args(args)
     return asyncio.run(serve(plan, spec))
 
 

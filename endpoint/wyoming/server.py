@@ -35,7 +35,7 @@ from endpoint.wyoming.conversation import (
 from endpoint.wyoming.info import PROGRAM_NAME
 from engine.api import Engine, Session
 from engine.errors import ErrorCode, VoicedeskError
-from engine.events import SessionConfig
+from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
 from engine.protocol import Configure, Flush, SendText
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,8 @@ class WyomingSettings:
     port: int = DEFAULT_PORT
     speed: float = 1.0
     """Speed of every request (Wyoming requests carry no speed)."""
+    max_buffer_delay_ms: int = DEFAULT_MAX_BUFFER_DELAY_MS
+    """Release on quiet: how long a streamed request's text without a sentence end waits for more."""
     samples_per_chunk: int = DEFAULT_SAMPLES_PER_CHUNK
     max_chars: int = DEFAULT_MAX_CHARS
     write_timeout_s: float = 30.0
@@ -63,7 +65,9 @@ class WyomingTtsServer:
         self.catalog = catalog
         self.info = info
         self.settings = settings
-        self.session_config = SessionConfig(voice=catalog.default, speed=settings.speed)
+        self.session_config = SessionConfig(
+            voice=catalog.default, speed=settings.speed, max_buffer_delay_ms=settings.max_buffer_delay_ms
+        )
         self.connections: set[TtsConnection] = set()
         self.sessions_opened = 0
         self._tcp: AsyncTcpServer | None = None

@@ -28,10 +28,8 @@ from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPo
 from engine.engine_spec import TOKEN_ENV, EngineSpec
 from engine.errors import ConnectionFailed, ErrorCode, LocalErrorCode, RemoteProtocolError, UsageError, VoicedeskError
 from engine.events import SessionConfig
-from engine.protocol import Frame
+from engine.protocol import BIDI_PATH, Frame
 from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
-
-BIDI_PATH = "/invocations-bidirectional-stream"
 
 """Read when no token is given, matching ``voicedesk serve --token``'s environment variable."""
 

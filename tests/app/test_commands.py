@@ -54,3 +54,35 @@ def test_the_app_on_a_headless_machine_says_what_to_do_instead_of_aborting():
     require_display({"DISPLAY": ":0"}, "linux")
     require_display({"QT_QPA_PLATFORM": "offscreen"}, "linux")
     require_display({}, "darwin")
+
+
+HEAVY_MODULES = ("torch", "kokoro", "PySide6", "starlette", "uvicorn", "boto3", "botocore", "awscrt", "av", "soxr")
+
+
+def test_help_lists_every_command_and_stays_import_light():
+    """``voicedesk --help`` builds every command's parser without importing a heavy library (it must stay fast)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from app.cli import COMMANDS, build_parser; parser = build_parser();"
+        "text = parser.format_help(); print(text);"
+        f"heavy = [m for m in {HEAVY_MODULES!r} if m in sys.modules]; print('HEAVY', heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert "HEAVY []" in result.stdout, result.stdout.splitlines()[-1]
+    for command in ("app", "say", "models", "serve", "wyoming", "bench", "sagemaker-local", "deploy"):
+        assert f"    {command}" in result.stdout, command
+
+
+def test_every_speaking_command_takes_the_same_engine_options():
+    from app.cli import build_parser
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if a.dest == "command").choices
+    bench = next(a for a in subcommands["bench"]._actions if a.dest == "bench").choices
+    for parsed in (subcommands["say"], subcommands["wyoming"], bench["streaming"], bench["ab"]):
+        options = {s for action in parsed._actions for s in action.option_strings}
+        expected = {"--engine", "--device", "--token", "--region", "--profile", "--variant", "--voice"}
+        assert expected <= options, parsed.prog
+        assert "--max-buffer-delay" in options, parsed.prog
