@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from app.bench_lab.ab import run_ab
-from app.bench_lab.context import LabConfig, LabContext
-from app.bench_lab.lab import machine_facts
-from app.bench_lab.report import lab_document
-from app.bench_lab.runs import ScenarioResult
-from engine.api import Engine
-from engine.errors import ErrorCode, UsageError, VoicedeskError
-from engine.voices import DEFAULT_VOICE
+from voicedesk.app.bench_lab.ab import run_ab
+from voicedesk.app.bench_lab.context import LabConfig, LabContext
+from voicedesk.app.bench_lab.lab import machine_facts
+from voicedesk.app.bench_lab.report import lab_document
+from voicedesk.app.bench_lab.runs import ScenarioResult
+from voicedesk.engine.api import Engine
+from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
+from voicedesk.engine.voices import DEFAULT_VOICE
 
 log = logging.getLogger(__name__)
 

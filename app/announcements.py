@@ -12,7 +12,7 @@ import itertools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from app.conversation import TurnKind
+from voicedesk.app.conversation import TurnKind
 
 MAX_QUEUED = 100
 

@@ -12,9 +12,9 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from app.announcements import Announcement, AnnouncementQueue
-from app.conversation import Turn
-from app.wakeup import Wakeup, loop_running
+from voicedesk.app.announcements import Announcement, AnnouncementQueue
+from voicedesk.app.conversation import Turn
+from voicedesk.app.wakeup import Wakeup, loop_running
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
-from app.bench_lab import cli as lab_cli
-from endpoint import bench_abuse, bench_flow
-from engine import bench_engine
+from voicedesk.app.bench_lab import cli as lab_cli
+from voicedesk.endpoint import bench_abuse, bench_flow
+from voicedesk.engine import bench_engine
 
 BENCHMARKS: tuple[ModuleType, ...] = (
     bench_engine,  # bench engine

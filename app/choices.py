@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
-from app.settings import AppSettings
-from app.sources.bedrock import BedrockSource
-from app.sources.openai_compat import OpenAICompatibleSource
-from app.sources.scripted import ScriptedSource
-from app.urls import AGENT_SCHEMES, check_url
-from engine.factory import EngineSpec
+from voicedesk.app.settings import AppSettings
+from voicedesk.app.sources.bedrock import BedrockSource
+from voicedesk.app.sources.openai_compat import OpenAICompatibleSource
+from voicedesk.app.sources.scripted import ScriptedSource
+from voicedesk.app.urls import AGENT_SCHEMES, check_url
+from voicedesk.engine.factory import EngineSpec
 
 
 def default_player_factory(device: str | None, on_event: Callable, loop: asyncio.AbstractEventLoop) -> object:
-    from app.player import AudioPlayer
+    from voicedesk.app.player import AudioPlayer
 
     return AudioPlayer(device=device or None, on_event=on_event, loop=loop)
 

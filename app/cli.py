@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from app import bench_cli, say_cli
-from app.main import add_app_arguments
-from endpoint import deploy_cli, serve_cli
-from endpoint.sagemaker_local import cli as sagemaker_local_cli
-from endpoint.wyoming import cli as wyoming_cli
-from engine import models_cli
-from engine.errors import VoicedeskError
+from voicedesk.app import bench_cli, say_cli
+from voicedesk.app.main import add_app_arguments
+from voicedesk.endpoint import deploy_cli, serve_cli
+from voicedesk.endpoint.sagemaker_local import cli as sagemaker_local_cli
+from voicedesk.endpoint.wyoming import cli as wyoming_cli
+from voicedesk.engine import models_cli
+from voicedesk.engine.errors import VoicedeskError
 
 COMMANDS: tuple[ModuleType, ...] = (
     say_cli,  # say
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_app(args: argparse.Namespace) -> int:
-    from app.main import run_app
+    from voicedesk.app.main import run_app
 
     return run_app(args)
 

@@ -17,20 +17,20 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
-from app.conversation import CutMark, Turn, TurnKind, TurnState
-from app.engines import DOWN_STATES, KIND_LABELS, EngineHub, EngineStatus
-from app.failover import engine_failure, plan_failover
-from app.link import SessionLink
-from app.messages import error_text, failover_text
-from app.notices import Topic
-from app.playback_buffer import PlaybackBuffer
-from app.player import wait_for_room
-from app.sources import ChatMessage
-from app.turn_run import TurnRun
-from engine.api import Engine
-from engine.audio import pcm16_to_wav
-from engine.errors import ConnectionFailed, ErrorCode, VoicedeskError
-from engine.events import (
+from voicedesk.app.conversation import CutMark, Turn, TurnKind, TurnState
+from voicedesk.app.engines import DOWN_STATES, KIND_LABELS, EngineHub, EngineStatus
+from voicedesk.app.failover import engine_failure, plan_failover
+from voicedesk.app.link import SessionLink
+from voicedesk.app.messages import error_text, failover_text
+from voicedesk.app.notices import Topic
+from voicedesk.app.playback_buffer import PlaybackBuffer
+from voicedesk.app.player import wait_for_room
+from voicedesk.app.sources import ChatMessage
+from voicedesk.app.turn_run import TurnRun
+from voicedesk.engine.api import Engine
+from voicedesk.engine.audio import pcm16_to_wav
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, VoicedeskError
+from voicedesk.engine.events import (
     SAMPLE_RATE,
     Audio,
     Cancelled,
@@ -42,8 +42,8 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.recorder import UtteranceRecorder
-from engine.timeline import UtteranceTimeline
+from voicedesk.engine.recorder import UtteranceRecorder
+from voicedesk.engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

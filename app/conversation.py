@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from engine.events import WordTiming
+from voicedesk.engine.events import WordTiming
 
 CUT_CONTEXT_WORDS = 4
 """How many heard words the "heard up to …" mark quotes."""

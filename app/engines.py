@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.messages import error_text
-from engine.api import Engine, Session
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
-from engine.events import SessionConfig
-from engine.factory import EngineSpec, open_engine
+from voicedesk.app.messages import error_text
+from voicedesk.engine.api import Engine, Session
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
+from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.factory import EngineSpec, open_engine
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ class EngineHub:
 
     async def fetch_voice(self, name: str, report: Callable[[str], None]) -> None:
         """Downloads one voice for the local engine (``voicedesk models fetch --voices NAME``)."""
-        from engine import weights
+        from voicedesk.engine import weights
 
         fetch = self._fetcher or weights.fetch
         await asyncio.to_thread(fetch, [name], report=report)
@@ -223,7 +223,7 @@ class EngineHub:
 
     async def fetch_models(self, report: Callable[[str], None]) -> None:
         """Downloads the local model (``voicedesk models fetch``) on a worker thread, then loads it."""
-        from engine import weights
+        from voicedesk.engine import weights
 
         fetch = self._fetcher or weights.fetch
         self._report(EngineState.DOWNLOADING, "Downloading…", "Kokoro-82M from huggingface.co")

@@ -16,8 +16,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from engine.errors import LocalErrorCode
-from engine.events import Closed, Error, Event
+from voicedesk.engine.errors import LocalErrorCode
+from voicedesk.engine.events import Closed, Error, Event
 
 
 @dataclass

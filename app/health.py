@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from app.messages import error_text
-from app.wakeup import Wakeup, loop_running
+from voicedesk.app.messages import error_text
+from voicedesk.app.wakeup import Wakeup, loop_running
 
 log = logging.getLogger(__name__)
 

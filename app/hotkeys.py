@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from app.phrases import pynput_hotkey
+from voicedesk.app.phrases import pynput_hotkey
 
 log = logging.getLogger(__name__)
 

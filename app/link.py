@@ -14,10 +14,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from app.failover import ReplyLedger
-from engine.api import Engine, Session
-from engine.events import Audio, Cancelled, Event
-from engine.recorder import Leg
+from voicedesk.app.failover import ReplyLedger
+from voicedesk.engine.api import Engine, Session
+from voicedesk.engine.events import Audio, Cancelled, Event
+from voicedesk.engine.recorder import Leg
 
 log = logging.getLogger(__name__)
 

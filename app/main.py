@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
-from engine.errors import UsageError
+from voicedesk.engine.errors import UsageError
 
 
 def add_app_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,10 +48,10 @@ def run_app(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.settings import default_settings_path
-    from app.ui.gc_guard import MainThreadGarbageCollector
-    from app.ui.theme import apply_theme
-    from app.ui.window import MainWindow
+    from voicedesk.app.settings import default_settings_path
+    from voicedesk.app.ui.gc_guard import MainThreadGarbageCollector
+    from voicedesk.app.ui.theme import apply_theme
+    from voicedesk.app.ui.window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("voicedesk")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
-from engine.events import Error
+from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
+from voicedesk.engine.events import Error
 
 REMOTE_KINDS = ("websocket", "sagemaker")
 ENGINE_NAMES = {"local": "local engine", "websocket": "WebSocket server", "sagemaker": "SageMaker endpoint"}

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from app.playback_buffer import PlaybackBuffer, SentenceOnset
-from engine.audio import pcm16_to_float
-from engine.errors import LocalErrorCode, VoicedeskError
-from engine.events import SAMPLE_RATE
+from voicedesk.app.playback_buffer import PlaybackBuffer, SentenceOnset
+from voicedesk.engine.audio import pcm16_to_float
+from voicedesk.engine.errors import LocalErrorCode, VoicedeskError
+from voicedesk.engine.events import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class AudioPlayer:
         if self._stream is not None:
             return
         sd = import_sounddevice()
-        from app.outputs import pulse_sinks, routed_to, sink_name
+        from voicedesk.app.outputs import pulse_sinks, routed_to, sink_name
 
         sink = sink_name(str(self.device)) if isinstance(self.device, str) else None
         if sink is not None and sink not in {name for name, _ in pulse_sinks()}:

@@ -16,10 +16,10 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from engine.audio import pcm16_duration_s, pcm16_to_wav
-from engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
-from engine.errors import ErrorCode, UsageError, VoicedeskError
-from engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted
+from voicedesk.engine.audio import pcm16_duration_s, pcm16_to_wav
+from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
+from voicedesk.engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -96,11 +96,11 @@ async def say(args: argparse.Namespace) -> int:
         raise UsageError("Nothing to say: the text is empty.", "Give some text, or '-' to read it from stdin.")
     player = None
     if args.out is None:
-        from app.player import AudioPlayer, wait_for_room
+        from voicedesk.app.player import AudioPlayer, wait_for_room
 
         player = AudioPlayer(device=args.output_device)
         player.open()  # fail before loading a model if there is no sound card
-    from engine.factory import open_engine
+    from voicedesk.engine.factory import open_engine
 
     spec = spec_from_args(args)
     config = config_from_args(args)
@@ -179,7 +179,7 @@ async def _say_whole(args: argparse.Namespace, spec, player) -> int:
     """The whole-request path: audio chunks of the SSE response stream played (or saved) as they arrive."""
     import base64
 
-    from engine.clients.invoke import WholeRequestClient
+    from voicedesk.engine.clients.invoke import WholeRequestClient
 
     if spec.kind != "sagemaker":
         raise UsageError("--whole works with the sagemaker engine only.", "Add --engine sagemaker ENDPOINT.")

@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
-from app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
-from engine.protocol import BIDI_PATH
-from engine.voices import DEFAULT_VOICE
+from voicedesk.app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
+from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
+from voicedesk.engine.protocol import BIDI_PATH
+from voicedesk.engine.voices import DEFAULT_VOICE
 
 SETTINGS_FILE = "settings.json"
 ENGINE_KINDS = ("local", "websocket", "sagemaker")

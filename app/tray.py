@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.engines import EngineState
+from voicedesk.app.engines import EngineState
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from app.conversation import Turn
-from app.link import SessionLink
-from engine.events import SAMPLE_RATE, WordTiming
-from engine.recorder import UtteranceRecorder
-from engine.timeline import UtteranceTimeline
+from voicedesk.app.conversation import Turn
+from voicedesk.app.link import SessionLink
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.recorder import UtteranceRecorder
+from voicedesk.engine.timeline import UtteranceTimeline
 
 
 @dataclass

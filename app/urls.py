@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from engine.errors import UsageError
+from voicedesk.engine.errors import UsageError
 
 AGENT_SCHEMES = ("http", "https")
 ENGINE_SCHEMES = ("ws", "wss")

@@ -19,7 +19,7 @@ import json
 import random
 from dataclasses import dataclass
 
-from engine.protocol import DEFAULT_MAX_FRAME_BYTES, Close, ProtocolError, decode_command
+from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES, Close, ProtocolError, decode_command
 
 TEMPLATES: tuple[dict[str, object], ...] = (
     {"text": "Hi there.", "request_id": "req-1"},

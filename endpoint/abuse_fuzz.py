@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from endpoint.abuse_frames import FrameMutator, MutatedFrame
-from engine.connection import INVALID_FRAME_COST
-from engine.errors import WIRE_CODES, ErrorCode
-from engine.protocol import BIDI_PATH, DEFAULT_MAX_FRAME_BYTES
+from voicedesk.endpoint.abuse_frames import FrameMutator, MutatedFrame
+from voicedesk.engine.connection import INVALID_FRAME_COST
+from voicedesk.engine.errors import WIRE_CODES, ErrorCode
+from voicedesk.engine.protocol import BIDI_PATH, DEFAULT_MAX_FRAME_BYTES
 
 BATCH = 20
 GUARD_S = 180.0

@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass, field
 import httpx
 from websockets.exceptions import ConnectionClosed
 
-from endpoint.abuse_frames import FrameMutator
-from endpoint.abuse_fuzz import GUARD_S, Target
-from engine.errors import ErrorCode
+from voicedesk.endpoint.abuse_frames import FrameMutator
+from voicedesk.endpoint.abuse_fuzz import GUARD_S, Target
+from voicedesk.engine.errors import ErrorCode
 
 FLOOD_FRAME = b"\x00junk"
 COMPUTE_TEXT = "word " * 3_900

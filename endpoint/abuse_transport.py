@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from websockets.exceptions import ConnectionClosed
 
-from endpoint.abuse_fuzz import Target
-from engine.protocol import BIDI_PATH
+from voicedesk.endpoint.abuse_fuzz import Target
+from voicedesk.engine.protocol import BIDI_PATH
 
 REFUSED_AT_ONCE_S = 0.5
 """A connection the server closes this soon after connecting was refused by a cap, not timed out."""

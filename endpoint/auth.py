@@ -13,9 +13,9 @@ import logging
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from endpoint.log_safety import escape
-from endpoint.settings import OPEN_PATHS
-from engine.errors import ErrorCode
+from voicedesk.endpoint.log_safety import escape
+from voicedesk.endpoint.settings import OPEN_PATHS
+from voicedesk.engine.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 

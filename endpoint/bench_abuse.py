@@ -99,7 +99,7 @@ def _free_port() -> int:
 def start_server(device: str, header_timeout_s: float, log_dir: Path) -> ServerProcess:
     port = _free_port()
     log_path = log_dir / "server.log"
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--device", device]
+    command = [sys.executable, "-m", "voicedesk.app.cli", "serve", "--port", str(port), "--device", device]
     command += ["--header-timeout", str(header_timeout_s)]
     env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_TOKEN"}
     with log_path.open("wb") as log:
@@ -151,10 +151,16 @@ async def run_abuse(args: argparse.Namespace, progress) -> AbuseReport:  # type:
     import httpx
     from websockets.exceptions import ConnectionClosed
 
-    from endpoint.abuse_fuzz import Target, fuzz
-    from endpoint.abuse_load import compute_requests, flood_beside_healthy, http_junk, session_cap, times_to_first_audio
-    from endpoint.abuse_transport import header_bombs, oversized_frames, slowloris
-    from endpoint.settings import ServerSettings
+    from voicedesk.endpoint.abuse_fuzz import Target, fuzz
+    from voicedesk.endpoint.abuse_load import (
+        compute_requests,
+        flood_beside_healthy,
+        http_junk,
+        session_cap,
+        times_to_first_audio,
+    )
+    from voicedesk.endpoint.abuse_transport import header_bombs, oversized_frames, slowloris
+    from voicedesk.endpoint.settings import ServerSettings
 
     defaults = ServerSettings()
     report = AbuseReport(

@@ -27,9 +27,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from engine.errors import UsageError
-from engine.protocol import BIDI_PATH
-from engine.voices import DEFAULT_VOICE
+from voicedesk.engine.errors import UsageError
+from voicedesk.engine.protocol import BIDI_PATH
+from voicedesk.engine.voices import DEFAULT_VOICE
 
 SCENARIOS = ("pauses", "pacing", "waiting", "stalled")
 
@@ -85,9 +85,9 @@ def _run(args: argparse.Namespace) -> int:
     if in_process:
         document["device"] = _run_in_process(args, in_process, rates, scenarios, progress)
     if "stalled" in names:
-        from endpoint.bench_flow_load import measure_stalled
+        from voicedesk.endpoint.bench_flow_load import measure_stalled
 
-        document.setdefault("device", "the server's own process (python -m endpoint.bench_serve)")
+        document.setdefault("device", "the server's own process (python -m voicedesk.endpoint.bench_serve)")
         server_args = ["--synth", args.synth, "--realtime-factor", str(args.realtime_factor)]
         server_args += ["--device", args.device] if args.device else []
         progress(f"bench flow: {args.stalled_clients} clients that never read, {args.minutes:g} min…")
@@ -117,18 +117,18 @@ def _run_in_process(args, names, rates, scenarios, progress) -> str:  # type: ig
     import asyncio
     from dataclasses import asdict
 
-    from endpoint.bench_flow_agents import measure_pacing, measure_pauses
-    from endpoint.bench_flow_load import measure_waiting
-    from endpoint.runner import ServerThread
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
+    from voicedesk.endpoint.bench_flow_agents import measure_pacing, measure_pauses
+    from voicedesk.endpoint.bench_flow_load import measure_waiting
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     if args.synth == "paced":
-        from engine.paced_synth import PacedSynthesizer
+        from voicedesk.engine.paced_synth import PacedSynthesizer
 
         synthesizer = PacedSynthesizer(args.realtime_factor)
     else:
-        from engine.kokoro_synth import KokoroSynthesizer
+        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
         progress("bench flow: loading the model…")
         synthesizer = KokoroSynthesizer.load(args.device)
@@ -183,7 +183,7 @@ def format_flow(document: dict) -> str:  # type: ignore[type-arg]
 
 
 def _pauses_lines(cases: list[dict], document: dict) -> list[str]:  # type: ignore[type-arg]
-    from endpoint.bench_flow_agents import PAUSE_GOAL_S
+    from voicedesk.endpoint.bench_flow_agents import PAUSE_GOAL_S
 
     lines = [
         f"agents that pause without a flush (medians of {document['repeat']}), from the last token (or from the end "
@@ -204,7 +204,7 @@ def _pauses_lines(cases: list[dict], document: dict) -> list[str]:  # type: igno
 
 
 def _pacing_lines(rates: list[dict], _document: dict) -> list[str]:  # type: ignore[type-arg]
-    from endpoint.bench_flow_agents import UNEXPLAINED_GOAL_S
+    from voicedesk.endpoint.bench_flow_agents import UNEXPLAINED_GOAL_S
 
     lines = [
         "gap-free delivery: a player from the first audio; a gap is a wait of 20 ms or more; unexplained is what "
@@ -225,7 +225,7 @@ def _pacing_lines(rates: list[dict], _document: dict) -> list[str]:  # type: ign
 
 
 def _waiting_lines(waiting: dict, _document: dict) -> list[str]:  # type: ignore[type-arg]
-    from endpoint.bench_flow_load import BEHIND_GOAL, VANISHED_GOAL
+    from voicedesk.endpoint.bench_flow_load import BEHIND_GOAL, VANISHED_GOAL
 
     lines = [
         "waiting for the model: a newcomer's time to first audio (medians), and its ratio to the time alone",
@@ -243,7 +243,7 @@ def _waiting_lines(waiting: dict, _document: dict) -> list[str]:  # type: ignore
 
 
 def _stalled_lines(stalled: dict, _document: dict) -> list[str]:  # type: ignore[type-arg]
-    from endpoint.bench_flow_load import RSS_GOAL_MB
+    from voicedesk.endpoint.bench_flow_load import RSS_GOAL_MB
 
     drops, healthy = stalled["drop_after_s"], stalled["healthy_ttfa_s"]
     back = f" (in {_ms(stalled['slots_back_s'])})" if stalled["slots_back_s"] is not None else ""

@@ -5,7 +5,8 @@
   streaming long replies (arriving at random moments, as independent callers do); right after a client vanished
   in the middle of a long sentence. Medians of ``repeat``.
   Goals: ≤ 2.0× and ≤ 1.5× its time alone.
-- **stalled**: the server in its own process (``python -m endpoint.bench_serve``) and N clients that never read,
+- **stalled**: the server in its own process (``python -m voicedesk.endpoint.bench_serve``) and N clients that
+  never read,
   for M minutes, after the same sentences were read normally once (the baseline). Each connects through a socket
   with a tiny receive buffer, sends a long reply and reads nothing; when the server drops it (found by a ping that
   can no longer be written), it connects again. A healthy client asks for a short reply every few seconds. The
@@ -27,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.protocol import BIDI_PATH
+from voicedesk.engine.protocol import BIDI_PATH
 
 GUARD_S = 600.0
 BEHIND_GOAL = 2.0
@@ -295,11 +296,20 @@ async def _wait_ready(process: asyncio.subprocess.Process, http_url: str) -> Non
 async def measure_stalled(  # type: ignore[no-untyped-def]
     server_args: list[str], synth: str, clients: int, minutes: float, voice: str, progress, log_path: Path
 ) -> StalledResult:
-    """Runs ``python -m endpoint.bench_serve --port P ARGS`` (its output to ``log_path``) under the stalled load."""
+    """Runs ``python -m voicedesk.endpoint.bench_serve --port P ARGS`` (output to ``log_path``) under the stalled
+    load."""
     port = _free_port()
     http_url, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}{BIDI_PATH}"
     result = StalledResult(clients, minutes, synth)
-    command = [sys.executable, "-m", "endpoint.bench_serve", "--port", str(port), "--max-sessions", str(clients + 8)]
+    command = [
+        sys.executable,
+        "-m",
+        "voicedesk.endpoint.bench_serve",
+        "--port",
+        str(port),
+        "--max-sessions",
+        str(clients + 8),
+    ]
     command.append("-v")  # its log says why each stalled client was dropped
     with log_path.open("w") as log:
         process = await asyncio.create_subprocess_exec(*command, *server_args, stdout=log, stderr=subprocess.STDOUT)

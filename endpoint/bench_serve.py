@@ -1,4 +1,5 @@
-"""``python -m endpoint.bench_serve``: the real endpoint (uvicorn, transport guards, SIGTERM budget) in its own
+"""``python -m voicedesk.endpoint.bench_serve``: the real endpoint (uvicorn, transport guards, SIGTERM budget) in its
+own
 process, for benchmarks and tests that need the server's own process (its RSS, its exit on SIGTERM).
 
 ``--synth paced`` runs it around the paced stand-in synthesizer (``engine.paced_synth``: tones, not speech, at a
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m endpoint.bench_serve",
+        prog="python -m voicedesk.endpoint.bench_serve",
         description="The endpoint for local benchmarks: Kokoro, or a stand-in synthesizer with a settable speed.",
     )
     parser.add_argument("--port", type=int, required=True)
@@ -38,9 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from endpoint.runner import serve_forever
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
+    from voicedesk.endpoint.runner import serve_forever
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     settings = ServerSettings(
         port=args.port,
@@ -52,13 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutdown_grace_s=args.shutdown_grace,
     )
     if args.synth == "paced":
-        from engine.paced_synth import PacedSynthesizer
+        from voicedesk.engine.paced_synth import PacedSynthesizer
 
         source = PacedSynthesizer(args.realtime_factor)
     else:
 
         def source():  # type: ignore[no-untyped-def]
-            from engine.kokoro_synth import KokoroSynthesizer
+            from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
             return KokoroSynthesizer.load(args.device, warm_up=False)  # warmed on the scheduler's thread
 

@@ -17,17 +17,17 @@ import time
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from endpoint.log_safety import BadFrameLog, escape
-from endpoint.runtime import EndpointRuntime, Lease
-from endpoint.speech_encoding import check_not_saturated
-from endpoint.speech_request import check_fresh
-from engine.chunker import IncrementalSentenceChunker
-from engine.connection import ServerConnection, VoiceCheck
-from engine.errors import VoicedeskError, close_code_for
-from engine.events import Error, Event, SessionConfig
-from engine.protocol import SynthesizeRequest, encode_event
-from engine.session import SessionCore
-from engine.session_driver import SessionDriver
+from voicedesk.endpoint.log_safety import BadFrameLog, escape
+from voicedesk.endpoint.runtime import EndpointRuntime, Lease
+from voicedesk.endpoint.speech_encoding import check_not_saturated
+from voicedesk.endpoint.speech_request import check_fresh
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.connection import ServerConnection, VoiceCheck
+from voicedesk.engine.errors import VoicedeskError, close_code_for
+from voicedesk.engine.events import Error, Event, SessionConfig
+from voicedesk.engine.protocol import SynthesizeRequest, encode_event
+from voicedesk.engine.session import SessionCore
+from voicedesk.engine.session_driver import SessionDriver
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from endpoint.deploy_aws import AUTOSCALING, SAGEMAKER, ApiCall, aws_error, call_aws, is_not_found
-from endpoint.deploy_plan import (
+from voicedesk.endpoint.deploy_aws import AUTOSCALING, SAGEMAKER, ApiCall, aws_error, call_aws, is_not_found
+from voicedesk.endpoint.deploy_plan import (
     DEFAULT_INSTANCE_TYPE,
     DEFAULT_VARIANT,
     IMAGE_CUDA_AMI,
@@ -30,8 +30,8 @@ from endpoint.deploy_plan import (
     plan_rollout,
     resource_name,
 )
-from endpoint.deploy_scaling import ScalingState, read_scaling
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
+from voicedesk.endpoint.deploy_scaling import ScalingState, read_scaling
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 __all__ = [  # re-exported: the CLI and tests import them from here
     "DEFAULT_INSTANCE_TYPE",

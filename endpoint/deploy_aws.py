@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 SAGEMAKER = "sagemaker"
 AUTOSCALING = "application-autoscaling"
@@ -41,7 +41,7 @@ def call_aws[T](action: Callable[[], T], what: str) -> T:
     except ClientError as exc:
         raise aws_error(exc, what) from exc
     except BotoCoreError as exc:
-        from engine.clients.errors import from_credentials
+        from voicedesk.engine.clients.errors import from_credentials
 
         if type(exc).__name__ in ("NoCredentialsError", "ProfileNotFound", "UnauthorizedSSOTokenError"):
             raise from_credentials(exc, None) from exc

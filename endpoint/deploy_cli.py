@@ -10,14 +10,14 @@ import argparse
 import os
 import sys
 
-from endpoint.deploy_scaling import (
+from voicedesk.endpoint.deploy_scaling import (
     CONTAINER_SESSION_CAP,
     SCALE_IN_COOLDOWN_S,
     SCALE_OUT_COOLDOWN_S,
     SESSION_CAP_ENV,
 )
-from engine.errors import UsageError
-from engine.protocol import BIDI_PATH
+from voicedesk.engine.errors import UsageError
+from voicedesk.engine.protocol import BIDI_PATH
 
 DEFAULT_ENDPOINT = "voicedesk"
 ROLE_ENV = "VOICEDESK_SAGEMAKER_ROLE"
@@ -127,7 +127,7 @@ def _session(args: argparse.Namespace):  # -> boto3.Session
     import boto3
     from botocore.exceptions import BotoCoreError
 
-    from engine.clients.errors import from_credentials
+    from voicedesk.engine.clients.errors import from_credentials
 
     try:
         session = boto3.Session(profile_name=args.profile, region_name=args.region)
@@ -139,7 +139,7 @@ def _session(args: argparse.Namespace):  # -> boto3.Session
 
 
 def _default_image(session, args: argparse.Namespace) -> str:
-    from endpoint.deploy import call_aws
+    from voicedesk.endpoint.deploy import call_aws
 
     if getattr(args, "image", None):
         return args.image
@@ -159,7 +159,7 @@ def _environment(pairs: list[str]) -> dict[str, str]:
 
 
 def _capacity(args: argparse.Namespace, environment: dict[str, str]):  # -> (count, ScalingSettings | None)
-    from endpoint.deploy_scaling import ScalingSettings, check_scaling, default_target_sessions
+    from voicedesk.endpoint.deploy_scaling import ScalingSettings, check_scaling, default_target_sessions
 
     if args.max_sessions is not None:
         if args.max_sessions < 1:
@@ -194,8 +194,8 @@ def _capacity(args: argparse.Namespace, environment: dict[str, str]):  # -> (cou
 
 
 def _inference_ami(value: str) -> str | None:
-    from endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
-    from endpoint.deploy_plan import AUTO_AMI
+    from voicedesk.endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
+    from voicedesk.endpoint.deploy_plan import AUTO_AMI
 
     if value == "none":
         return None
@@ -209,7 +209,7 @@ def _inference_ami(value: str) -> str | None:
 
 
 def run_deploy(args: argparse.Namespace) -> int:
-    from endpoint.deploy import Deployer, DeploySettings, check_image, deploy, new_stamp
+    from voicedesk.endpoint.deploy import Deployer, DeploySettings, check_image, deploy, new_stamp
 
     if not args.role:
         raise UsageError(f"voicedesk deploy needs an execution role.\n{ROLE_HELP}")
@@ -246,10 +246,10 @@ def run_deploy(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from endpoint.deploy import Deployer, call_aws
-    from endpoint.deploy_scaling import describe_scaling
-    from engine.clients.http2 import default_endpoint_url
-    from engine.errors import ErrorCode, VoicedeskError
+    from voicedesk.endpoint.deploy import Deployer, call_aws
+    from voicedesk.endpoint.deploy_scaling import describe_scaling
+    from voicedesk.engine.clients.http2 import default_endpoint_url
+    from voicedesk.engine.errors import ErrorCode, VoicedeskError
 
     session = _session(args)
     deployer = Deployer(session.client("sagemaker"), say=_say, autoscaling=session.client("application-autoscaling"))
@@ -281,7 +281,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_destroy(args: argparse.Namespace) -> int:
-    from endpoint.deploy import Deployer, destroy
+    from voicedesk.endpoint.deploy import Deployer, destroy
 
     session = _session(args)
     if not args.dry_run and not args.yes:
@@ -303,7 +303,7 @@ def run_destroy(args: argparse.Namespace) -> int:
 
 
 def run_image(args: argparse.Namespace) -> int:
-    from endpoint.deploy import push_instructions
+    from voicedesk.endpoint.deploy import push_instructions
 
     session = _session(args)
     print(push_instructions(_default_image(session, args), session.region_name))

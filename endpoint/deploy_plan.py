@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from endpoint.deploy_aws import ApiCall
-from endpoint.deploy_scaling import (
+from voicedesk.endpoint.deploy_aws import ApiCall
+from voicedesk.endpoint.deploy_scaling import (
     CONTAINER_SESSION_CAP,
     SESSION_CAP_ENV,
     ScalingSettings,
@@ -23,7 +23,7 @@ from endpoint.deploy_scaling import (
     plan_scaling,
     plan_unscaling,
 )
-from endpoint.hosting import PLATFORM_ENV, PLATFORM_SAGEMAKER
+from voicedesk.endpoint.hosting import PLATFORM_ENV, PLATFORM_SAGEMAKER
 
 DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
 DEFAULT_VARIANT = "AllTraffic"

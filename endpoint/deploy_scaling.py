@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from endpoint.deploy_aws import AUTOSCALING, ApiCall
-from engine.errors import UsageError
+from voicedesk.endpoint.deploy_aws import AUTOSCALING, ApiCall
+from voicedesk.engine.errors import UsageError
 
 NAMESPACE = "sagemaker"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"

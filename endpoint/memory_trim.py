@@ -15,7 +15,7 @@ import ctypes.util
 import logging
 from collections.abc import Callable
 
-from engine.scheduler import SynthesisScheduler
+from voicedesk.engine.scheduler import SynthesisScheduler
 
 log = logging.getLogger(__name__)
 

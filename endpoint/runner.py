@@ -21,10 +21,10 @@ import threading
 import uvicorn
 from starlette.applications import Starlette
 
-from endpoint.log_safety import guard_server_logs
-from endpoint.runtime import EndpointRuntime
-from endpoint.settings import ServerSettings
-from endpoint.transport_guards import guarded_protocols
+from voicedesk.endpoint.log_safety import guard_server_logs
+from voicedesk.endpoint.runtime import EndpointRuntime
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.endpoint.transport_guards import guarded_protocols
 
 UVICORN_GRACE_S = 4
 

@@ -17,14 +17,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from endpoint.log_safety import escape
-from endpoint.settings import ServerSettings
-from engine.errors import ErrorCode, VoicedeskError, VoiceError
-from engine.events import SessionConfig
-from engine.local import LocalSession
-from engine.scheduler import SynthesisScheduler
-from engine.synthesis import Synthesizer
-from engine.voices import is_path_spec, parse_voice_spec
+from voicedesk.endpoint.log_safety import escape
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
+from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.local import LocalSession
+from voicedesk.engine.scheduler import SynthesisScheduler
+from voicedesk.engine.synthesis import Synthesizer
+from voicedesk.engine.voices import is_path_spec, parse_voice_spec
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""``voicedesk serve``: run the endpoint on this machine; ``python -m endpoint.serve_cli``: the container's
+"""``voicedesk serve``: run the endpoint on this machine; ``python -m voicedesk.endpoint.serve_cli``: the container's
 ``serve`` (``packaging/serve``), as SageMaker starts it with ``docker run IMAGE serve``.
 
 Outside the container the server binds 127.0.0.1 unless told otherwise; inside it binds 0.0.0.0:8080 (or
@@ -17,9 +17,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from endpoint.hosting import is_loopback, sagemaker_marker
-from endpoint.serve_options import TOKEN_ENV, TokenChoice, add_serve_arguments, settings_from_args
-from endpoint.settings import ServerSettings
+from voicedesk.endpoint.hosting import is_loopback, sagemaker_marker
+from voicedesk.endpoint.serve_options import TOKEN_ENV, TokenChoice, add_serve_arguments, settings_from_args
+from voicedesk.endpoint.settings import ServerSettings
 
 CONTAINER_PORT_ENV = "SAGEMAKER_BIND_TO_PORT"
 
@@ -67,13 +67,13 @@ def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
     for warning in exposure_warnings(settings, token, sagemaker):
         log.warning("%s", warning)
 
-    from endpoint.runner import serve_forever
-    from endpoint.server import create_app
+    from voicedesk.endpoint.runner import serve_forever
+    from voicedesk.endpoint.server import create_app
 
     if not prepare_model:
         # Fail now, with the fix in the message, rather than serve 503s for a model that can never load.
-        from engine import weights
-        from engine.kokoro_synth import select_device
+        from voicedesk.engine import weights
+        from voicedesk.engine.kokoro_synth import select_device
 
         select_device(settings.device)
         weights.require_model_files()
@@ -81,10 +81,10 @@ def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
 
     def load():  # type: ignore[no-untyped-def]
         if prepare_model:
-            from endpoint.model_dir import prepare_model_dir
+            from voicedesk.endpoint.model_dir import prepare_model_dir
 
             prepare_model_dir()
-        from engine.kokoro_synth import KokoroSynthesizer
+        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
         return KokoroSynthesizer.load(settings.device, warm_up=False)  # warmed on the scheduler's thread
 
@@ -112,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO - 10 * min(args.verbose, 1),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from endpoint.model_dir import configure_hub_cache
-    from engine.errors import VoicedeskError
+    from voicedesk.endpoint.model_dir import configure_hub_cache
+    from voicedesk.engine.errors import VoicedeskError
 
     # Must run before huggingface_hub is imported: it reads its cache location once, at import.
     configure_hub_cache()

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from endpoint.settings import ServerSettings
-from engine.errors import UsageError
-from engine.session import SessionLimits
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.errors import UsageError
+from voicedesk.engine.session import SessionLimits
 
 TOKEN_ENV = "VOICEDESK_TOKEN"
 DEFAULTS = ServerSettings()

@@ -27,15 +27,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 
-from endpoint.auth import BearerTokenMiddleware, presents_token
-from endpoint.bidi import bidi_endpoint
-from endpoint.hosting import is_loopback
-from endpoint.memory_trim import trim_when_idle
-from endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
-from endpoint.settings import ServerSettings
-from endpoint.speech_http import invocations, openai_speech, openai_voices
-from engine.errors import ErrorCode
-from engine.protocol import BIDI_PATH
+from voicedesk.endpoint.auth import BearerTokenMiddleware, presents_token
+from voicedesk.endpoint.bidi import bidi_endpoint
+from voicedesk.endpoint.hosting import is_loopback
+from voicedesk.endpoint.memory_trim import trim_when_idle
+from voicedesk.endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.endpoint.speech_http import invocations, openai_speech, openai_voices
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)
 

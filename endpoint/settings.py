@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.connection import ConnectionLimits
-from engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from engine.session_limits import SessionLimits
+from voicedesk.engine.connection import ConnectionLimits
+from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
+from voicedesk.engine.session_limits import SessionLimits
 
 OPEN_PATHS = frozenset({"/ping"})
 """Routes answered without a token: SageMaker's health check and load balancers cannot send one."""

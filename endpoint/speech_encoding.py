@@ -24,11 +24,11 @@ import av  # noqa: F401 - imported here, at startup, so the first mp3/opus/flac/
 import soxr  # noqa: F401 - likewise for the first resampled request
 from starlette.responses import Response
 
-from endpoint.runtime import EndpointRuntime
-from endpoint.speech_request import SpeechRequest, check_fresh
-from engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
-from engine.errors import ErrorCode, VoicedeskError
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
+from voicedesk.endpoint.runtime import EndpointRuntime
+from voicedesk.endpoint.speech_request import SpeechRequest, check_fresh
+from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
 """Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays

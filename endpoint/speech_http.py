@@ -21,9 +21,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from endpoint.log_safety import escape
-from endpoint.runtime import EndpointRuntime, Lease
-from endpoint.speech_encoding import (
+from voicedesk.endpoint.log_safety import escape
+from voicedesk.endpoint.runtime import EndpointRuntime, Lease
+from voicedesk.endpoint.speech_encoding import (
     AudioTally,
     audio_headers,
     check_admission,
@@ -35,7 +35,7 @@ from endpoint.speech_encoding import (
     sse_format,
     whole_response,
 )
-from endpoint.speech_request import (
+from voicedesk.endpoint.speech_request import (
     OPENAI_VOICES,
     SpeechRequest,
     check_budget,
@@ -43,10 +43,10 @@ from endpoint.speech_request import (
     parse_openai_speech,
     request_id_of,
 )
-from engine.audio_formats import ENCODINGS
-from engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
-from engine.events import Error, Event, SessionConfig
-from engine.session_limits import SessionLimits
+from voicedesk.engine.audio_formats import ENCODINGS
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
+from voicedesk.engine.events import Error, Event, SessionConfig
+from voicedesk.engine.session_limits import SessionLimits
 
 log = logging.getLogger(__name__)
 

@@ -30,8 +30,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from endpoint.log_safety import SUMMARY_INTERVAL_S
-from endpoint.settings import ServerSettings
+from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
+from voicedesk.endpoint.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 

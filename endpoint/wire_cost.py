@@ -16,7 +16,7 @@ async def binary_wire_cost(ws_url: str, headers: dict[str, str], text: str, voic
     """Bytes on the WebSocket per second of audio for one whole request (binary PCM frames + JSON control)."""
     from websockets.asyncio.client import connect
 
-    from engine.metrics import transport_cost
+    from voicedesk.engine.metrics import transport_cost
 
     wire = 0
     async with connect(ws_url, additional_headers=headers, max_size=None) as ws:
@@ -35,7 +35,7 @@ async def sse_wire_cost(http_url: str, headers: dict[str, str], text: str, voice
     """Bytes of the SSE body per second of audio for the same request (base64 audio in events)."""
     import httpx
 
-    from engine.metrics import transport_cost
+    from voicedesk.engine.metrics import transport_cost
 
     wire = 0
     audio_s = 0.0

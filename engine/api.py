@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from engine.events import Event, SessionConfig
-from engine.voices import VoiceInfo
+from voicedesk.engine.events import Event, SessionConfig
+from voicedesk.engine.voices import VoiceInfo
 
 if TYPE_CHECKING:
-    from engine.synthesis import Synthesizer
+    from voicedesk.engine.synthesis import Synthesizer
 
 
 class Session(Protocol):

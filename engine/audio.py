@@ -7,7 +7,7 @@ import wave
 
 import numpy as np
 
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 
 def float_to_pcm16(audio: np.ndarray) -> bytes:

@@ -25,7 +25,7 @@ Libraries, and why:
   cannot be known yet, is the 44-byte RIFF layout with the sizes at their maximum (as the AWS sample and
   FFmpeg send it); ``wave`` reads it back in the tests.
 
-Measured costs and delays are in docs/protocol.md ("Audio formats"); ``python -m engine.audio_formats``
+Measured costs and delays are in docs/protocol.md ("Audio formats"); ``python -m voicedesk.engine.audio_formats``
 prints them for this machine.
 """
 
@@ -39,7 +39,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 FORMATS: tuple[str, ...] = ("pcm", "wav", "mp3", "opus", "flac", "aac")
 """Every output format, in the order OpenAI's ``response_format`` lists them last (its default, mp3, first)."""
@@ -350,6 +350,6 @@ def open_encoder(audio_format: str, sample_rate: int = SAMPLE_RATE, *, streaming
 
 
 if __name__ == "__main__":  # pragma: no cover - prints the table in docs/protocol.md for this machine
-    from engine.audio_formats_bench import main
+    from voicedesk.engine.audio_formats_bench import main
 
     main()

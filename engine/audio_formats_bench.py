@@ -1,4 +1,5 @@
-"""Measures what each output format costs on this machine (``python -m engine.audio_formats``): bytes per audio
+"""Measures what each output format costs on this machine (``python -m voicedesk.engine.audio_formats``): bytes per
+audio
 second, how much audio an encoder holds back while streaming, what it adds at decode, and the CPU it takes.
 
 The input is a speech-like test signal (a 120 Hz voice with harmonics, syllable-rate loudness, pauses), so
@@ -12,8 +13,8 @@ import time
 
 import numpy as np
 
-from engine.audio_formats import FORMATS, open_encoder, rates_for
-from engine.events import SAMPLE_RATE
+from voicedesk.engine.audio_formats import FORMATS, open_encoder, rates_for
+from voicedesk.engine.events import SAMPLE_RATE
 
 SECONDS = 4.0
 CHUNK_S = 0.25

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine.voices import DEFAULT_VOICE
+from voicedesk.engine.voices import DEFAULT_VOICE
 
 DEFAULT_TEXT = (
     "Good evening, and welcome back to the console. The kitchen lights are off and the front door is locked. "
@@ -72,7 +72,7 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
     text = args.text_file.read_text(encoding="utf-8") if args.text_file else DEFAULT_TEXT
     progress = (lambda msg: None) if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _chunks(text: str) -> list[str]:
-    from engine.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.chunker import IncrementalSentenceChunker
 
     chunker = IncrementalSentenceChunker()
     chunks = chunker.feed(text)
@@ -97,7 +97,7 @@ def _chunks(text: str) -> list[str]:
 
 def _bare(synthesizer, chunks: list[str], voice: str) -> tuple[float, float]:
     """Bare KPipeline over the chunks; returns (seconds, audio seconds)."""
-    from engine.voices import language_of
+    from voicedesk.engine.voices import language_of
 
     _, pack = synthesizer.resolve_voice(voice)
     pipeline = synthesizer.pipeline(language_of(voice))
@@ -111,7 +111,7 @@ def _bare(synthesizer, chunks: list[str], voice: str) -> tuple[float, float]:
 
 
 def _whole(synthesizer, text: str, voice: str) -> float:
-    from engine.voices import language_of
+    from voicedesk.engine.voices import language_of
 
     _, pack = synthesizer.resolve_voice(voice)
     pipeline = synthesizer.pipeline(language_of(voice))
@@ -123,8 +123,8 @@ def _whole(synthesizer, text: str, voice: str) -> float:
 
 async def _ours(synthesizer, text: str, voice: str) -> float:
     """Our whole path: session, chunker, scheduler worker thread, seams, PCM16 — until the last sentence."""
-    from engine.events import Closed, Error, SessionConfig
-    from engine.local import LocalEngine
+    from voicedesk.engine.events import Closed, Error, SessionConfig
+    from voicedesk.engine.local import LocalEngine
 
     engine = LocalEngine(synthesizer)
     try:

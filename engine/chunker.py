@@ -50,10 +50,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.chunker_held import HeldEnd, HeldText
-from engine.chunker_phonemes import CJK, QUARTERS, SPACE, PhonemeEstimator, char_kind, estimate_phonemes, is_cjk
-from engine.chunker_phrases import FirstCutPlanner
-from engine.chunker_rules import (
+from voicedesk.engine.chunker_held import HeldEnd, HeldText
+from voicedesk.engine.chunker_phonemes import (
+    CJK,
+    QUARTERS,
+    SPACE,
+    PhonemeEstimator,
+    char_kind,
+    estimate_phonemes,
+    is_cjk,
+)
+from voicedesk.engine.chunker_phrases import FirstCutPlanner
+from voicedesk.engine.chunker_rules import (
     CJK_CLAUSE_MARKS,
     CJK_TERMINALS,
     CLAUSE_MARKS,

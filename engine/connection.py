@@ -17,10 +17,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.audio_formats import Encoder, open_encoder, output_problem
-from engine.errors import ErrorCode
-from engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
-from engine.protocol import (
+from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
+from voicedesk.engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
     Cancel,
     Close,
@@ -33,7 +33,7 @@ from engine.protocol import (
     ServerProtocol,
     SynthesizeRequest,
 )
-from engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
+from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
 
 WS_NORMAL = 1000
 WS_GOING_AWAY = 1001

@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from engine.errors import UsageError
-from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
-from engine.voices import DEFAULT_VOICE
+from voicedesk.engine.errors import UsageError
+from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from voicedesk.engine.voices import DEFAULT_VOICE
 
 EngineKind = Literal["local", "websocket", "sagemaker"]
 ENGINE_KINDS: tuple[EngineKind, ...] = ("local", "websocket", "sagemaker")

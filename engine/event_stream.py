@@ -12,7 +12,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 
-from engine.events import Audio, Closed, Event
+from voicedesk.engine.events import Audio, Closed, Event
 
 
 class EventStream:

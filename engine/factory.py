@@ -7,26 +7,26 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.api import Engine
-from engine.engine_spec import EngineKind, EngineSpec, parse_engine_args
-from engine.errors import UsageError
+from voicedesk.engine.api import Engine
+from voicedesk.engine.engine_spec import EngineKind, EngineSpec, parse_engine_args
+from voicedesk.engine.errors import UsageError
 
 __all__ = ["EngineKind", "EngineSpec", "open_engine", "parse_engine_args"]
 
 
 async def open_engine(spec: EngineSpec) -> Engine:
     if spec.kind == "local":
-        from engine.kokoro_synth import KokoroSynthesizer
-        from engine.local import LocalEngine
+        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+        from voicedesk.engine.local import LocalEngine
 
         synthesizer = await asyncio.to_thread(KokoroSynthesizer.load, spec.device)
         return LocalEngine(synthesizer)
     if spec.kind == "websocket":
-        from engine.clients.websocket import WebSocketEngine
+        from voicedesk.engine.clients.websocket import WebSocketEngine
 
         return WebSocketEngine.from_spec(spec)
     if spec.kind == "sagemaker":
-        from engine.clients.sagemaker import SageMakerEngine
+        from voicedesk.engine.clients.sagemaker import SageMakerEngine
 
         return SageMakerEngine.from_spec(spec)
     raise UsageError(f"Unknown engine kind {spec.kind!r}.", "Use local, websocket or sagemaker.")

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine import weights
-from engine.errors import ErrorCode, VoicedeskError, VoiceError, WeightsMissingError
-from engine.events import SAMPLE_RATE, WordTiming
-from engine.synthesis import SynthesisResult
-from engine.voices import (
+from voicedesk.engine import weights
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, WeightsMissingError
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.synthesis import SynthesisResult
+from voicedesk.engine.voices import (
     DEFAULT_LANGUAGE,
     KNOWN_VOICES,
     LANGUAGES,

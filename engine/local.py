@@ -15,17 +15,17 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
-from engine.api import EngineInfo
-from engine.chunker import IncrementalSentenceChunker
-from engine.errors import VoicedeskError
-from engine.event_stream import EventStream
-from engine.events import Audio, Cancelled, Error, Event, SessionConfig
-from engine.scheduler import SynthesisScheduler
-from engine.session import SessionCore
-from engine.session_driver import SessionDriver
-from engine.session_limits import SessionLimits
-from engine.synthesis import Synthesizer
-from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
+from voicedesk.engine.api import EngineInfo
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.event_stream import EventStream
+from voicedesk.engine.events import Audio, Cancelled, Error, Event, SessionConfig
+from voicedesk.engine.scheduler import SynthesisScheduler
+from voicedesk.engine.session import SessionCore
+from voicedesk.engine.session_driver import SessionDriver
+from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.synthesis import Synthesizer
+from voicedesk.engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 
 
 class LocalSession:

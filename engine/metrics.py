@@ -75,8 +75,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from engine.audio import pcm16_to_float
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.audio import pcm16_to_float
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 AudioLike = bytes | bytearray | memoryview | np.ndarray
 

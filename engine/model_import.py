@@ -20,9 +20,9 @@ from pathlib import Path
 
 from huggingface_hub.file_download import repo_folder_name
 
-from engine.errors import VoiceError, WeightsMissingError
-from engine.voices import check_voice_pack
-from engine.weights import (
+from voicedesk.engine.errors import VoiceError, WeightsMissingError
+from voicedesk.engine.voices import check_voice_pack
+from voicedesk.engine.weights import (
     CONFIG_FILE,
     REPO_ID,
     SPACY_PACKAGE,

@@ -1,7 +1,7 @@
 """``voicedesk models fetch | status | import DIR``: get Kokoro's files onto this machine and check them.
 
 Registered by ``app.cli`` through ``register(subparsers)``; also runnable alone as
-``python -m engine.models_cli ...``. Registration imports nothing heavy (``--help`` stays fast).
+``python -m voicedesk.engine.models_cli ...``. Registration imports nothing heavy (``--help`` stays fast).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.errors import VoicedeskError
+from voicedesk.engine.errors import VoicedeskError
 
 if TYPE_CHECKING:
-    from engine.weights import ModelsStatus
+    from voicedesk.engine.weights import ModelsStatus
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from engine import weights
+    from voicedesk.engine import weights
 
     weights.fetch(voices=args.voices)
     print("Done.", end=" ")
@@ -70,7 +70,7 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace, header: bool = True) -> int:
-    from engine import weights
+    from voicedesk.engine import weights
 
     status = weights.models_status()
     print(format_status(status, all_voices=args.all_voices, header=header))
@@ -78,15 +78,15 @@ def run_status(args: argparse.Namespace, header: bool = True) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from engine.model_import import import_dir
+    from voicedesk.engine.model_import import import_dir
 
     import_dir(args.folder)
     return run_status(argparse.Namespace(all_voices=False), header=False)
 
 
 def format_status(status: ModelsStatus, all_voices: bool = False, header: bool = True) -> str:
-    from engine import weights
-    from engine.voices import KNOWN_VOICES
+    from voicedesk.engine import weights
+    from voicedesk.engine.voices import KNOWN_VOICES
 
     lines = []
     if header:

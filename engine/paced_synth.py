@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.errors import VoiceError
-from engine.events import SAMPLE_RATE, WordTiming
-from engine.synthesis import SynthesisResult
+from voicedesk.engine.errors import VoiceError
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.synthesis import SynthesisResult
 
 SECONDS_PER_CHAR = 0.06
 """Audio per character of text at speed 1 (about Kokoro's English pace)."""

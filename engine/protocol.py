@@ -16,8 +16,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from engine.errors import ErrorCode, LocalErrorCode
-from engine.events import (
+from voicedesk.engine.errors import ErrorCode, LocalErrorCode
+from voicedesk.engine.events import (
     Audio,
     Cancelled,
     Closed,

@@ -14,9 +14,9 @@ each sentence's release (``engine.recorder``) replays the same rule, so both agr
 
 from __future__ import annotations
 
-from engine.chunker import IncrementalSentenceChunker
-from engine.chunker_held import HeldEnd, HeldText
-from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SENTENCE_RELEASE_DELAY_MS
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.chunker_held import HeldEnd, HeldText
+from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SENTENCE_RELEASE_DELAY_MS
 
 
 def has_sentence_end(held: HeldText) -> bool:

@@ -44,9 +44,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.audio import pcm16_to_float
-from engine.chunker import IncrementalSentenceChunker
-from engine.events import (
+from voicedesk.engine.audio import pcm16_to_float
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
     DEFAULT_MAX_BUFFER_DELAY_MS,
     SAMPLE_RATE,
@@ -59,9 +59,9 @@ from engine.events import (
     SentenceFinished,
     SentenceStarted,
 )
-from engine.metrics import OnsetDetector, seam_gaps
-from engine.quiet_release import QuietRelease
-from engine.timeline import TimelineBuilder, UtteranceTimeline
+from voicedesk.engine.metrics import OnsetDetector, seam_gaps
+from voicedesk.engine.quiet_release import QuietRelease
+from voicedesk.engine.timeline import TimelineBuilder, UtteranceTimeline
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 
 WINDOW_S = 0.010
 THRESHOLD_DBFS = -45.0

@@ -17,8 +17,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from engine.chunker_phonemes import estimate_phonemes
-from engine.chunker_phrases import BINDING, opening_tier, phrase_word
+from voicedesk.engine.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.chunker_phrases import BINDING, opening_tier, phrase_word
 
 _CLAUSE_END = re.compile(r"(?:[,;:](?=\s)|[—―](?=\S|\s)|\s[-–](?=\s)|[，、；：])[\"'”’)\]]*")
 _WORD = re.compile(r"\S+")

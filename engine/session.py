@@ -34,10 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine.chunker_held import HeldText
-from engine.chunker_phonemes import estimate_phonemes
-from engine.errors import ErrorCode
-from engine.events import (
+from voicedesk.engine.chunker_held import HeldText
+from voicedesk.engine.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.events import (
     Audio,
     Cancelled,
     Closed,
@@ -51,9 +51,9 @@ from engine.events import (
     SessionConfig,
     WordTiming,
 )
-from engine.quiet_release import QuietRelease
-from engine.sentence_split import split_at_clause
-from engine.session_limits import (
+from voicedesk.engine.quiet_release import QuietRelease
+from voicedesk.engine.sentence_split import split_at_clause
+from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
     MAX_SPEED,
     MIN_SPEED,

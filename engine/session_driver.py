@@ -15,14 +15,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.audio import float_to_pcm16
-from engine.chunker_phonemes import estimate_phonemes
-from engine.errors import ErrorCode, VoicedeskError
-from engine.events import Closed, Event, WordTiming
-from engine.scheduler import SchedulerClosed, SynthesisScheduler
-from engine.seams import shape_sentence
-from engine.session import SessionCore, SynthesisJob
-from engine.synthesis import Synthesizer
+from voicedesk.engine.audio import float_to_pcm16
+from voicedesk.engine.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.events import Closed, Event, WordTiming
+from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
+from voicedesk.engine.seams import shape_sentence
+from voicedesk.engine.session import SessionCore, SynthesisJob
+from voicedesk.engine.synthesis import Synthesizer
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.errors import ErrorCode
-from engine.events import Error
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.events import Error
 
 MIN_SPEED = 0.25
 MAX_SPEED = 4.0

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 
 
 @dataclass(frozen=True, slots=True)

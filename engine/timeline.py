@@ -55,8 +55,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from engine.events import SAMPLE_RATE
-from engine.metrics import PlaybackPacing, audible_time_s, playback_pacing
+from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.metrics import PlaybackPacing, audible_time_s, playback_pacing
 
 SCHEMA = "voicedesk.timeline/1"
 TIMELINES_SCHEMA = "voicedesk.timelines/1"

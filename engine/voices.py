@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.errors import VoiceError
+from voicedesk.engine.errors import VoiceError
 
 if TYPE_CHECKING:
     import torch

@@ -32,8 +32,8 @@ from pathlib import Path
 from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
-from engine.errors import ConnectionFailed, ErrorCode, VoicedeskError, WeightsMissingError
-from engine.voices import ENGLISH_VOICES, KNOWN_VOICES
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, VoicedeskError, WeightsMissingError
+from voicedesk.engine.voices import ENGLISH_VOICES, KNOWN_VOICES
 
 REPO_ID = "hexgrad/Kokoro-82M"
 CONFIG_FILE = "config.json"

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.bench_lab.context import LabContext
-from app.bench_lab.probe import whole_text
-from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
-from app.bench_lab.scenarios import speak_once
-from engine.metrics import summarize
-from engine.recorder import UtteranceRecord
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.app.bench_lab.probe import whole_text
+from voicedesk.app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
+from voicedesk.app.bench_lab.scenarios import speak_once
+from voicedesk.engine.metrics import summarize
+from voicedesk.engine.recorder import UtteranceRecord
 
 SIDES = ("A", "B")
 SAME_ENGINE_NOTE = "no --engine-b: B is the same engine (an A/A run: shows the run-to-run noise)"

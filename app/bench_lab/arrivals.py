@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from engine.errors import UsageError
+from voicedesk.engine.errors import UsageError
 
 ARRIVALS = ("spread", "together")
 ALONE = "alone"

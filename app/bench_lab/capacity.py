@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.bench_lab.arrivals import new_rng, parse_arrivals, pattern_at
-from app.bench_lab.concurrency import measure_level, window_of
-from app.bench_lab.context import LabContext
-from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group
+from voicedesk.app.bench_lab.arrivals import new_rng, parse_arrivals, pattern_at
+from voicedesk.app.bench_lab.concurrency import measure_level, window_of
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group
 
 DEPLOY_OPTION = "voicedesk deploy --target-sessions"
 

@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from engine.engine_spec import add_engine_options, add_session_options
-from engine.errors import UsageError
+from voicedesk.engine.engine_spec import add_engine_options, add_session_options
+from voicedesk.engine.errors import UsageError
 
 SUBCOMMANDS = {
     "lab": "run the selected scenarios (default: all but capacity) into one report",
@@ -84,7 +84,7 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from app.bench_lab.main import run_from_args
+    from voicedesk.app.bench_lab.main import run_from_args
 
     if args.lab_command == "server":
         _server_alias(args)
@@ -94,14 +94,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.json == "-":
         print(json.dumps(document, indent=2))
     else:
-        from app.bench_lab.table import format_lab
+        from voicedesk.app.bench_lab.table import format_lab
 
         print(format_lab(document))
         if args.json:
             Path(args.json).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
             progress(f"bench: JSON written to {args.json}")
     if args.plot:
-        from app.bench_lab.plot import draw_lab
+        from voicedesk.app.bench_lab.plot import draw_lab
 
         draw_lab(document, args.plot)
         progress(f"bench: plot written to {args.plot}")

@@ -17,13 +17,13 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from app.bench_lab.arrivals import arrival_delays, new_rng, parse_arrivals, pattern_at
-from app.bench_lab.context import LabContext
-from app.bench_lab.probe import SessionProbe, whole_text
-from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, ratio
-from engine.api import Session
-from engine.metrics import percentile, summarize
-from engine.recorder import UtteranceRecord
+from voicedesk.app.bench_lab.arrivals import arrival_delays, new_rng, parse_arrivals, pattern_at
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.app.bench_lab.probe import SessionProbe, whole_text
+from voicedesk.app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, ratio
+from voicedesk.engine.api import Session
+from voicedesk.engine.metrics import percentile, summarize
+from voicedesk.engine.recorder import UtteranceRecord
 
 GOAL = "p95 at 4 sessions <= 2 x p50 at 1 (spread arrivals)"
 GOAL_SESSIONS = 4

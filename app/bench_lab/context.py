@@ -6,10 +6,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from app.bench_lab.probe import Clock, PlaybackSink
-from engine.api import Engine, Session
-from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
-from engine.voices import DEFAULT_VOICE
+from voicedesk.app.bench_lab.probe import Clock, PlaybackSink
+from voicedesk.engine.api import Engine, Session
+from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from voicedesk.engine.voices import DEFAULT_VOICE
 
 DEFAULT_TEXT = (
     "Sure, I can help with that. The kitchen lights are off and the front door is locked. "

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.events import SAMPLE_RATE
-from engine.metrics import first_audible_sample, floor_ratio, latency_floor_s
-from engine.timeline import UtteranceTimeline
-from engine.voices import language_of, parse_voice_spec
+from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.metrics import first_audible_sample, floor_ratio, latency_floor_s
+from voicedesk.engine.timeline import UtteranceTimeline
+from voicedesk.engine.voices import language_of, parse_voice_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +42,8 @@ def bare_forward(synthesizer: Any, text: str, voice: str) -> BareForward:
 
 def first_fragment(text: str) -> str | None:
     """The first chunk the session's chunker makes of ``text`` streamed token by token (what the floor models)."""
-    from app.sources.scripted import tokenize
-    from engine.chunker import IncrementalSentenceChunker
+    from voicedesk.app.sources.scripted import tokenize
+    from voicedesk.engine.chunker import IncrementalSentenceChunker
 
     chunker = IncrementalSentenceChunker()
     for token in tokenize(text):

@@ -7,15 +7,15 @@ import os
 import platform
 from typing import Any
 
-from app.bench_lab.ab import run_ab
-from app.bench_lab.capacity import run_capacity
-from app.bench_lab.concurrency import run_concurrency
-from app.bench_lab.context import LabContext
-from app.bench_lab.report import SCENARIO_ORDER
-from app.bench_lab.runs import ScenarioResult
-from app.bench_lab.scenarios import Scenario, run_cold, run_seed, run_streaming
-from app.bench_lab.transport import run_transport
-from engine.errors import ErrorCode, VoicedeskError
+from voicedesk.app.bench_lab.ab import run_ab
+from voicedesk.app.bench_lab.capacity import run_capacity
+from voicedesk.app.bench_lab.concurrency import run_concurrency
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.app.bench_lab.report import SCENARIO_ORDER
+from voicedesk.app.bench_lab.runs import ScenarioResult
+from voicedesk.app.bench_lab.scenarios import Scenario, run_cold, run_seed, run_streaming
+from voicedesk.app.bench_lab.transport import run_transport
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
 
 log = logging.getLogger(__name__)
 

@@ -7,15 +7,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from app.bench_lab.arrivals import parse_arrivals
-from app.bench_lab.context import LabConfig, LabContext
-from app.bench_lab.lab import machine_facts, run_lab
-from app.bench_lab.report import lab_document
-from engine.chunker import IncrementalSentenceChunker
-from engine.engine_spec import EngineSpec, spec_from_args
-from engine.engine_spec import config_from_args as session_config_from_args
-from engine.errors import ErrorCode, UsageError, VoicedeskError
-from engine.factory import open_engine
+from voicedesk.app.bench_lab.arrivals import parse_arrivals
+from voicedesk.app.bench_lab.context import LabConfig, LabContext
+from voicedesk.app.bench_lab.lab import machine_facts, run_lab
+from voicedesk.app.bench_lab.report import lab_document
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.engine_spec import EngineSpec, spec_from_args
+from voicedesk.engine.engine_spec import config_from_args as session_config_from_args
+from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
+from voicedesk.engine.factory import open_engine
 
 DAC_OFF = "not playing (add --play to time the first sample at the DAC)"
 
@@ -103,15 +103,15 @@ async def run_from_args(args: argparse.Namespace, names: list[str], progress: Ca
         progress=progress,
     )
     if args.serve:
-        from app.bench_lab.served import served_engine_opener
+        from voicedesk.app.bench_lab.served import served_engine_opener
 
         widest = max(max(config.sessions), config.max_sessions if "capacity" in names else 0)
         ctx.open_engine = served_engine_opener(ctx, args.device, widest)
     dac: dict[str, Any] = {"available": False, "why": DAC_OFF}
     player = None
     if args.play:
-        from app.bench_lab.playback import LabPlayer
-        from app.player import AudioDeviceError
+        from voicedesk.app.bench_lab.playback import LabPlayer
+        from voicedesk.app.player import AudioDeviceError
 
         try:
             device = args.output_device

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
-from app.bench_lab.probe import PlayerListener
-from app.player import AudioPlayer, PlayerEvent
+from voicedesk.app.bench_lab.probe import PlayerListener
+from voicedesk.app.player import AudioPlayer, PlayerEvent
 
 
 class LabPlayer:

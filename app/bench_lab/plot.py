@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
-from app.bench_lab.report import scenario
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.app.bench_lab.report import scenario
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 COLORS = {
     "waiting": "#dfe3e8",

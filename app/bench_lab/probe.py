@@ -12,10 +12,10 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Protocol
 
-from app.sources.scripted import ScriptedSource
-from engine.api import Session
-from engine.events import Audio
-from engine.recorder import UtteranceRecord, UtteranceRecorder
+from voicedesk.app.sources.scripted import ScriptedSource
+from voicedesk.engine.api import Session
+from voicedesk.engine.events import Audio
+from voicedesk.engine.recorder import UtteranceRecord, UtteranceRecorder
 
 Clock = Callable[[], float]
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from app.bench_lab.context import LabConfig
-from app.bench_lab.runs import ScenarioResult
+from voicedesk.app.bench_lab.context import LabConfig
+from voicedesk.app.bench_lab.runs import ScenarioResult
 
 LAB_SCHEMA = "voicedesk.bench-lab/1"
 SCENARIO_ORDER = ("cold", "streaming", "seed", "ab", "concurrency", "transport", "capacity")

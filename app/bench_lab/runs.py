@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.metrics import summarize
-from engine.recorder import UtteranceRecord
-from engine.timeline import UtteranceTimeline
+from voicedesk.engine.metrics import summarize
+from voicedesk.engine.recorder import UtteranceRecord
+from voicedesk.engine.timeline import UtteranceTimeline
 
 SENTENCE_METRICS = (
     *("ttfb_s", "onset_s", "ttfa_s", "synthesis_s", "audio_s", "rtf"),

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, Awaitable, Callable
 
-from app.bench_lab.context import LabContext
-from app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forward
-from app.bench_lab.probe import Agent, SessionProbe, whole_text
-from app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
-from engine.api import Engine
-from engine.metrics import summarize
-from engine.recorder import UtteranceRecord
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.app.bench_lab.floor import first_fragment, floor_figures, measure_bare_forward
+from voicedesk.app.bench_lab.probe import Agent, SessionProbe, whole_text
+from voicedesk.app.bench_lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
+from voicedesk.engine.api import Engine
+from voicedesk.engine.metrics import summarize
+from voicedesk.engine.recorder import UtteranceRecord
 
 STREAMING = "streaming"
 GENERATE_THEN_SPEAK = "generate-then-speak"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from app.bench_lab.context import LabContext
-from engine.api import Engine
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.engine.api import Engine
 
 
 def served_engine_opener(ctx: LabContext, device: str | None, max_sessions: int) -> Callable[[], Awaitable[Engine]]:
@@ -18,11 +18,11 @@ def served_engine_opener(ctx: LabContext, device: str | None, max_sessions: int)
     and connects the websocket engine to it; points ``ctx.server_url`` (the transport scenario) at it too."""
 
     async def open_served() -> Engine:
-        from endpoint.runner import ServerThread
-        from endpoint.server import create_app
-        from endpoint.settings import ServerSettings
-        from engine.factory import EngineSpec, open_engine
-        from engine.kokoro_synth import KokoroSynthesizer
+        from voicedesk.endpoint.runner import ServerThread
+        from voicedesk.endpoint.server import create_app
+        from voicedesk.endpoint.settings import ServerSettings
+        from voicedesk.engine.factory import EngineSpec, open_engine
+        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
         ctx.progress("bench: loading the model for the in-process endpoint…")
         synthesizer = await asyncio.to_thread(KokoroSynthesizer.load, device)

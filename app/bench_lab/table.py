@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.bench_lab.report import scenario
-from app.bench_lab.runs import ratio
+from voicedesk.app.bench_lab.report import scenario
+from voicedesk.app.bench_lab.runs import ratio
 
 Row = dict[str, Any]
 
@@ -225,7 +225,7 @@ def _concurrency(sc: Row) -> list[str]:
 
 
 def _capacity(sc: Row) -> list[str]:
-    from app.bench_lab.capacity import capacity_line
+    from voicedesk.app.bench_lab.capacity import capacity_line
 
     s = sc["summary"]
     rows = [["sessions", "arrivals", "n", "TTFA p50", "p95", "target", "errors"]]

@@ -13,11 +13,11 @@ import contextlib
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit, urlunsplit
 
-from app.bench_lab.context import LabContext
-from app.bench_lab.runs import ScenarioResult, ratio
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from engine.metrics import summarize
-from engine.protocol import BIDI_PATH
+from voicedesk.app.bench_lab.context import LabContext
+from voicedesk.app.bench_lab.runs import ScenarioResult, ratio
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.metrics import summarize
+from voicedesk.engine.protocol import BIDI_PATH
 
 BINARY = "binary WebSocket frames"
 SSE = "SSE, base64 in JSON"
@@ -40,8 +40,8 @@ async def _server(ctx: LabContext) -> AsyncIterator[str | None]:
     if synthesizer is None:
         yield None
         return
-    from endpoint.runner import ServerThread
-    from endpoint.server import create_app
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
 
     ctx.progress("transport: starting the endpoint in-process on 127.0.0.1…")
     server = ServerThread(create_app(synthesizer))
@@ -53,7 +53,7 @@ async def _server(ctx: LabContext) -> AsyncIterator[str | None]:
 
 
 async def run_transport(ctx: LabContext) -> ScenarioResult:
-    from endpoint.wire_cost import binary_wire_cost, sse_wire_cost
+    from voicedesk.endpoint.wire_cost import binary_wire_cost, sse_wire_cost
 
     cfg = ctx.config
     result = ScenarioResult("transport", "Transport overhead: wire bytes per second of audio")

@@ -11,8 +11,8 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
-from app.sources import ChatMessage
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
+from voicedesk.app.sources import ChatMessage
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 _DONE = object()
 

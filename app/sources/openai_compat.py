@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Sequence
 
-from app.sources import ChatMessage
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
+from voicedesk.app.sources import ChatMessage
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 
 class OpenAICompatibleSource:

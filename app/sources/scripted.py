@@ -12,8 +12,8 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from app.sources import ChatMessage
-from engine.errors import ErrorCode, UsageError, VoicedeskError
+from voicedesk.app.sources import ChatMessage
+from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
 
 _TOKEN = re.compile(r"\s*\S+|\s+$")
 

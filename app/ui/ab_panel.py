@@ -35,11 +35,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, EngineFactory
-from app.bench_lab.context import DEFAULT_TEXT
-from app.bench_lab.table import ab_stage_table, num
-from app.ui.theme import PALETTE
-from engine.errors import UsageError, VoicedeskError
+from voicedesk.app.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, EngineFactory
+from voicedesk.app.bench_lab.context import DEFAULT_TEXT
+from voicedesk.app.bench_lab.table import ab_stage_table, num
+from voicedesk.app.ui.theme import PALETTE
+from voicedesk.engine.errors import UsageError, VoicedeskError
 
 SAME = "same"
 FOCUS_RING = f"""
@@ -303,9 +303,9 @@ class AbRunsAction:
 
 def window_engines(window: Any) -> AbEngines:
     """The main window's engines as the A/B window sees them (read when a run starts, so they are current)."""
-    from app.choices import engine_spec
-    from app.engines import KIND_LABELS
-    from engine.factory import open_engine
+    from voicedesk.app.choices import engine_spec
+    from voicedesk.app.engines import KIND_LABELS
+    from voicedesk.engine.factory import open_engine
 
     def engine_a() -> EngineChoice:
         spec = window.hub.spec

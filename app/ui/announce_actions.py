@@ -12,24 +12,24 @@ import time
 from dataclasses import astuple
 from typing import TYPE_CHECKING
 
-from app.announcements import Announcement, QueueFull
-from app.announcer import Announcer
-from app.choices import make_source, whole
-from app.conversation import Turn, TurnKind, TurnState
-from app.history import History, HistoryEntry
-from app.messages import error_text
-from app.notices import Topic
-from app.phrases import Phrase
-from app.sources import ChatMessage
-from app.ui.dialogs import ask
-from app.ui.phrase_dialog import PhraseDialog
-from app.ui.sidebar import voice_title
-from app.urls import SecretConsent, host_of
-from engine.errors import VoicedeskError
-from engine.events import SessionConfig
+from voicedesk.app.announcements import Announcement, QueueFull
+from voicedesk.app.announcer import Announcer
+from voicedesk.app.choices import make_source, whole
+from voicedesk.app.conversation import Turn, TurnKind, TurnState
+from voicedesk.app.history import History, HistoryEntry
+from voicedesk.app.messages import error_text
+from voicedesk.app.notices import Topic
+from voicedesk.app.phrases import Phrase
+from voicedesk.app.sources import ChatMessage
+from voicedesk.app.ui.dialogs import ask
+from voicedesk.app.ui.phrase_dialog import PhraseDialog
+from voicedesk.app.ui.sidebar import voice_title
+from voicedesk.app.urls import SecretConsent, host_of
+from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.events import SessionConfig
 
 if TYPE_CHECKING:
-    from app.ui.window import MainWindow
+    from voicedesk.app.ui.window import MainWindow
 
 
 class AnnounceActions:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout
 
-from app.ui.widgets import Segmented
+from voicedesk.app.ui.widgets import Segmented
 
 PLACEHOLDERS = {
     "speak": "Type text to read aloud…  (Ctrl+Enter to speak)",

@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.announcements import Announcement
-from app.history import HistoryEntry
-from app.phrases import Phrase
-from app.ui.forms import PageSwitcher
-from app.ui.widgets import Card, Segmented, hint
+from voicedesk.app.announcements import Announcement
+from voicedesk.app.history import HistoryEntry
+from voicedesk.app.phrases import Phrase
+from voicedesk.app.ui.forms import PageSwitcher
+from voicedesk.app.ui.widgets import Card, Segmented, hint
 
 STATE_MARKS = {"done": "", "cut": "✂ ", "failed": "⚠ "}
 

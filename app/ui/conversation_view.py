@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.conversation import Run, RunStyle, Turn, TurnKind, TurnState
-from app.ui.theme import PALETTE
+from voicedesk.app.conversation import Run, RunStyle, Turn, TurnKind, TurnState
+from voicedesk.app.ui.theme import PALETTE
 
 RUN_CSS = {
     RunStyle.SPOKEN: f"color:{PALETTE.text};",

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QKeySequence, QShortcut
 
-from app.hotkeys import GlobalShortcuts
-from app.tray import tray_look
-from app.ui.tray_icon import TrayIcon
+from voicedesk.app.hotkeys import GlobalShortcuts
+from voicedesk.app.tray import tray_look
+from voicedesk.app.ui.tray_icon import TrayIcon
 
 if TYPE_CHECKING:
-    from app.ui.window import MainWindow
+    from voicedesk.app.ui.window import MainWindow
 
 
 class DesktopIntegration:

@@ -11,21 +11,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.choices import engine_spec
-from app.engines import EngineState, EngineStatus
-from app.health import HealthMonitor, HealthRecord
-from app.messages import error_text
-from app.notices import Topic
-from app.ui.dialogs import ask
-from app.urls import ENGINE_SCHEMES, host_of, url_problem
-from engine.clients.websocket import normalize_url, server_voices
-from engine.errors import ErrorCode, VoicedeskError
-from engine.voices import KNOWN_VOICES
+from voicedesk.app.choices import engine_spec
+from voicedesk.app.engines import EngineState, EngineStatus
+from voicedesk.app.health import HealthMonitor, HealthRecord
+from voicedesk.app.messages import error_text
+from voicedesk.app.notices import Topic
+from voicedesk.app.ui.dialogs import ask
+from voicedesk.app.urls import ENGINE_SCHEMES, host_of, url_problem
+from voicedesk.engine.clients.websocket import normalize_url, server_voices
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.voices import KNOWN_VOICES
 
 if TYPE_CHECKING:
-    from app.ui.window import MainWindow
+    from voicedesk.app.ui.window import MainWindow
 
-from engine.engine_spec import TOKEN_ENV
+from voicedesk.engine.engine_spec import TOKEN_ENV
 
 SAGEMAKER_VOICES_NOTE = (
     "A SageMaker endpoint cannot list its voices; a voice it lacks is reported when you speak (the reply "
@@ -195,7 +195,7 @@ class EngineActions:
 
     async def import_models(self, folder: Path) -> bool:
         """``voicedesk models import`` from the window: checks every file, copies, then loads the model."""
-        from engine.model_import import import_dir
+        from voicedesk.engine.model_import import import_dir
 
         window = self.window
         loop = asyncio.get_running_loop()

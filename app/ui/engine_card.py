@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton
 
-from app.settings import AppSettings
-from app.ui.forms import PageSwitcher, form_layout, page, picker
-from app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
+from voicedesk.app.settings import AppSettings
+from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
+from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
 
 ENGINE_PAGES = ("local", "websocket", "sagemaker")
 LOCAL_DEVICES = (("auto", "Automatic (CUDA if present)"), ("cpu", "CPU"), ("cuda", "CUDA GPU"))

@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
-from app.ui.latency_panel import EXPORTS
-from engine.errors import UsageError, VoicedeskError
+from voicedesk.app.ui.latency_panel import EXPORTS
+from voicedesk.engine.errors import UsageError, VoicedeskError
 
 
 class FileActions:

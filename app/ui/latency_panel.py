@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.theme import PALETTE
-from app.ui.waterfall import ROW_HEIGHT, WaterfallAxis, WaterfallRows, format_s
-from engine.errors import UsageError
-from engine.timeline import CSV_COLUMNS, UtteranceTimeline, timelines_document
+from voicedesk.app.ui.theme import PALETTE
+from voicedesk.app.ui.waterfall import ROW_HEIGHT, WaterfallAxis, WaterfallRows, format_s
+from voicedesk.engine.errors import UsageError
+from voicedesk.engine.timeline import CSV_COLUMNS, UtteranceTimeline, timelines_document
 
 EXPORTS = {  # kind: (menu text, file filter, suggested name)
     "json": ("This turn as JSON…", "JSON (*.json)", "voicedesk-latency.json"),

@@ -11,10 +11,10 @@ import asyncio
 import re
 from typing import TYPE_CHECKING
 
-from app.notices import Topic
+from voicedesk.app.notices import Topic
 
 if TYPE_CHECKING:
-    from app.ui.window import MainWindow
+    from voicedesk.app.ui.window import MainWindow
 
 
 class OutputActions:
@@ -35,7 +35,7 @@ class OutputActions:
 
     async def use(self, device: str) -> None:
         """Makes ``device`` the output of what is said next (opening it once)."""
-        from app.player import AudioDeviceError
+        from voicedesk.app.player import AudioDeviceError
 
         window = self.window
         player = window.players.get(device)
@@ -54,8 +54,8 @@ class OutputActions:
 
     def refresh(self) -> None:
         """Lists the outputs again (PulseAudio's sinks by name, else PortAudio's devices)."""
-        from app.outputs import list_outputs
-        from app.player import AudioDeviceError, output_devices
+        from voicedesk.app.outputs import list_outputs
+        from voicedesk.app.player import AudioDeviceError, output_devices
 
         window = self.window
         try:

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.phrases import Phrase, phrase_problem
-from app.ui.forms import form_layout, picker
-from app.ui.widgets import field_label
+from voicedesk.app.phrases import Phrase, phrase_problem
+from voicedesk.app.ui.forms import form_layout, picker
+from voicedesk.app.ui.widgets import field_label
 
 
 class PhraseDialog(QDialog):

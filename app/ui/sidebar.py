@@ -19,12 +19,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.settings import AppSettings
-from app.ui.engine_card import EngineCard
-from app.ui.forms import PageSwitcher, form_layout, page, picker
-from app.ui.theme import PALETTE
-from app.ui.widgets import Card, field_label, hint
-from engine.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES
+from voicedesk.app.settings import AppSettings
+from voicedesk.app.ui.engine_card import EngineCard
+from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
+from voicedesk.app.ui.theme import PALETTE
+from voicedesk.app.ui.widgets import Card, field_label, hint
+from voicedesk.engine.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES
 
 SOURCE_PAGES = ("scripted", "openai", "bedrock")
 

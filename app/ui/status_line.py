@@ -11,8 +11,8 @@ import time
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from app.notices import Notice, NoticeBoard, Topic
-from app.ui.theme import PALETTE
+from voicedesk.app.notices import Notice, NoticeBoard, Topic
+from voicedesk.app.ui.theme import PALETTE
 
 COLORS = {"info": PALETTE.text_secondary, "warning": PALETTE.warning, "error": PALETTE.error}
 MARKS = {"warning": "⚠ ", "error": "⚠ "}

@@ -12,8 +12,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
-from app.tray import TrayLook
-from app.ui.theme import PALETTE
+from voicedesk.app.tray import TrayLook
+from voicedesk.app.ui.theme import PALETTE
 
 HEALTH_COLORS = {"ok": PALETTE.success, "busy": PALETTE.warning, "down": PALETTE.error}
 

@@ -17,8 +17,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.ui.theme import PALETTE
-from engine.timeline import SentenceTimeline, UtteranceTimeline
+from voicedesk.app.ui.theme import PALETTE
+from voicedesk.engine.timeline import SentenceTimeline, UtteranceTimeline
 
 SEGMENTS = (  # (from stage, to stage, colour, legend)
     ("fragment_in", "chunk_released", PALETTE.stage_text, "Text arriving"),

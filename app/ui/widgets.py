@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.theme import PALETTE, STATE_COLORS
+from voicedesk.app.ui.theme import PALETTE, STATE_COLORS
 
 
 class Card(QFrame):

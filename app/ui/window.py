@@ -18,31 +18,31 @@ from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from app.choices import default_player_factory, engine_spec
-from app.controller import SpeechController
-from app.conversation import Turn
-from app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineStatus
-from app.history import History, default_history_path
-from app.messages import error_text
-from app.notices import Topic
-from app.settings import load_settings, save_settings
-from app.ui.ab_panel import AbRunsAction, window_engines
-from app.ui.announce_actions import AnnounceActions
-from app.ui.composer import Composer
-from app.ui.console_panel import ConsolePanel
-from app.ui.conversation_view import ConversationView
-from app.ui.desktop import DesktopIntegration
-from app.ui.engine_actions import EngineActions
-from app.ui.file_actions import FileActions
-from app.ui.latency_panel import LatencyPanel
-from app.ui.output_actions import OutputActions
-from app.ui.sidebar import Sidebar
-from app.ui.status_line import StatusLine
-from app.ui.widgets import AppHeader, BannerStack
-from engine.errors import VoicedeskError
-from engine.events import SessionConfig
-from engine.factory import open_engine
-from engine.timeline import UtteranceTimeline
+from voicedesk.app.choices import default_player_factory, engine_spec
+from voicedesk.app.controller import SpeechController
+from voicedesk.app.conversation import Turn
+from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineStatus
+from voicedesk.app.history import History, default_history_path
+from voicedesk.app.messages import error_text
+from voicedesk.app.notices import Topic
+from voicedesk.app.settings import load_settings, save_settings
+from voicedesk.app.ui.ab_panel import AbRunsAction, window_engines
+from voicedesk.app.ui.announce_actions import AnnounceActions
+from voicedesk.app.ui.composer import Composer
+from voicedesk.app.ui.console_panel import ConsolePanel
+from voicedesk.app.ui.conversation_view import ConversationView
+from voicedesk.app.ui.desktop import DesktopIntegration
+from voicedesk.app.ui.engine_actions import EngineActions
+from voicedesk.app.ui.file_actions import FileActions
+from voicedesk.app.ui.latency_panel import LatencyPanel
+from voicedesk.app.ui.output_actions import OutputActions
+from voicedesk.app.ui.sidebar import Sidebar
+from voicedesk.app.ui.status_line import StatusLine
+from voicedesk.app.ui.widgets import AppHeader, BannerStack
+from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.factory import open_engine
+from voicedesk.engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from endpoint.sagemaker_local.asgi import (
+from voicedesk.endpoint.sagemaker_local.asgi import (
     ErrorReply,
     Receive,
     Scope,
@@ -28,15 +28,15 @@ from endpoint.sagemaker_local.asgi import (
     read_body,
     send_error,
 )
-from endpoint.sagemaker_local.auth import CredentialCheck
-from endpoint.sagemaker_local.bridge import (
+from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+from voicedesk.endpoint.sagemaker_local.bridge import (
     MAX_STREAM_DURATION_S,
     ContainerTarget,
     bridge_bidirectional_stream,
     forward_invocation,
 )
-from endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
-from engine.protocol import BIDI_PATH
+from voicedesk.endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
+from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)
 

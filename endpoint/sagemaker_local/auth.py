@@ -22,7 +22,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from endpoint.sagemaker_local.asgi import ErrorReply
+from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply
 
 SIGNING_ALGORITHM = "AWS4-HMAC-SHA256"
 SIGNING_SERVICE = "sagemaker"

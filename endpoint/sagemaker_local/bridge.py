@@ -19,19 +19,19 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from endpoint.sagemaker_local.asgi import ErrorReply, Send, send_error
-from endpoint.sagemaker_local.stream_bridge import (
+from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Send, send_error
+from voicedesk.endpoint.sagemaker_local.stream_bridge import (
     CONNECT_TIMEOUT_S,
     CONTAINER_ERROR_CODE,
     MAX_STREAM_DURATION_S,
     bridge_bidirectional_stream,
     response_headers,
 )
-from endpoint.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
-from engine.protocol import BIDI_PATH
+from voicedesk.endpoint.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
+from voicedesk.engine.protocol import BIDI_PATH
 
 if TYPE_CHECKING:
-    from endpoint.sagemaker_local.app import StandInConfig
+    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
 
 __all__ = ["MAX_STREAM_DURATION_S", "ContainerTarget", "bridge_bidirectional_stream", "forward_invocation"]
 

@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from engine.errors import ConnectionFailed, UsageError
+from voicedesk.engine.errors import ConnectionFailed, UsageError
 
 DEFAULT_CONTAINER = "http://127.0.0.1:8080"
 
@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _credential_check(pairs: list[str]):  # -> CredentialCheck | None
-    from endpoint.sagemaker_local.auth import CredentialCheck
+    from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
 
     if not pairs:
         return None
@@ -111,9 +111,14 @@ def environment_lines(env: dict[str, str], ca_file: Path) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from endpoint.sagemaker_local.app import StandInConfig
-    from endpoint.sagemaker_local.bridge import ContainerTarget
-    from endpoint.sagemaker_local.server import StandInServer, default_state_dir, load_or_create_ca, sdk_environment
+    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
+    from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+    from voicedesk.endpoint.sagemaker_local.server import (
+        StandInServer,
+        default_state_dir,
+        load_or_create_ca,
+        sdk_environment,
+    )
 
     try:
         target = ContainerTarget(args.container)

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from endpoint.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
-from endpoint.sagemaker_local.wire import (
+from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
+from voicedesk.endpoint.sagemaker_local.wire import (
     EVENTSTREAM_CONTENT_TYPE,
     EndOfInput,
     FrameSplitter,
@@ -46,7 +46,7 @@ from endpoint.sagemaker_local.wire import (
 )
 
 if TYPE_CHECKING:
-    from endpoint.sagemaker_local.app import StandInConfig
+    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
 
 log = logging.getLogger(__name__)
 

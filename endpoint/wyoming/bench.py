@@ -1,4 +1,4 @@
-"""``python -m endpoint.wyoming.bench A:PORT B:PORT``: Wyoming TTS servers side by side on warm connections.
+"""``python -m voicedesk.endpoint.wyoming.bench A:PORT B:PORT``: Wyoming TTS servers side by side on warm connections.
 
 wyoming-bench (the third-party benchmark) opens a fresh connection for every measurement, which is what Home
 Assistant does too, so a server's per-connection set-up counts in its figures. This complements it by measuring
@@ -182,7 +182,9 @@ def report(runs: list[ServerRun], modes: tuple[str, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m endpoint.wyoming.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m voicedesk.endpoint.wyoming.bench", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("servers", nargs="+", metavar="HOST:PORT")
     parser.add_argument("--texts", nargs="+", default=list(DEFAULT_TEXTS))
     parser.add_argument("--rounds", type=int, default=3)

@@ -16,10 +16,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.api import Engine
-from engine.errors import ConnectionFailed, VoicedeskError, VoiceError
-from engine.events import Closed, Error, Flushed, SessionConfig
-from engine.voices import LANGUAGES, is_path_spec, language_of, parse_voice_spec
+from voicedesk.engine.api import Engine
+from voicedesk.engine.errors import ConnectionFailed, VoicedeskError, VoiceError
+from voicedesk.engine.events import Closed, Error, Flushed, SessionConfig
+from voicedesk.engine.voices import LANGUAGES, is_path_spec, language_of, parse_voice_spec
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ import socket
 import sys
 from dataclasses import dataclass
 
-from engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
+from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 DEFAULT_PORT = 10200  # endpoint.wyoming.server.DEFAULT_PORT, repeated to keep --help from importing wyoming
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -71,9 +71,9 @@ class ServicePlan:
 
 
 def plan_from_args(args: argparse.Namespace) -> ServicePlan:
-    from endpoint.wyoming.server import WyomingSettings
-    from engine.session import SessionLimits, validate_speed
-    from engine.voices import format_voice_spec, parse_voice_spec
+    from voicedesk.endpoint.wyoming.server import WyomingSettings
+    from voicedesk.engine.session import SessionLimits, validate_speed
+    from voicedesk.engine.voices import format_voice_spec, parse_voice_spec
 
     def bad(message: str) -> VoicedeskError:
         return UsageError(message)
@@ -148,14 +148,14 @@ class RunningService:
 
 async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ignore[no-untyped-def]
     """Opens the engine, finds its voices, listens, and announces the server unless told not to."""
-    from endpoint.wyoming.catalog import VoiceCatalog, probe_voices
-    from endpoint.wyoming.discovery import ZeroconfAdvertiser, default_instance_name, plan_advertisement
-    from endpoint.wyoming.info import build_info
-    from endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
-    from endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
-    from engine.factory import open_engine
-    from engine.local import LocalEngine
-    from engine.voices import KNOWN_VOICES
+    from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, probe_voices
+    from voicedesk.endpoint.wyoming.discovery import ZeroconfAdvertiser, default_instance_name, plan_advertisement
+    from voicedesk.endpoint.wyoming.info import build_info
+    from voicedesk.endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
+    from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
+    from voicedesk.engine.factory import open_engine
+    from voicedesk.engine.local import LocalEngine
+    from voicedesk.engine.voices import KNOWN_VOICES
 
     settings: WyomingSettings = plan.settings  # type: ignore[assignment]
     if not is_loopback(settings.host):

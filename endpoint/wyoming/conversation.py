@@ -44,12 +44,12 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from endpoint.wyoming.catalog import VoiceCatalog
-from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Closed, Error, Flushed
-from engine.events import Event as SessionEvent
-from engine.protocol import Configure, Flush, SendText
-from engine.session import SessionLimits
+from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
+from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Closed, Error, Flushed
+from voicedesk.engine.events import Event as SessionEvent
+from voicedesk.engine.protocol import Configure, Flush, SendText
+from voicedesk.engine.session import SessionLimits
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from zeroconf import InterfaceChoice, IPVersion
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
-from engine.errors import ConnectionFailed, UsageError
+from voicedesk.engine.errors import ConnectionFailed, UsageError
 
 log = logging.getLogger(__name__)
 

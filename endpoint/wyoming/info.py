@@ -10,7 +10,7 @@ from importlib import metadata
 
 from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 
-from endpoint.wyoming.catalog import VoiceCatalog
+from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
 
 PROGRAM_NAME = "voicedesk"
 KOKORO = Attribution(name="hexgrad (Kokoro-82M)", url="https://huggingface.co/hexgrad/Kokoro-82M")

@@ -23,8 +23,8 @@ from wyoming.event import Event as WyomingEvent
 from wyoming.info import Info
 from wyoming.server import AsyncEventHandler, AsyncTcpServer
 
-from endpoint.wyoming.catalog import VoiceCatalog
-from endpoint.wyoming.conversation import (
+from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
+from voicedesk.endpoint.wyoming.conversation import (
     DEFAULT_MAX_CHARS,
     DEFAULT_SAMPLES_PER_CHUNK,
     Action,
@@ -32,11 +32,11 @@ from endpoint.wyoming.conversation import (
     Reply,
     TtsConversation,
 )
-from endpoint.wyoming.info import PROGRAM_NAME
-from engine.api import Engine, Session
-from engine.errors import ErrorCode, VoicedeskError
-from engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
-from engine.protocol import Configure, Flush, SendText
+from voicedesk.endpoint.wyoming.info import PROGRAM_NAME
+from voicedesk.engine.api import Engine, Session
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from voicedesk.engine.protocol import Configure, Flush, SendText
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, NoCredentialsError
 from smithy_aws_core.identity import AWSCredentialsIdentity
 
-from engine.clients.errors import from_credentials
+from voicedesk.engine.clients.errors import from_credentials
 
 
 class BotoCredentialsResolver:

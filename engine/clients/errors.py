@@ -10,7 +10,7 @@ import re
 import ssl
 from dataclasses import dataclass
 
-from engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 BIDI_ACTION = "sagemaker:InvokeEndpointWithBidirectionalStream"
 CALLER_POLICY = "packaging/iam/caller-policy.json"

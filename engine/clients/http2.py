@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 from awscrt import io as crt_io
 from smithy_http.aio.crt import AWSCRTHTTPClient, AWSCRTHTTPClientConfig, _AWSCRTEventLoop
 
-from engine.clients.errors import untrusted_certificate
-from engine.errors import ConnectionFailed
+from voicedesk.engine.clients.errors import untrusted_certificate
+from voicedesk.engine.errors import ConnectionFailed
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.clients.errors import EndpointContext, from_boto_client_error, from_credentials
-from engine.engine_spec import EngineSpec
-from engine.errors import ConnectionFailed, ErrorCode, RemoteProtocolError, UsageError, VoicedeskError
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.clients.errors import EndpointContext, from_boto_client_error, from_credentials
+from voicedesk.engine.engine_spec import EngineSpec
+from voicedesk.engine.errors import ConnectionFailed, ErrorCode, RemoteProtocolError, UsageError, VoicedeskError
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 

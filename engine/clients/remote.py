@@ -14,10 +14,20 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from engine.errors import ConnectionFailed, VoicedeskError
-from engine.event_stream import EventStream
-from engine.events import Closed, Error, Event, SessionConfig
-from engine.protocol import Cancel, ClientProtocol, Close, Command, Configure, Flush, Frame, SendText, encode_command
+from voicedesk.engine.errors import ConnectionFailed, VoicedeskError
+from voicedesk.engine.event_stream import EventStream
+from voicedesk.engine.events import Closed, Error, Event, SessionConfig
+from voicedesk.engine.protocol import (
+    Cancel,
+    ClientProtocol,
+    Close,
+    Command,
+    Configure,
+    Flush,
+    Frame,
+    SendText,
+    encode_command,
+)
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ import logging
 from collections import deque
 from dataclasses import dataclass, fields, replace
 
-from engine.events import (
+from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
     Audio,
@@ -48,7 +48,7 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.protocol import Cancel, Close, Command, Configure, Flush, SendText
+from voicedesk.engine.protocol import Cancel, Close, Command, Configure, Flush, SendText
 
 log = logging.getLogger(__name__)
 

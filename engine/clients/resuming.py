@@ -28,11 +28,11 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from engine.clients.remote import CLOSE_DRAIN_TIMEOUT_S, ChannelOpener, FrameChannel, RemoteSession
-from engine.clients.replay import EventRelay, ReplayLog, settings_of
-from engine.errors import ConnectionFailed, VoicedeskError
-from engine.events import Closed, Error, Event, SessionConfig
-from engine.protocol import ClientProtocol, Close, Command, Frame, encode_command
+from voicedesk.engine.clients.remote import CLOSE_DRAIN_TIMEOUT_S, ChannelOpener, FrameChannel, RemoteSession
+from voicedesk.engine.clients.replay import EventRelay, ReplayLog, settings_of
+from voicedesk.engine.errors import ConnectionFailed, VoicedeskError
+from voicedesk.engine.events import Closed, Error, Event, SessionConfig
+from voicedesk.engine.protocol import ClientProtocol, Close, Command, Frame, encode_command
 
 log = logging.getLogger(__name__)
 

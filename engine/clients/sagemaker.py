@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.api import EngineInfo
-from engine.clients.errors import EndpointContext, from_credentials, from_sagemaker_sdk
-from engine.clients.remote import RemoteSession
-from engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
-from engine.engine_spec import EngineSpec
-from engine.errors import ConnectionFailed, UsageError, VoicedeskError
-from engine.events import SessionConfig
-from engine.protocol import Frame
+from voicedesk.engine.api import EngineInfo
+from voicedesk.engine.clients.errors import EndpointContext, from_credentials, from_sagemaker_sdk
+from voicedesk.engine.clients.remote import RemoteSession
+from voicedesk.engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
+from voicedesk.engine.engine_spec import EngineSpec
+from voicedesk.engine.errors import ConnectionFailed, UsageError, VoicedeskError
+from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.protocol import Frame
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class SageMakerSettings:
 
     @property
     def url(self) -> str:
-        from engine.clients.http2 import default_endpoint_url
+        from voicedesk.engine.clients.http2 import default_endpoint_url
 
         return self.endpoint_url or default_endpoint_url(self.region)
 
@@ -251,8 +251,8 @@ class SageMakerEngine:
         from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
         from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
 
-        from engine.clients.credentials import BotoCredentialsResolver
-        from engine.clients.http2 import CRTClient, check_tls, is_aws_url
+        from voicedesk.engine.clients.credentials import BotoCredentialsResolver
+        from voicedesk.engine.clients.http2 import CRTClient, check_tls, is_aws_url
 
         settings = self.settings
         if not self._checked_tls and not is_aws_url(settings.url):

@@ -21,15 +21,22 @@ from urllib.parse import urlsplit, urlunsplit
 import websockets
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidStatus, InvalidURI
 
-from engine.api import EngineInfo
-from engine.clients.errors import untrusted_certificate
-from engine.clients.remote import RemoteSession
-from engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
-from engine.engine_spec import TOKEN_ENV, EngineSpec
-from engine.errors import ConnectionFailed, ErrorCode, LocalErrorCode, RemoteProtocolError, UsageError, VoicedeskError
-from engine.events import SessionConfig
-from engine.protocol import BIDI_PATH, Frame
-from engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
+from voicedesk.engine.api import EngineInfo
+from voicedesk.engine.clients.errors import untrusted_certificate
+from voicedesk.engine.clients.remote import RemoteSession
+from voicedesk.engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
+from voicedesk.engine.engine_spec import TOKEN_ENV, EngineSpec
+from voicedesk.engine.errors import (
+    ConnectionFailed,
+    ErrorCode,
+    LocalErrorCode,
+    RemoteProtocolError,
+    UsageError,
+    VoicedeskError,
+)
+from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.protocol import BIDI_PATH, Frame
+from voicedesk.engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 
 """Read when no token is given, matching ``voicedesk serve --token``'s environment variable."""
 

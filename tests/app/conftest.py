@@ -33,7 +33,7 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     event loop". So the loop stays marked running for the whole test."""
     import qasync
 
-    from app.ui.theme import apply_theme
+    from voicedesk.app.ui.theme import apply_theme
 
     class AppLikeLoop(qasync.QEventLoop):
         def run_forever(self):
@@ -42,7 +42,7 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
             finally:
                 asyncio.events._set_running_loop(self)
 
-    from app.ui.gc_guard import MainThreadGarbageCollector
+    from voicedesk.app.ui.gc_guard import MainThreadGarbageCollector
 
     apply_theme(qapp)
     collector = MainThreadGarbageCollector(qapp)  # as in the app: Qt objects are only ever freed on Qt's thread
@@ -61,7 +61,7 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
 @pytest.fixture
 def make_window(qtbot, qloop, synthesizer, tmp_path):
     """Builds the real MainWindow on a private settings file; shuts every one down after the test."""
-    from app.ui.window import MainWindow
+    from voicedesk.app.ui.window import MainWindow
 
     windows = []
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.factory import EngineSpec, open_engine
+from voicedesk.engine.factory import EngineSpec, open_engine
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -16,7 +16,7 @@ def opener_for(synthesizer: object) -> Callable:
 
     async def opener(spec: EngineSpec):
         if spec.kind == "local":
-            from engine.local import LocalEngine
+            from voicedesk.engine.local import LocalEngine
 
             return LocalEngine(synthesizer)
         return await open_engine(spec)

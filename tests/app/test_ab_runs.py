@@ -8,14 +8,14 @@ import asyncio
 
 import pytest
 
-from app.ab_runs import AbPhase, AbProgress, AbRequest, AbRunner
-from app.bench_lab.ab import ab_summary
-from app.bench_lab.runs import Run
-from app.bench_lab.table import ab_stage_table, format_lab
-from engine.errors import VoicedeskError
-from engine.local import LocalEngine
-from engine.recorder import UtteranceRecord
-from engine.timeline import UtteranceTimeline
+from voicedesk.app.ab_runs import AbPhase, AbProgress, AbRequest, AbRunner
+from voicedesk.app.bench_lab.ab import ab_summary
+from voicedesk.app.bench_lab.runs import Run
+from voicedesk.app.bench_lab.table import ab_stage_table, format_lab
+from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.local import LocalEngine
+from voicedesk.engine.recorder import UtteranceRecord
+from voicedesk.engine.timeline import UtteranceTimeline
 
 TEXT = "Lights off now."
 

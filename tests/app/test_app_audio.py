@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from app.conversation import RunStyle, TurnState
-from engine.audio import pcm16_to_float
-from engine.events import SAMPLE_RATE
-from engine.metrics import seam_gaps
-from engine.seams import LEAD_IN_S, WINDOW_S, trailing_pause_s
 from tests.app.helpers import ARTIFACTS, until
 from tests.support.audio_capture import SinkCapture, locate, require_null_sink
+from voicedesk.app.conversation import RunStyle, TurnState
+from voicedesk.engine.audio import pcm16_to_float
+from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.metrics import seam_gaps
+from voicedesk.engine.seams import LEAD_IN_S, WINDOW_S, trailing_pause_s
 
 pytestmark = pytest.mark.audio
 
@@ -44,7 +44,7 @@ DEVICE_LATENCY_S = 0.25
 
 def player_factory(prebuffer_s: float = 0.15):
     def make(device, on_event, loop):
-        from app.player import AudioPlayer
+        from voicedesk.app.player import AudioPlayer
 
         return AudioPlayer(
             device=device or None,
@@ -172,8 +172,8 @@ def test_escape_fades_out_marks_the_cut_and_nothing_stale_follows(make_window, q
 
 def test_the_output_device_picker_lists_devices_and_reopens_the_player(make_window, qloop, tmp_path):
     require_null_sink()
-    from app.player import output_devices
-    from app.settings import AppSettings, save_settings
+    from voicedesk.app.player import output_devices
+    from voicedesk.app.settings import AppSettings, save_settings
 
     settings = AppSettings()
     settings.output_device = "no-such-card"
@@ -202,7 +202,7 @@ def test_the_output_device_picker_lists_devices_and_reopens_the_player(make_wind
 
 
 def load_output_device(path, window) -> str:
-    from app.settings import load_settings
+    from voicedesk.app.settings import load_settings
 
     window.save_settings()
     return load_settings(path).settings.output_device

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.say_cli import text_slices
+from voicedesk.app.say_cli import text_slices
 
 
 @given(st.text(max_size=9000), st.integers(min_value=4, max_value=3000))
@@ -27,8 +27,8 @@ def test_long_input_is_paced_and_spoken_in_full(monkeypatch, tmp_path, capsys):
     """With tiny limits, text far beyond them still comes out whole: slices wait for speech to catch up."""
     import wave
 
-    from app import say_cli
-    from app.cli import main
+    from voicedesk.app import say_cli
+    from voicedesk.app.cli import main
 
     monkeypatch.setattr(say_cli, "SLICE_CHARS", 24)
     monkeypatch.setattr(say_cli, "AHEAD_CHARS", 30)
@@ -46,8 +46,8 @@ def test_long_input_is_paced_and_spoken_in_full(monkeypatch, tmp_path, capsys):
 
 
 def test_the_app_on_a_headless_machine_says_what_to_do_instead_of_aborting():
-    from app.main import require_display
-    from engine.errors import VoicedeskError
+    from voicedesk.app.main import require_display
+    from voicedesk.engine.errors import VoicedeskError
 
     with pytest.raises(VoicedeskError, match="voicedesk say"):
         require_display({}, "linux")
@@ -76,7 +76,7 @@ def test_help_lists_every_command_and_stays_import_light():
 
 
 def test_every_speaking_command_takes_the_same_engine_options():
-    from app.cli import build_parser
+    from voicedesk.app.cli import build_parser
 
     parser = build_parser()
     subcommands = next(a for a in parser._actions if a.dest == "command").choices

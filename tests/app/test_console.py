@@ -10,14 +10,14 @@ import socket
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from app.conversation import TurnKind, TurnState
-from app.engines import EngineState
-from app.history import load_history
-from app.phrases import Phrase
-from app.settings import AppSettings, save_settings
 from tests.app.helpers import until
 from tests.app.peers import serve
 from tests.app.test_sources import chat_server
+from voicedesk.app.conversation import TurnKind, TurnState
+from voicedesk.app.engines import EngineState
+from voicedesk.app.history import load_history
+from voicedesk.app.phrases import Phrase
+from voicedesk.app.settings import AppSettings, save_settings
 
 
 def type_and(window, qtbot, text: str, button) -> None:

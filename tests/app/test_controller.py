@@ -7,15 +7,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from app.controller import SpeechController
-from app.conversation import TurnKind, TurnState
-from app.engines import EngineHub, EngineState
-from app.sources import ChatMessage
-from app.sources.scripted import ScriptedSource
-from engine.errors import LocalErrorCode, VoicedeskError
-from engine.events import Audio, Cancelled
-from engine.factory import EngineSpec
 from tests.app.helpers import opener_for, until
+from voicedesk.app.controller import SpeechController
+from voicedesk.app.conversation import TurnKind, TurnState
+from voicedesk.app.engines import EngineHub, EngineState
+from voicedesk.app.sources import ChatMessage
+from voicedesk.app.sources.scripted import ScriptedSource
+from voicedesk.engine.errors import LocalErrorCode, VoicedeskError
+from voicedesk.engine.events import Audio, Cancelled
+from voicedesk.engine.factory import EngineSpec
 
 
 class Recorder:
@@ -101,7 +101,7 @@ async def test_stop_cancels_and_the_next_turn_hears_nothing_stale(controller):
 
 
 def test_stale_audio_is_dropped_until_the_cancel_is_confirmed():
-    from app.link import SessionLink
+    from voicedesk.app.link import SessionLink
 
     link = SessionLink(engine=None, label="WebSocket")  # type: ignore[arg-type]
     link.discarding = True

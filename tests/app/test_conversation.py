@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.conversation import RunStyle, Turn, TurnKind, TurnState, WordRef, align_words
-from engine.events import WordTiming as W
+from voicedesk.app.conversation import RunStyle, Turn, TurnKind, TurnState, WordRef, align_words
+from voicedesk.engine.events import WordTiming as W
 
 
 def two_sentence_turn() -> Turn:

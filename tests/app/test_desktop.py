@@ -16,12 +16,12 @@ import time
 import numpy as np
 import pytest
 
-from app.engines import EngineState
-from app.hotkeys import unavailable_reason
-from app.phrases import Phrase, pynput_hotkey
-from app.settings import AppSettings, save_settings
-from app.tray import tray_look
 from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.engines import EngineState
+from voicedesk.app.hotkeys import unavailable_reason
+from voicedesk.app.phrases import Phrase, pynput_hotkey
+from voicedesk.app.settings import AppSettings, save_settings
+from voicedesk.app.tray import tray_look
 
 LONG = "This announcement is long on purpose. It goes on and on. The stop shortcut cuts it short. Still talking."
 
@@ -79,7 +79,7 @@ def test_global_shortcuts_speak_a_phrase_and_stop_it_from_outside_the_window(tmp
     save_settings(settings, path)
     before = path.stat().st_mtime_ns
     env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_NO_GLOBAL_SHORTCUTS"}
-    command = [sys.executable, "-m", "app.cli", "app", "--settings", str(path), "--history", str(history)]
+    command = [sys.executable, "-m", "voicedesk.app.cli", "app", "--settings", str(path), "--history", str(history)]
     with SinkCapture(sink) as capture:
         process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
         try:

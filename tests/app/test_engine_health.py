@@ -11,18 +11,18 @@ import socket
 import pytest
 from PySide6.QtCore import Qt
 
-from app.conversation import TurnState
-from app.engines import EngineState
-from app.phrases import Phrase
-from app.settings import AppSettings, save_settings
 from tests.app.helpers import until
+from voicedesk.app.conversation import TurnState
+from voicedesk.app.engines import EngineState
+from voicedesk.app.phrases import Phrase
+from voicedesk.app.settings import AppSettings, save_settings
 
 
 def endpoint_server(synthesizer, port: int | None = None):
     """A real endpoint server; on ``port`` when given (to bring "the same server" back after a stop)."""
-    from endpoint.runner import ServerThread
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120)))
     if port is not None:
@@ -135,9 +135,9 @@ def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloo
     """The offline path without the command line: an empty cache, then Import model files from a folder."""
     import functools
 
-    from engine.kokoro_synth import KokoroSynthesizer
-    from engine.model_import import import_dir
-    from engine.weights import snapshot_dir
+    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model_import import import_dir
+    from voicedesk.engine.weights import snapshot_dir
 
     source = snapshot_dir(cache_dir=hf_home / "hub")
     folder = tmp_path / "usb-stick"
@@ -150,7 +150,7 @@ def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloo
     empty.mkdir()
 
     async def opener(spec):
-        from engine.local import LocalEngine
+        from voicedesk.engine.local import LocalEngine
 
         return LocalEngine(await asyncio.to_thread(KokoroSynthesizer.load, spec.device, cache_dir=empty))
 
@@ -170,10 +170,10 @@ def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloo
 def test_a_token_goes_over_plain_ws_to_another_host_only_if_the_person_says_so(
     make_window, qtbot, qloop, synthesizer, tmp_path
 ):
-    from endpoint.runner import ServerThread
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
     from tests.app.test_console import _question
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     host = socket.gethostname()
     assert socket.gethostbyname(host).startswith("127."), "this test needs the machine's name to be on loopback"

@@ -9,9 +9,9 @@ import asyncio
 import pytest
 from PySide6.QtCore import Qt
 
-from app.conversation import TurnState
-from app.engines import EngineState
 from tests.app.helpers import until
+from voicedesk.app.conversation import TurnState
+from voicedesk.app.engines import EngineState
 
 # The agent writes slowly (6 tokens/s) so that, however fast the machine, text is still arriving when the server
 # goes away: the part sent after that point can only be spoken by the local engine.
@@ -20,9 +20,9 @@ REPLY = "The first part arrives now. Then the second part follows. A third part 
 
 @pytest.mark.slow
 def test_a_remote_engine_dying_mid_reply_hands_the_rest_to_the_local_engine(make_window, qtbot, qloop, synthesizer):
-    from endpoint.runner import ServerThread
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))).start()
     try:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.failover import ReplyLedger, engine_failure, match_ignoring_space, plan_failover
-from engine.events import Closed, Error
+from voicedesk.app.failover import ReplyLedger, engine_failure, match_ignoring_space, plan_failover
+from voicedesk.engine.events import Closed, Error
 
 
 def test_match_ignores_whitespace_and_case_only():

@@ -18,13 +18,13 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.ab_runs import AbPhase
-from app.bench_lab.ab import ab_summary
-from app.bench_lab.table import ab_stage_table, format_lab
-from app.conversation import TurnState
-from engine.timeline import timelines_from_document
 from tests.app.helpers import ARTIFACTS, until
 from tests.app.test_ab_runs import runs_from
+from voicedesk.app.ab_runs import AbPhase
+from voicedesk.app.bench_lab.ab import ab_summary
+from voicedesk.app.bench_lab.table import ab_stage_table, format_lab
+from voicedesk.app.conversation import TurnState
+from voicedesk.engine.timeline import timelines_from_document
 
 REPLY = "Good morning to you all. The kitchen lights are off. The front door is locked."
 """Three sentences, each long enough not to be merged with the next: three rows."""
@@ -146,9 +146,9 @@ def test_latency_panel_rows_axis_keyboard_collapse_and_session_export(make_windo
 
 @pytest.mark.slow
 def test_ab_window_shows_bench_ab_numbers_and_fits_a_small_laptop(make_window, qtbot, qloop, tmp_path, synthesizer):
-    from endpoint.runner import ServerThread
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     window = make_window()
     with ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))) as server:

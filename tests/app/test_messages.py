@@ -3,10 +3,10 @@ fits where the error happened, and no message outliving its cause."""
 
 from __future__ import annotations
 
-from app.messages import error_text, failover_text
-from app.notices import INFO_TTL_S, NoticeBoard, Topic
-from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError, VoiceError
-from engine.events import Error
+from voicedesk.app.messages import error_text, failover_text
+from voicedesk.app.notices import INFO_TTL_S, NoticeBoard, Topic
+from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError, VoiceError
+from voicedesk.engine.events import Error
 
 
 def test_raw_codes_and_nested_brackets_never_reach_the_person():

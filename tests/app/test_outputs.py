@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from app.outputs import PULSE_PREFIX, list_outputs, pulse_sinks
 from tests.app.helpers import until
 from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.outputs import PULSE_PREFIX, list_outputs, pulse_sinks
 
 pytestmark = pytest.mark.audio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.playback_buffer import PlaybackBuffer
+from voicedesk.app.playback_buffer import PlaybackBuffer
 
 RATE = 1000  # one sample per millisecond keeps the arithmetic readable
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.playback_buffer import PlaybackBuffer
+from voicedesk.app.playback_buffer import PlaybackBuffer
 
 
 @pytest.mark.parametrize("samples", [208 * 5, 208 * 5 + 17])

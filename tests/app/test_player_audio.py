@@ -8,15 +8,15 @@ import random
 import numpy as np
 import pytest
 
-from engine.audio import float_to_pcm16, pcm16_to_float
 from tests.support.audio_capture import SinkCapture, locate, require_null_sink
+from voicedesk.engine.audio import float_to_pcm16, pcm16_to_float
 
 pytestmark = pytest.mark.audio
 
 
 async def test_streamed_sentences_arrive_at_the_sink_gapless_and_exact():
     sink = require_null_sink()
-    from app.player import AudioPlayer
+    from voicedesk.app.player import AudioPlayer
 
     rng = np.random.default_rng(7)
     # Three "sentences" of noise (noise aligns unambiguously), delivered in jittered pieces like a network.
@@ -56,7 +56,7 @@ async def test_streamed_sentences_arrive_at_the_sink_gapless_and_exact():
 
 async def test_interrupt_silences_within_30_ms_and_nothing_stale_follows():
     sink = require_null_sink()
-    from app.player import AudioPlayer
+    from voicedesk.app.player import AudioPlayer
 
     rng = np.random.default_rng(11)
     signal = rng.uniform(-0.5, 0.5, 24000 * 3).astype(np.float32)

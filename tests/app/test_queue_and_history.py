@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from app.announcements import Announcement, AnnouncementQueue, QueueFull
-from app.announcer import Announcer
-from app.conversation import Turn, TurnKind
-from app.health import HealthRecord, ping_url
-from app.history import MAX_ENTRIES, History, HistoryEntry, load_history, save_history
+from voicedesk.app.announcements import Announcement, AnnouncementQueue, QueueFull
+from voicedesk.app.announcer import Announcer
+from voicedesk.app.conversation import Turn, TurnKind
+from voicedesk.app.health import HealthRecord, ping_url
+from voicedesk.app.history import MAX_ENTRIES, History, HistoryEntry, load_history, save_history
 
 
 def item(text: str) -> Announcement:

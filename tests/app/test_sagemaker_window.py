@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from app.conversation import TurnState
-from app.engines import EngineState
 from tests.app.helpers import until
+from voicedesk.app.conversation import TurnState
+from voicedesk.app.engines import EngineState
 
 ENDPOINT = "voicedesk-app-test"
 REGION = "us-east-1"
@@ -17,12 +17,12 @@ REGION = "us-east-1"
 
 @pytest.fixture
 def stand_in(synthesizer, tmp_path, monkeypatch):
-    from endpoint.runner import ServerThread
-    from endpoint.sagemaker_local.app import StandInConfig
-    from endpoint.sagemaker_local.bridge import ContainerTarget
-    from endpoint.server import create_app
-    from endpoint.settings import ServerSettings
     from tests.remote.conftest import StandInThread
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
+    from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
 
     for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)

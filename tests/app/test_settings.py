@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.settings import AppSettings, VoiceSettings, load_settings, save_settings
+from voicedesk.app.settings import AppSettings, VoiceSettings, load_settings, save_settings
 
 
 def test_round_trip_keeps_every_field(tmp_path):

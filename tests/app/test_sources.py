@@ -13,12 +13,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from app.sources import ChatMessage
-from app.sources.bedrock import BedrockSource
-from app.sources.openai_compat import OpenAICompatibleSource
-from app.sources.scripted import ScriptedSource, tokenize
-from engine.errors import LocalErrorCode, VoicedeskError
 from tests.app.peers import event_stream_message, serve, sse
+from voicedesk.app.sources import ChatMessage
+from voicedesk.app.sources.bedrock import BedrockSource
+from voicedesk.app.sources.openai_compat import OpenAICompatibleSource
+from voicedesk.app.sources.scripted import ScriptedSource, tokenize
+from voicedesk.engine.errors import LocalErrorCode, VoicedeskError
 
 # ---- scripted ---------------------------------------------------------------------------------------
 

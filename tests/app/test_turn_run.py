@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.conversation import Turn, TurnKind
-from app.link import SessionLink
-from app.turn_run import TurnRun
-from engine.recorder import UtteranceRecorder
+from voicedesk.app.conversation import Turn, TurnKind
+from voicedesk.app.link import SessionLink
+from voicedesk.app.turn_run import TurnRun
+from voicedesk.engine.recorder import UtteranceRecorder
 
 
 def make_run() -> TurnRun:
@@ -23,7 +23,7 @@ def pcm(seconds: float) -> bytes:
 
 
 def test_marks_come_from_when_text_was_sent_and_released():
-    from engine.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.chunker import IncrementalSentenceChunker
 
     run = make_run()
     link = run.link

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, SecretConsent, check_url, secret_needs_consent, url_problem
-from engine.errors import VoicedeskError
+from voicedesk.app.urls import (
+    AGENT_SCHEMES,
+    ENGINE_SCHEMES,
+    SecretConsent,
+    check_url,
+    secret_needs_consent,
+    url_problem,
+)
+from voicedesk.engine.errors import VoicedeskError
 
 
 @pytest.mark.parametrize(

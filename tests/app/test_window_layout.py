@@ -11,11 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.phrases import Phrase
-from app.settings import AppSettings, save_settings
-from app.ui.latency_panel import LatencyPanel
-from app.ui.widgets import Segmented
 from tests.app.helpers import until
+from voicedesk.app.phrases import Phrase
+from voicedesk.app.settings import AppSettings, save_settings
+from voicedesk.app.ui.latency_panel import LatencyPanel
+from voicedesk.app.ui.widgets import Segmented
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 LONG_REPLY = (

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from endpoint.runner import ServerThread
-from endpoint.server import create_app
-from endpoint.settings import ServerSettings
-from engine.local import LocalEngine
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.server import create_app
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.local import LocalEngine
 
 TEXT = "Good morning to you. Lights off now."
 """Two chunks: the early first fragment ends at the first period; the second waits for the flush."""

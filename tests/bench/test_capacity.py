@@ -13,12 +13,12 @@ import json
 
 import pytest
 
-from app.bench_lab.capacity import CapacityRamp, capacity_line
-from app.bench_lab.context import LabConfig, LabContext
-from app.bench_lab.lab import run_lab
-from app.cli import main
-from engine.factory import EngineSpec, open_engine
 from tests.bench.conftest import SEED
+from voicedesk.app.bench_lab.capacity import CapacityRamp, capacity_line
+from voicedesk.app.bench_lab.context import LabConfig, LabContext
+from voicedesk.app.bench_lab.lab import run_lab
+from voicedesk.app.cli import main
+from voicedesk.engine.factory import EngineSpec, open_engine
 
 
 def ramp_through(target_s: float, max_sessions: int, p95_at: dict[int, float | None]) -> tuple[list[int], CapacityRamp]:

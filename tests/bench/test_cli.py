@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.bench_lab.main import parse_levels, sentences_of
-from app.bench_lab.transport import http_url_of
-from app.cli import main
-from engine.errors import VoicedeskError
+from voicedesk.app.bench_lab.main import parse_levels, sentences_of
+from voicedesk.app.bench_lab.transport import http_url_of
+from voicedesk.app.cli import main
+from voicedesk.engine.errors import VoicedeskError
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-import engine.metrics
-import engine.timeline
+import voicedesk.engine.metrics
+import voicedesk.engine.timeline
 from tests.support.fake_hf_cache import REPO_ROOT
 
 DOC = REPO_ROOT / "docs" / "bench.md"
@@ -19,15 +19,15 @@ def test_the_stage_and_metric_definitions_are_quoted_verbatim():
     blocks = quoted_blocks()
     stages = next(b for b in blocks if b.startswith("Stages (one mark"))
     metrics = next(b for b in blocks if b.startswith("Level\n"))
-    assert stages in engine.timeline.__doc__
-    assert metrics in engine.metrics.__doc__
+    assert stages in voicedesk.engine.timeline.__doc__
+    assert metrics in voicedesk.engine.metrics.__doc__
     # Every metric section of the docstring is in the quote (none left out).
     for heading in ("First audible sample", "Real-time factor", "Percentiles", "Gaps at seams", "Transport", "Floor"):
         assert heading in metrics
 
 
 def test_every_scenario_and_option_is_documented():
-    from app.bench_lab.cli import ALL, SUBCOMMANDS
+    from voicedesk.app.bench_lab.cli import ALL, SUBCOMMANDS
 
     text = DOC.read_text(encoding="utf-8")
     for name in SUBCOMMANDS:

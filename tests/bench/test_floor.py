@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.bench_lab.floor import BareForward, first_fragment, floor_figures
-from engine.timeline import TimelineBuilder
+from voicedesk.app.bench_lab.floor import BareForward, first_fragment, floor_figures
+from voicedesk.engine.timeline import TimelineBuilder
 
 
 def timeline_with_first_fragment(text: str):  # type: ignore[no-untyped-def]

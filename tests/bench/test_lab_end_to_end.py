@@ -16,17 +16,17 @@ from typing import Any
 
 import pytest
 
-from app.bench_lab.cli import DEFAULT
-from app.bench_lab.context import LabConfig, LabContext
-from app.bench_lab.lab import machine_facts, run_lab
-from app.bench_lab.plot import draw_lab
-from app.bench_lab.report import LAB_SCHEMA, lab_document, scenario
-from app.bench_lab.table import format_lab
-from engine.errors import ErrorCode, VoicedeskError
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from engine.factory import EngineSpec, open_engine
-from engine.timeline import SCHEMA, UtteranceTimeline
 from tests.bench.conftest import SEED, TEXT, local_engine_factory
+from voicedesk.app.bench_lab.cli import DEFAULT
+from voicedesk.app.bench_lab.context import LabConfig, LabContext
+from voicedesk.app.bench_lab.lab import machine_facts, run_lab
+from voicedesk.app.bench_lab.plot import draw_lab
+from voicedesk.app.bench_lab.report import LAB_SCHEMA, lab_document, scenario
+from voicedesk.app.bench_lab.table import format_lab
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.factory import EngineSpec, open_engine
+from voicedesk.engine.timeline import SCHEMA, UtteranceTimeline
 
 pytestmark = pytest.mark.slow
 

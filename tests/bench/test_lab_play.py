@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from app.bench_lab.context import LabConfig, LabContext
-from app.bench_lab.lab import run_lab
-from app.bench_lab.playback import LabPlayer
 from tests.bench.conftest import SEED, local_engine_factory
 from tests.support.audio_capture import require_null_sink
+from voicedesk.app.bench_lab.context import LabConfig, LabContext
+from voicedesk.app.bench_lab.lab import run_lab
+from voicedesk.app.bench_lab.playback import LabPlayer
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 

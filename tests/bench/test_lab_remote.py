@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from endpoint.sagemaker_local.app import StandInConfig
-from endpoint.sagemaker_local.auth import CredentialCheck
-from endpoint.sagemaker_local.bridge import ContainerTarget
-from engine.timeline import UtteranceTimeline
 from tests.bench.conftest import SEED
 from tests.remote.conftest import ENDPOINT, TEST_KEY_ID, TEST_SECRET, StandInThread, aws_env  # noqa: F401
+from voicedesk.app.cli import main
+from voicedesk.endpoint.sagemaker_local.app import StandInConfig
+from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.engine.timeline import UtteranceTimeline
 
 pytestmark = pytest.mark.slow
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from endpoint.runner import ServerThread
-from endpoint.server import create_app
-from endpoint.settings import ServerSettings
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from engine.protocol import BIDI_PATH
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.server import create_app
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.protocol import BIDI_PATH
 
 # Texts the chunker cuts into exactly these sentences (the first needs 3 words, later ones 20 characters).
 THREE_SENTENCES = ("Good morning to you.", "The sun is up today.", "We can go outside now.")

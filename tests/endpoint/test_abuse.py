@@ -10,12 +10,19 @@ import json
 import logging
 import threading
 
-from endpoint.abuse_fuzz import Target, fuzz, speaks
-from endpoint.abuse_load import FloodStats, compute_requests, flood, http_junk, session_cap, times_to_first_audio
-from endpoint.abuse_transport import header_bombs, oversized_frames, slowloris
-from engine.errors import ErrorCode
-from engine.session import SessionLimits
 from tests.endpoint.conftest import GUARD_S, receive_all, receive_until
+from voicedesk.endpoint.abuse_fuzz import Target, fuzz, speaks
+from voicedesk.endpoint.abuse_load import (
+    FloodStats,
+    compute_requests,
+    flood,
+    http_junk,
+    session_cap,
+    times_to_first_audio,
+)
+from voicedesk.endpoint.abuse_transport import header_bombs, oversized_frames, slowloris
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.session import SessionLimits
 
 HEALTHY_TEXT = "Hello there."
 
@@ -50,7 +57,7 @@ async def test_slow_headers_are_cut_off_and_caps_refuse_the_excess(make_server, 
     caplog.set_level(logging.WARNING)
     # Refusals are logged as counts at most once per interval: the count held back comes when the interval is up.
     global_cap_logged = LogSeen("by the connection cap")
-    logging.getLogger("endpoint.transport_guards").addHandler(global_cap_logged)
+    logging.getLogger("voicedesk.endpoint.transport_guards").addHandler(global_cap_logged)
     running = make_server(header_timeout_s=1.0, max_connections=40, max_connections_per_client=20)
     target = _target(running)
 
@@ -68,7 +75,7 @@ async def test_slow_headers_are_cut_off_and_caps_refuse_the_excess(make_server, 
     try:
         assert await asyncio.to_thread(global_cap_logged.seen.wait, GUARD_S)
     finally:
-        logging.getLogger("endpoint.transport_guards").removeHandler(global_cap_logged)
+        logging.getLogger("voicedesk.endpoint.transport_guards").removeHandler(global_cap_logged)
     reasons = " ".join(r.getMessage() for r in caplog.records if "refused new connections" in r.getMessage())
     assert "by the per-client connection cap" in reasons and "by the connection cap" in reasons
     assert await speaks_once(target)

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from app.cli import main
-from endpoint.bench_flow_agents import PAUSE_CASES, Spoken, Transcript, play
+from voicedesk.app.cli import main
+from voicedesk.endpoint.bench_flow_agents import PAUSE_CASES, Spoken, Transcript, play
 
 
 def test_bench_flow_runs_every_scenario_and_writes_json(tmp_path, capsys, monkeypatch):

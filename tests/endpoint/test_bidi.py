@@ -9,7 +9,6 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from engine.protocol import BIDI_PATH, Cancel, Close, Flush, SendText, SynthesizeRequest, encode_command
 from tests.endpoint.conftest import (
     FIVE_SENTENCES,
     THREE_SENTENCES,
@@ -20,6 +19,7 @@ from tests.endpoint.conftest import (
     receive_until_audio,
     wait_for,
 )
+from voicedesk.engine.protocol import BIDI_PATH, Cancel, Close, Flush, SendText, SynthesizeRequest, encode_command
 
 
 @pytest.mark.parametrize("frame_kind", ["text", "binary"])

@@ -11,10 +11,10 @@ import httpx
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from engine.errors import ErrorCode, WeightsMissingError
-from engine.protocol import Cancel, Flush, SendText, SynthesizeRequest, encode_command
-from engine.session_limits import SessionLimits
 from tests.endpoint.conftest import bidi, receive_all, receive_until, wait_for
+from voicedesk.engine.errors import ErrorCode, WeightsMissingError
+from voicedesk.engine.protocol import Cancel, Flush, SendText, SynthesizeRequest, encode_command
+from voicedesk.engine.session_limits import SessionLimits
 
 
 async def _error_for(ws, frame: str | bytes) -> dict:

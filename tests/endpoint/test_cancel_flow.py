@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import pytest
 from websockets.asyncio.client import connect
 
-from endpoint.runner import ServerThread
-from engine.paced_synth import PacedSynthesizer
-from engine.protocol import BIDI_PATH, Cancel, Flush, SendText, SynthesizeRequest, encode_command
-from engine.synthesis import SynthesisResult
 from tests.endpoint.conftest import GUARD_S, bidi, receive_until, wait_for
 from tests.support.fast_synth import start_fast_server
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.engine.paced_synth import PacedSynthesizer
+from voicedesk.engine.protocol import BIDI_PATH, Cancel, Flush, SendText, SynthesizeRequest, encode_command
+from voicedesk.engine.synthesis import SynthesisResult
 
 LONG_SENTENCE = (
     "Yes I see, and this single sentence runs on for a long while without any clause break in it at all so that "

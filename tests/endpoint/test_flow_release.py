@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from endpoint.runner import ServerThread
-from engine.protocol import SendText, encode_command
 from tests.endpoint.conftest import bidi, receive_until
 from tests.support.fast_synth import start_fast_server
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.engine.protocol import SendText, encode_command
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,11 @@ from starlette.requests import Request
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from endpoint.server import may_see_details
-from endpoint.settings import ServerSettings
-from engine.errors import ErrorCode
-from engine.protocol import BIDI_PATH
 from tests.endpoint.conftest import bidi, receive_until
+from voicedesk.endpoint.server import may_see_details
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.protocol import BIDI_PATH
 
 # ---- TLS ------------------------------------------------------------------------------------------
 
@@ -76,7 +76,7 @@ async def test_a_non_ascii_token_matches_as_utf8(make_server):
         latin1 = b"Bearer " + "pässwörd".encode("latin-1")
         assert (await client.get("/v1/audio/voices", headers={"Authorization": latin1})).status_code == 401
     # websockets writes header values as ISO-8859-1: the project's client hands it the UTF-8 bytes that way.
-    from engine.clients.websocket import WebSocketChannel, WebSocketSettings
+    from voicedesk.engine.clients.websocket import WebSocketChannel, WebSocketSettings
 
     channel = await WebSocketChannel.open(
         WebSocketSettings(url=running.ws_url + BIDI_PATH, token=NON_ASCII_TOKEN),
@@ -248,7 +248,7 @@ async def test_repeated_malformed_requests_are_answered_and_logged_once_per_inte
 
 
 def test_log_guard_escapes_arguments_and_counts_what_it_held_back():
-    from endpoint.log_safety import ServerLogGuard
+    from voicedesk.endpoint.log_safety import ServerLogGuard
 
     guard = ServerLogGuard(interval_s=3600)
     first = logging.LogRecord("uvicorn.error", logging.WARNING, __file__, 1, "bad %s", ("a\nb",), None)

@@ -11,9 +11,9 @@ import httpx
 import openai
 import pytest
 
-from engine.audio import streaming_wav_header
-from engine.errors import ErrorCode
 from tests.endpoint.conftest import GUARD_S, TWO_SENTENCES, pcm_seconds
+from voicedesk.engine.audio import streaming_wav_header
+from voicedesk.engine.errors import ErrorCode
 
 
 def _post(server, path: str, body: object) -> httpx.Response:

@@ -15,11 +15,11 @@ import httpx
 import openai
 import pytest
 
-from engine.audio_formats import FORMATS, MIME_TYPES
-from engine.errors import ErrorCode
 from tests.endpoint.conftest import GUARD_S
 from tests.endpoint.test_http import _sse_events
 from tests.support.load import busy_model
+from voicedesk.engine.audio_formats import FORMATS, MIME_TYPES
+from voicedesk.engine.errors import ErrorCode
 
 TEXT = "Hello there."
 DEMUXERS = {"mp3": "mp3", "opus": "ogg", "flac": "flac", "aac": "aac"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from endpoint.memory_trim import _libc_trim, trim_when_idle
-from engine.scheduler import SynthesisScheduler
+from voicedesk.endpoint.memory_trim import _libc_trim, trim_when_idle
+from voicedesk.engine.scheduler import SynthesisScheduler
 
 
 def test_this_platform_has_a_trim():

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
-from endpoint.model_dir import configure_hub_cache, detect_layout, prepare_model_dir
-from engine.errors import WIRE_CODES, WIRE_ERRORS, LocalErrorCode
-from engine.weights import cached_file
+from voicedesk.endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
+from voicedesk.endpoint.model_dir import configure_hub_cache, detect_layout, prepare_model_dir
+from voicedesk.engine.errors import WIRE_CODES, WIRE_ERRORS, LocalErrorCode
+from voicedesk.engine.weights import cached_file
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "packaging" / "Dockerfile"
@@ -82,7 +82,7 @@ def test_the_image_cuda_matches_torch_and_the_host_ami_deploy_selects():
 def test_serve_script_is_executable_and_runs_the_endpoint():
     script = REPO / "packaging" / "serve"
     assert script.stat().st_mode & 0o111
-    assert "exec python -m endpoint.serve_cli" in script.read_text()
+    assert "exec python -m voicedesk.endpoint.serve_cli" in script.read_text()
     result = subprocess.run(
         [str(script), "--help"],
         capture_output=True,
@@ -115,8 +115,8 @@ def _run_serve(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPr
 def test_serve_passes_the_session_cap_sagemaker_cannot_pass_as_an_argument(tmp_path):
     _stub(tmp_path, "python", 'echo "python $*"')
     result = _run_serve(tmp_path, "--verbose", VOICEDESK_MAX_SESSIONS="6")
-    assert result.stdout.strip() == "python -m endpoint.serve_cli --max-sessions 6 --verbose"
-    assert _run_serve(tmp_path, "--verbose").stdout.strip() == "python -m endpoint.serve_cli --verbose"
+    assert result.stdout.strip() == "python -m voicedesk.endpoint.serve_cli --max-sessions 6 --verbose"
+    assert _run_serve(tmp_path, "--verbose").stdout.strip() == "python -m voicedesk.endpoint.serve_cli --verbose"
 
 
 @pytest.mark.parametrize(("driver", "warned"), [("550.144.01", True), ("580.95.05", False), ("590.10", False)])
@@ -124,7 +124,7 @@ def test_serve_names_the_ami_when_the_driver_is_too_old_for_cuda_13(tmp_path, dr
     _stub(tmp_path, "python", 'echo "python $*"')
     _stub(tmp_path, "nvidia-smi", f'echo "{driver}"')
     result = _run_serve(tmp_path)
-    assert result.returncode == 0 and result.stdout.strip() == "python -m endpoint.serve_cli"
+    assert result.returncode == 0 and result.stdout.strip() == "python -m voicedesk.endpoint.serve_cli"
     assert ("al2023-ami-sagemaker-inference-gpu-4-1" in result.stderr) is warned, result.stderr
 
 

@@ -14,10 +14,10 @@ import pytest
 import trustme
 from cryptography.hazmat.primitives import serialization
 
-from endpoint.deploy_plan import DeploySettings, plan_deploy
-from endpoint.hosting import PLATFORM_ENV, is_loopback, sagemaker_marker
-from endpoint.serve_cli import exposure_warnings
-from endpoint.serve_options import (
+from voicedesk.endpoint.deploy_plan import DeploySettings, plan_deploy
+from voicedesk.endpoint.hosting import PLATFORM_ENV, is_loopback, sagemaker_marker
+from voicedesk.endpoint.serve_cli import exposure_warnings
+from voicedesk.endpoint.serve_options import (
     TOKEN_ENV,
     add_serve_arguments,
     check_tls,
@@ -25,7 +25,7 @@ from endpoint.serve_options import (
     duration_s,
     settings_from_args,
 )
-from engine.errors import UsageError
+from voicedesk.engine.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -281,7 +281,7 @@ def test_no_exposure_warning_on_loopback_or_behind_sagemaker():
 def _serve(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != TOKEN_ENV} | (env or {})
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", "serve", *argv],
+        [sys.executable, "-m", "voicedesk.app.cli", "serve", *argv],
         cwd=REPO,
         env=environment,
         capture_output=True,
@@ -302,7 +302,7 @@ def test_serve_refuses_a_missing_token_file_and_a_half_tls_pair_before_loading_a
 
 def test_container_serve_says_what_is_wrong_with_its_options(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "endpoint.serve_cli", "--token-file", str(tmp_path)],
+        [sys.executable, "-m", "voicedesk.endpoint.serve_cli", "--token-file", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,

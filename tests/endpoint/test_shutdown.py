@@ -3,7 +3,8 @@ the sentence it is on, answers what is pending, says ``closed`` ("server shuttin
 ends cleanly; a client that stopped reading does not hold the process; and it exits within its budget
 (``shutdown_grace_s`` + uvicorn's 4 s, below SageMaker's 30 s).
 
-The paced stand-in (``python -m endpoint.bench_serve``) runs the real endpoint code with a synthesizer slow enough
+The paced stand-in (``python -m voicedesk.endpoint.bench_serve``) runs the real endpoint code with a synthesizer slow
+enough
 that a sentence is still being made when the signal comes (and slower than uvicorn's own 4 s grace); one more
 test runs ``voicedesk serve`` with the real random-weight Kokoro.
 """
@@ -21,13 +22,13 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from endpoint.runner import UVICORN_GRACE_S
-from engine.paced_synth import paced_duration_s
-from engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
 from tests.endpoint.conftest import pcm_seconds, receive_all, receive_until_audio
 from tests.endpoint.test_serve import REPO, _env, _stop, _wait_until_ready
 from tests.support.fast_synth import small_receive_buffer_socket
 from tests.support.net import free_port
+from voicedesk.endpoint.runner import UVICORN_GRACE_S
+from voicedesk.engine.paced_synth import paced_duration_s
+from voicedesk.engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
 
 GRACE_S = 10.0
 EXIT_MARGIN_S = 10.0
@@ -39,7 +40,7 @@ def _start_paced(hf_home, port: int, realtime_factor: float) -> subprocess.Popen
     command = [
         sys.executable,
         "-m",
-        "endpoint.bench_serve",
+        "voicedesk.endpoint.bench_serve",
         "--port",
         str(port),
         "--realtime-factor",
@@ -164,7 +165,18 @@ def test_sigterm_winds_down_sessions_and_http_streams_within_the_budget(hf_home)
 def test_voicedesk_serve_with_kokoro_winds_down_a_session_and_an_http_stream(hf_home):
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--device", "cpu", "--shutdown-grace", "20"],
+        [
+            sys.executable,
+            "-m",
+            "voicedesk.app.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--device",
+            "cpu",
+            "--shutdown-grace",
+            "20",
+        ],
         cwd=REPO,
         env=_env(hf_home),
         stdout=subprocess.PIPE,

@@ -20,10 +20,6 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from endpoint.runner import ServerThread
-from engine.paced_synth import paced_duration_s
-from engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
-from engine.session import SessionLimits
 from tests.endpoint.conftest import GUARD_S, pcm_seconds, receive_until, wait_for
 from tests.support.fast_synth import (
     SessionState,
@@ -32,6 +28,10 @@ from tests.support.fast_synth import (
     small_receive_buffer_socket,
     start_fast_server,
 )
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.engine.paced_synth import paced_duration_s
+from voicedesk.engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
+from voicedesk.engine.session import SessionLimits
 
 SENTENCE = "This is one more sentence of a long reply that goes on and on."
 LONG_REPLY = " ".join([SENTENCE] * 120)
@@ -87,7 +87,7 @@ def server_write_buffer(server: ServerThread) -> int:
 
 
 async def test_a_websocket_client_that_stops_reading_is_dropped_with_bounded_memory(fast_server, caplog):
-    caplog.set_level(logging.INFO, logger="endpoint.transport_guards")
+    caplog.set_level(logging.INFO, logger="voicedesk.endpoint.transport_guards")
     async with stalled_client(fast_server) as ws:
         await ws.send(encode_command(SendText(LONG_REPLY)))
         await ws.send(encode_command(Flush("all of it")))
@@ -165,7 +165,7 @@ async def test_sixteen_stalled_clients_beside_a_healthy_one(fast_server):
 
 
 async def test_an_http_stream_that_is_not_read_stops_synthesis_then_is_aborted(fast_server, caplog):
-    caplog.set_level(logging.INFO, logger="endpoint.transport_guards")
+    caplog.set_level(logging.INFO, logger="voicedesk.endpoint.transport_guards")
     tiny_window = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)]
     transport = httpx.AsyncHTTPTransport(socket_options=tiny_window)
     async with httpx.AsyncClient(transport=transport, base_url=fast_server.http_url, timeout=GUARD_S) as client:

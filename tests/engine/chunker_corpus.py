@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.chunker import IncrementalSentenceChunker
 
 
 def chunk_all(text: str, pieces: list[str] | None = None, **options: object) -> list[str]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soxr
 
-from engine.audio_formats import (
+from voicedesk.engine.audio_formats import (
     FORMATS,
     MIME_TYPES,
     SAMPLE_RATES,
@@ -23,8 +23,8 @@ from engine.audio_formats import (
     streaming_wav_header,
     whole_wav,
 )
-from engine.audio_formats_bench import speech_like
-from engine.events import SAMPLE_RATE
+from voicedesk.engine.audio_formats_bench import speech_like
+from voicedesk.engine.events import SAMPLE_RATE
 
 SECONDS = 1.5
 PCM = speech_like(SECONDS)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from app.cli import main
-from engine.bench_engine import format_report, run_engine_bench
+from voicedesk.app.cli import main
+from voicedesk.engine.bench_engine import format_report, run_engine_bench
 
 
 @pytest.mark.slow

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunker import IncrementalSentenceChunker, estimate_phonemes
-from engine.chunker_rules import period_ends_sentence, run_ends_sentence
 from tests.engine.chunker_corpus import CASES, LONG_SENTENCE, chunk_all
+from voicedesk.engine.chunker import IncrementalSentenceChunker, estimate_phonemes
+from voicedesk.engine.chunker_rules import period_ends_sentence, run_ends_sentence
 
 
 @pytest.mark.parametrize(("text", "options", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -108,7 +108,7 @@ def test_bad_options_are_refused_with_a_clear_message(options: dict) -> None:
 
 
 def test_the_session_state_machine_can_drive_it() -> None:
-    from engine.session import SessionCore
+    from voicedesk.engine.session import SessionCore
 
     core = SessionCore(chunker=IncrementalSentenceChunker())
     assert core.send_text("Hello there, my good friend. How are", 0.0) == []

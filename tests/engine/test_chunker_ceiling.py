@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunker import estimate_phonemes
 from tests.engine.chunker_corpus import LONG_SENTENCE, LONG_TEXTS, REALISTIC, chunk_all
+from voicedesk.engine.chunker import estimate_phonemes
 
 
 def test_a_long_sentence_is_cut_at_clause_boundaries_under_the_limit() -> None:

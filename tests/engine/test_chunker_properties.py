@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.chunker import IncrementalSentenceChunker, estimate_phonemes
-from engine.chunker_rules import NEWLINES
 from tests.engine.chunker_corpus import LONG_TEXTS, REALISTIC, chunk_all, split_at
+from voicedesk.engine.chunker import IncrementalSentenceChunker, estimate_phonemes
+from voicedesk.engine.chunker_rules import NEWLINES
 
 # ---- fragmentation invariance (property tests) ----------------------------------------------------------
 

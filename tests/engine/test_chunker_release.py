@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
-from engine.chunker_phrases import FirstCutPlanner, opening_tier, phrase_word
-from engine.chunker_rules import run_ends_unless_lower
 from tests.engine.chunker_corpus import LATER
+from voicedesk.engine.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
+from voicedesk.engine.chunker_phrases import FirstCutPlanner, opening_tier, phrase_word
+from voicedesk.engine.chunker_rules import run_ends_unless_lower
 
 # ---- held: the texts, left by an agent that went quiet without flush ------------------------------
 

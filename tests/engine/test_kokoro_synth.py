@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine.errors import VoicedeskError, VoiceError
-from engine.events import SAMPLE_RATE, WordTiming
-from engine.kokoro_synth import KokoroSynthesizer, make_monotonic, select_device, word_timings
-from engine.voices import KNOWN_VOICES
-from engine.weights import cached_file, voice_file_name
 from tests.support.fake_hf_cache import FAKE_VOICES, PINNED_FRAMES, SAMPLES_PER_FRAME, random_voice_pack
+from voicedesk.engine.errors import VoicedeskError, VoiceError
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.kokoro_synth import KokoroSynthesizer, make_monotonic, select_device, word_timings
+from voicedesk.engine.voices import KNOWN_VOICES
+from voicedesk.engine.weights import cached_file, voice_file_name
 
 TOKEN_SAMPLES = PINNED_FRAMES * SAMPLES_PER_FRAME
 

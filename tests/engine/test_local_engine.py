@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from engine.chunker import IncrementalSentenceChunker
-from engine.errors import VoiceError
-from engine.events import (
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.errors import VoiceError
+from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
     Audio,
@@ -22,7 +22,7 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.local import LocalEngine
+from voicedesk.engine.local import LocalEngine
 
 EVENT_WAIT_S = 180.0
 """A guard against hanging forever on a busy 2-core machine, not a speed requirement."""

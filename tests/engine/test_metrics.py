@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.audio import float_to_pcm16
-from engine.metrics import (
+from voicedesk.engine.audio import float_to_pcm16
+from voicedesk.engine.metrics import (
     OnsetDetector,
     as_float_audio,
     audible_time_s,

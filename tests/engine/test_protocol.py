@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from engine.errors import WIRE_CODES, ErrorCode, LocalErrorCode
-from engine.events import (
+from voicedesk.engine.errors import WIRE_CODES, ErrorCode, LocalErrorCode
+from voicedesk.engine.events import (
     Audio,
     Cancelled,
     Closed,
@@ -19,7 +19,7 @@ from engine.events import (
     SentenceStarted,
     WordTiming,
 )
-from engine.protocol import (
+from voicedesk.engine.protocol import (
     Cancel,
     ClientProtocol,
     Close,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.audio import float_to_pcm16
-from engine.chunker import IncrementalSentenceChunker
-from engine.events import (
+from voicedesk.engine.audio import float_to_pcm16
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.events import (
     SAMPLE_RATE,
     Audio,
     Closed,
@@ -17,8 +17,8 @@ from engine.events import (
     SentenceFinished,
     SentenceStarted,
 )
-from engine.recorder import Leg, MirrorChunker, ReleasedChunk, UtteranceRecorder, underrun_row
-from engine.timeline import UtteranceTimeline
+from voicedesk.engine.recorder import Leg, MirrorChunker, ReleasedChunk, UtteranceRecorder, underrun_row
+from voicedesk.engine.timeline import UtteranceTimeline
 
 
 def pcm(silence_s: float = 0.0, loud_s: float = 0.0, trailing_silence_s: float = 0.0) -> bytes:

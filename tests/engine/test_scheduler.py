@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from engine.scheduler import DeadlineQueue, SchedulerClosed, SynthesisScheduler
+from voicedesk.engine.scheduler import DeadlineQueue, SchedulerClosed, SynthesisScheduler
 
 
 def test_first_sentences_go_before_any_deadline_then_earliest_deadline_first():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.events import SAMPLE_RATE, WordTiming
-from engine.seams import (
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.seams import (
     CLAUSE_PAUSE_S,
     FADE_S,
     LEAD_IN_S,

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunker_phonemes import estimate_phonemes
-from engine.sentence_split import split_at_clause
-from engine.session_driver import FIRST_FRAGMENT_PHONEMES, MIN_SPLIT_PHONEMES, SPLIT_ABOVE_PHONEMES, split_threshold
+from voicedesk.engine.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.sentence_split import split_at_clause
+from voicedesk.engine.session_driver import (
+    FIRST_FRAGMENT_PHONEMES,
+    MIN_SPLIT_PHONEMES,
+    SPLIT_ABOVE_PHONEMES,
+    split_threshold,
+)
 
 LONG = (
     "When the storm finally passed over the valley late in the evening, the farmers walked out to their "

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunker import IncrementalSentenceChunker
-from engine.errors import ErrorCode
-from engine.events import (
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.events import (
     Audio,
     Cancelled,
     Closed,
@@ -21,7 +21,7 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.session import SHUTDOWN_REASON, SessionCore, SessionLimits
+from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SessionLimits
 
 PCM_100MS = b"\x00\x00" * 2400
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.timeline import (
+from voicedesk.engine.timeline import (
     CSV_COLUMNS,
     SCHEMA,
     STAGES,

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine import weights
-from engine.errors import VoicedeskError, VoiceError, WeightsMissingError
-from engine.model_import import import_dir
 from tests.support.fake_hf_cache import FAKE_VOICES, REPO_ROOT, random_voice_pack, snapshot_path
+from voicedesk.engine import weights
+from voicedesk.engine.errors import VoicedeskError, VoiceError, WeightsMissingError
+from voicedesk.engine.model_import import import_dir
 
 
 def run_python(code: str, env_overrides: dict[str, str | None], timeout: float = 120) -> subprocess.CompletedProcess:
@@ -57,8 +57,8 @@ LOAD_WITH_NETWORK_GUARD = """
         raise OSError("network use in a test")
     socket.socket.connect = refuse
     socket.create_connection = refuse
-    from engine.errors import WeightsMissingError
-    from engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.errors import WeightsMissingError
+    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
     try:
         KokoroSynthesizer.load(device="cpu")
     except WeightsMissingError as exc:
@@ -103,7 +103,7 @@ def test_an_empty_cache_reports_both_model_files(tmp_path):
 
 
 def test_missing_spacy_pipeline_stops_loading_before_misaki_downloads(synthesizer, monkeypatch):
-    from engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
     assert weights.require_spacy_model().name == "en_core_web_sm"
     monkeypatch.setattr(weights, "spacy_model_location", lambda: None)
@@ -328,7 +328,7 @@ def test_imported_model_loads_and_speaks_in_a_fresh_process(hf_home, tmp_path):
         """
         import json, torch
         torch.set_num_threads(2)
-        from engine.kokoro_synth import KokoroSynthesizer
+        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
         synth = KokoroSynthesizer.load(device="cpu", warm_up=False)
         result = synth.synthesize("Hi.", "af_heart", 1.0)
         print(json.dumps({"samples": len(result.audio), "voices": synth.list_voices()}))

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from endpoint.runner import ServerThread
-from endpoint.sagemaker_local.app import StandInConfig
-from endpoint.sagemaker_local.auth import CredentialCheck
-from endpoint.sagemaker_local.bridge import ContainerTarget
-from endpoint.sagemaker_local.server import StandInServer
-from endpoint.server import create_app
-from endpoint.settings import ServerSettings
-from engine.events import Audio, Closed, Event, Flushed
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.sagemaker_local.app import StandInConfig
+from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.endpoint.sagemaker_local.server import StandInServer
+from voicedesk.endpoint.server import create_app
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.events import Audio, Closed, Event, Flushed
 
 GUARD_S = 60.0
 """Upper bound on any wait, so a broken peer fails a test instead of hanging it (not a timing check)."""

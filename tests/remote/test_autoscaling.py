@@ -10,13 +10,13 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from app.cli import main
-from endpoint.deploy import DeploySettings, plan_deploy
-from endpoint.deploy_scaling import ScalingSettings, check_scaling
-from engine.errors import VoicedeskError
 from tests.remote import moto_sagemaker
 from tests.remote.conftest import REGION
 from tests.remote.moto_sagemaker import FAIL_UPDATE_ENV, IMAGE, ROLE, deploy_args, moto_endpoint
+from voicedesk.app.cli import main
+from voicedesk.endpoint.deploy import DeploySettings, plan_deploy
+from voicedesk.endpoint.deploy_scaling import ScalingSettings, check_scaling
+from voicedesk.engine.errors import VoicedeskError
 
 moto_url, aws = moto_sagemaker.moto_url, moto_sagemaker.aws  # fixtures
 

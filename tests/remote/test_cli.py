@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from endpoint.runner import ServerThread
 from tests.remote.conftest import ENDPOINT, GUARD_S, REGION
 from tests.support.net import free_port
+from voicedesk.app.cli import main
+from voicedesk.endpoint.runner import ServerThread
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def voicedesk(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "voicedesk.app.cli", *args],
         cwd=REPO,
         env=env or dict(os.environ),
         capture_output=True,
@@ -70,7 +70,8 @@ def test_print_env(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 def test_sagemaker_local_then_say_with_the_printed_environment(container: ServerThread, tmp_path: Path) -> None:
     port = free_port()
     stand_in = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "sagemaker-local", "--container", container.http_url, "--port", str(port),
+        [sys.executable, "-m", "voicedesk.app.cli", "sagemaker-local", "--container", container.http_url,
+         "--port", str(port),
          "--endpoint-name", ENDPOINT, "--state-dir", str(tmp_path / "state"), "--region", REGION],
         cwd=REPO,
         stdout=subprocess.PIPE,

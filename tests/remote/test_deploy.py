@@ -9,11 +9,11 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from app.cli import main
-from endpoint.deploy import Deployer, DeploySettings, plan_deploy, resource_name
 from tests.remote import moto_sagemaker
 from tests.remote.conftest import REGION
 from tests.remote.moto_sagemaker import IMAGE, ROLE, deploy_args, moto_endpoint
+from voicedesk.app.cli import main
+from voicedesk.endpoint.deploy import Deployer, DeploySettings, plan_deploy, resource_name
 
 moto_url, aws = moto_sagemaker.moto_url, moto_sagemaker.aws  # fixtures
 
@@ -151,7 +151,7 @@ def test_a_rejected_deploy_leaves_nothing_behind(aws: boto3.Session, capsys) -> 
 
 
 def test_deploys_in_the_same_second_get_distinct_names() -> None:
-    from endpoint.deploy import new_stamp
+    from voicedesk.endpoint.deploy import new_stamp
 
     assert new_stamp(1_764_000_000.100) != new_stamp(1_764_000_000.900)
     assert new_stamp(1_764_000_000.100) == "20251124-160000-100"

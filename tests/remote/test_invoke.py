@@ -6,12 +6,12 @@ import base64
 
 import pytest
 
-from endpoint.runner import ServerThread
-from engine.clients.invoke import SseEvent, SseSplitter, WholeRequestClient, pcm_from_wav
-from engine.errors import ErrorCode, VoicedeskError
-from engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from engine.factory import EngineSpec
 from tests.remote.conftest import ENDPOINT, REGION, StandInThread, abort_connections
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.engine.clients.invoke import SseEvent, SseSplitter, WholeRequestClient, pcm_from_wav
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.factory import EngineSpec
 
 
 def client_for(stand_in: StandInThread, name: str = ENDPOINT) -> WholeRequestClient:

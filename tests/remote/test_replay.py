@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.clients.replay import EventRelay, ReplayLog, merged, settings_of
-from engine.events import (
+from voicedesk.engine.clients.replay import EventRelay, ReplayLog, merged, settings_of
+from voicedesk.engine.events import (
     Audio,
     Cancelled,
     Closed,
@@ -19,7 +19,7 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.protocol import Cancel, Close, Configure, Flush, SendText
+from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText
 
 VOICE = settings_of(SessionConfig("af_heart", 1.0))
 PCM = b"\x01\x00" * 2400  # 0.1 s

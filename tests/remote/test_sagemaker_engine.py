@@ -13,21 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from endpoint.runner import ServerThread
-from endpoint.sagemaker_local.auth import CredentialCheck
-from engine.clients.sagemaker import SageMakerEngine, SageMakerSettings
-from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
-from engine.events import (
-    BYTES_PER_SAMPLE,
-    SAMPLE_RATE,
-    Audio,
-    Cancelled,
-    Closed,
-    Error,
-    SentenceFinished,
-    SentenceStarted,
-)
-from engine.factory import EngineSpec, open_engine, parse_engine_args
 from tests.remote.conftest import (
     ENDPOINT,
     REGION,
@@ -40,6 +25,21 @@ from tests.remote.conftest import (
     is_flushed,
 )
 from tests.support.net import free_port
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+from voicedesk.engine.clients.sagemaker import SageMakerEngine, SageMakerSettings
+from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
+from voicedesk.engine.events import (
+    BYTES_PER_SAMPLE,
+    SAMPLE_RATE,
+    Audio,
+    Cancelled,
+    Closed,
+    Error,
+    SentenceFinished,
+    SentenceStarted,
+)
+from voicedesk.engine.factory import EngineSpec, open_engine, parse_engine_args
 
 
 def spec_for(stand_in: StandInThread, name: str = ENDPOINT, **fields: object) -> EngineSpec:
@@ -267,8 +267,8 @@ def test_which_stream_errors_a_new_stream_can_fix() -> None:
     a container's error or a refused request is not (the session ends and the app can fail over)."""
     from aws_sdk_sagemaker_runtime_http2.models import InternalStreamFailure, ModelError, ModelStreamError
 
-    from engine.clients.resuming import StreamInterrupted
-    from engine.clients.sagemaker import SageMakerChannel
+    from voicedesk.engine.clients.resuming import StreamInterrupted
+    from voicedesk.engine.clients.sagemaker import SageMakerChannel
 
     channel = SageMakerChannel(None, None, SageMakerSettings(ENDPOINT, REGION))
     resumable = [

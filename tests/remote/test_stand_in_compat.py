@@ -33,16 +33,16 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from smithy_aws_event_stream.events import Event
 
-from app.cli import main
-from endpoint.runner import ServerThread
-from endpoint.sagemaker_local.auth import CredentialCheck
-from endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
-from engine.clients.http2 import CRTClient
-from engine.clients.invoke import WholeRequestClient
-from engine.clients.sagemaker import SageMakerEngine
-from engine.errors import ErrorCode, VoicedeskError
-from engine.factory import EngineSpec
 from tests.remote.conftest import ENDPOINT, GUARD_S, REGION, TEST_KEY_ID, TEST_SECRET, StandInThread
+from voicedesk.app.cli import main
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+from voicedesk.endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
+from voicedesk.engine.clients.http2 import CRTClient
+from voicedesk.engine.clients.invoke import WholeRequestClient
+from voicedesk.engine.clients.sagemaker import SageMakerEngine
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.factory import EngineSpec
 
 
 @asynccontextmanager

@@ -18,11 +18,17 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from smithy_aws_event_stream.events import EventMessage
 
-from endpoint.sagemaker_local.auth import BAD_SIGNATURE, EXPIRED_TOKEN, MISSING_TOKEN, UNKNOWN_KEY, CredentialCheck
-from endpoint.sagemaker_local.bridge import ContainerTarget
-from endpoint.sagemaker_local.server import prepare_tls
-from endpoint.sagemaker_local.stream_bridge import split_payload
-from endpoint.sagemaker_local.wire import (
+from voicedesk.endpoint.sagemaker_local.auth import (
+    BAD_SIGNATURE,
+    EXPIRED_TOKEN,
+    MISSING_TOKEN,
+    UNKNOWN_KEY,
+    CredentialCheck,
+)
+from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.endpoint.sagemaker_local.server import prepare_tls
+from voicedesk.endpoint.sagemaker_local.stream_bridge import split_payload
+from voicedesk.endpoint.sagemaker_local.wire import (
     MAX_MESSAGE_BYTES,
     EndOfInput,
     FrameSplitter,
@@ -32,8 +38,8 @@ from endpoint.sagemaker_local.wire import (
     encode_request_part,
     open_envelope,
 )
-from engine.clients.errors import EndpointContext, from_sagemaker_sdk, from_transport
-from engine.errors import LocalErrorCode
+from voicedesk.engine.clients.errors import EndpointContext, from_sagemaker_sdk, from_transport
+from voicedesk.engine.errors import LocalErrorCode
 
 
 def envelope(inner: bytes) -> bytes:

@@ -10,14 +10,6 @@ from collections.abc import Callable
 
 import pytest
 
-from endpoint.runner import ServerThread
-from endpoint.sagemaker_local.bridge import ContainerTarget
-from engine.clients.resuming import ResumingSession
-from engine.clients.sagemaker import SageMakerEngine
-from engine.clients.websocket import WebSocketEngine, WebSocketSettings
-from engine.errors import LocalErrorCode
-from engine.events import Audio, Closed, Error, Event, Flushed, SentenceFinished, SentenceStarted
-from engine.factory import EngineSpec
 from tests.remote.conftest import (
     ENDPOINT,
     GUARD_S,
@@ -29,6 +21,14 @@ from tests.remote.conftest import (
     is_closed,
     is_flushed,
 )
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.engine.clients.resuming import ResumingSession
+from voicedesk.engine.clients.sagemaker import SageMakerEngine
+from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings
+from voicedesk.engine.errors import LocalErrorCode
+from voicedesk.engine.events import Audio, Closed, Error, Event, Flushed, SentenceFinished, SentenceStarted
+from voicedesk.engine.factory import EngineSpec
 
 TEXT = "The sun is up over the hill. Birds are singing in the trees. We walk down to the lake."
 SHORT_TEXT = "The sun is up over the hill. Birds are singing in the trees."

@@ -6,10 +6,19 @@ import asyncio
 
 import pytest
 
-from endpoint.runner import ServerThread
-from engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
-from engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
-from engine.events import (
+from tests.remote.conftest import (
+    GUARD_S,
+    FreezableProxy,
+    abort_connections,
+    collect_until,
+    is_closed,
+    is_flushed,
+)
+from tests.support.net import free_port
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
+from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
+from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
     Audio,
@@ -20,16 +29,7 @@ from engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from engine.factory import EngineSpec, open_engine, parse_engine_args
-from tests.remote.conftest import (
-    GUARD_S,
-    FreezableProxy,
-    abort_connections,
-    collect_until,
-    is_closed,
-    is_flushed,
-)
-from tests.support.net import free_port
+from voicedesk.engine.factory import EngineSpec, open_engine, parse_engine_args
 
 THREE_SENTENCES = "The sun is up over the hill. Birds are singing now. We walk to the lake."
 

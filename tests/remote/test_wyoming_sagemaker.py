@@ -10,14 +10,14 @@ import pytest
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice
 
-from app.cli import build_parser
-from endpoint.wyoming.cli import plan_from_args, start_service
-from endpoint.wyoming.server import WyomingTtsServer
 from tests.endpoint.wyoming.conftest import client_of, kinds, read_until
 from tests.remote.conftest import StandInThread
 from tests.remote.test_sagemaker_engine import spec_for
 from tests.support.fake_hf_cache import FAKE_VOICES
 from tests.support.net import free_port
+from voicedesk.app.cli import build_parser
+from voicedesk.endpoint.wyoming.cli import plan_from_args, start_service
+from voicedesk.endpoint.wyoming.server import WyomingTtsServer
 
 
 @pytest.mark.slow

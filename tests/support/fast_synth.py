@@ -11,10 +11,10 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
-from endpoint.runner import ServerThread
-from endpoint.server import create_app
-from endpoint.settings import ServerSettings
-from engine.paced_synth import PacedSynthesizer
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.server import create_app
+from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.paced_synth import PacedSynthesizer
 
 FAST_FACTOR = 50.0
 """Seconds of audio per second of compute: roughly Kokoro on a data-centre GPU."""

@@ -11,9 +11,9 @@ import contextlib
 import time
 from collections.abc import Iterator
 
-from endpoint.runner import ServerThread
-from endpoint.runtime import Lease
-from engine.local import LocalSession
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.runtime import Lease
+from voicedesk.engine.local import LocalSession
 
 LOAD_TEXT = "We go now. The cat sat on a mat. The dog ran off fast. The bird flew up high. The end is near us."
 GUARD_S = 120.0

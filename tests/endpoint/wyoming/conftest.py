@@ -11,13 +11,13 @@ from wyoming.client import AsyncTcpClient
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event as WyomingEvent
 
-from endpoint.wyoming.catalog import VoiceCatalog, probe_voices
-from endpoint.wyoming.info import build_info
-from endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
-from engine.api import Engine
-from engine.local import LocalEngine
 from tests.support.fake_hf_cache import FAKE_VOICES
 from tests.support.net import free_port
+from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, probe_voices
+from voicedesk.endpoint.wyoming.info import build_info
+from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
+from voicedesk.engine.api import Engine
+from voicedesk.engine.local import LocalEngine
 
 GUARD_S = 180.0
 """Upper bound on any single wait, so a broken server fails a test instead of hanging it (not a timing check)."""

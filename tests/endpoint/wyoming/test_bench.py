@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endpoint.wyoming.bench import Measurement, ServerRun, report, word_pieces
+from voicedesk.endpoint.wyoming.bench import Measurement, ServerRun, report, word_pieces
 
 
 def test_text_is_streamed_in_word_pieces_that_add_up_to_it() -> None:

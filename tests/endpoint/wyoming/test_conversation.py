@@ -18,11 +18,11 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from endpoint.wyoming.catalog import VoiceCatalog
-from endpoint.wyoming.conversation import Action, Hangup, Reply, TtsConversation
-from endpoint.wyoming.info import PROGRAM_NAME, build_info
-from engine.events import Audio, Closed, Error, Flushed, SentenceFinished, SentenceStarted
-from engine.protocol import Configure, Flush, SendText
+from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
+from voicedesk.endpoint.wyoming.conversation import Action, Hangup, Reply, TtsConversation
+from voicedesk.endpoint.wyoming.info import PROGRAM_NAME, build_info
+from voicedesk.engine.events import Audio, Closed, Error, Flushed, SentenceFinished, SentenceStarted
+from voicedesk.engine.protocol import Configure, Flush, SendText
 
 CATALOG = VoiceCatalog.build(["af_heart", "am_adam", "bf_emma"], "af_heart")
 CHUNK = 4  # samples per audio-chunk, small so splitting shows

@@ -6,8 +6,8 @@ import argparse
 
 from wyoming.tts import SynthesizeStopped
 
-from app.cli import build_parser
 from tests.support.fake_hf_cache import REPO_ROOT
+from voicedesk.app.cli import build_parser
 
 DOC = REPO_ROOT / "docs" / "wyoming.md"
 SERVED_EVENTS = (

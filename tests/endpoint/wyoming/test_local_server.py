@@ -12,10 +12,6 @@ from wyoming.error import Error as WyomingError
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice
 
-from endpoint.wyoming.server import TtsConnection, WyomingTtsServer
-from engine.chunker import IncrementalSentenceChunker
-from engine.events import SAMPLE_RATE
-from engine.local import LocalEngine, LocalSession
 from tests.endpoint.wyoming.conftest import (
     GUARD_S,
     client_of,
@@ -25,6 +21,10 @@ from tests.endpoint.wyoming.conftest import (
     running_wyoming,
     wait_for,
 )
+from voicedesk.endpoint.wyoming.server import TtsConnection, WyomingTtsServer
+from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.local import LocalEngine, LocalSession
 
 pytestmark = pytest.mark.slow
 

@@ -14,15 +14,15 @@ from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, Synthesize
 from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from app.cli import build_parser
-from endpoint.runner import ServerThread
-from endpoint.wyoming.cli import RunningService, plan_from_args, start_service
-from endpoint.wyoming.discovery import SERVICE_TYPE
-from endpoint.wyoming.server import WyomingTtsServer
-from engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
-from engine.factory import EngineSpec
 from tests.endpoint.wyoming.conftest import GUARD_S, client_of, kinds, read_until, running_wyoming, wait_for
 from tests.support.net import free_port
+from voicedesk.app.cli import build_parser
+from voicedesk.endpoint.runner import ServerThread
+from voicedesk.endpoint.wyoming.cli import RunningService, plan_from_args, start_service
+from voicedesk.endpoint.wyoming.discovery import SERVICE_TYPE
+from voicedesk.endpoint.wyoming.server import WyomingTtsServer
+from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
+from voicedesk.engine.factory import EngineSpec
 
 pytestmark = pytest.mark.slow
 
