@@ -62,3 +62,16 @@ def synthesizer(hf_home: Path) -> Iterator[object]:
     from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
     yield KokoroSynthesizer.load(device=TEST_DEVICE)
+
+
+# Suite-wide fixtures from the support modules (after the environment above: they import the endpoint): the one
+# shared endpoint server, and the SageMaker stand-in with its AWS environment.
+from tests.support.endpoint import make_server, server  # noqa: E402, F401
+from tests.support.stand_in import (  # noqa: E402, F401
+    aws_env,
+    container,
+    make_container,
+    make_stand_in,
+    stand_in,
+    stand_in_state,
+)

@@ -17,7 +17,7 @@ REGION = "us-east-1"
 
 @pytest.fixture
 def stand_in(synthesizer, tmp_path, monkeypatch):
-    from tests.remote.conftest import StandInThread
+    from tests.support.stand_in import StandInThread
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.sagemaker_local.app import StandInConfig
     from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget

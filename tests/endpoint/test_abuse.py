@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 
-from tests.endpoint.conftest import GUARD_S, receive_all, receive_until
+from tests.support.endpoint import GUARD_S, receive_all, receive_until
 from voicedesk.endpoint.abuse_fuzz import Target, fuzz, speaks
 from voicedesk.endpoint.abuse_load import (
     FloodStats,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.endpoint.conftest import (
+from tests.support.endpoint import (
     FIVE_SENTENCES,
     THREE_SENTENCES,
     bidi,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from tests.endpoint.conftest import bidi, receive_all, receive_until, wait_for
+from tests.support.endpoint import bidi, receive_all, receive_until, wait_for
 from voicedesk.engine.errors import ErrorCode, WeightsMissingError
 from voicedesk.engine.protocol import Cancel, Flush, SendText, SynthesizeRequest, encode_command
 from voicedesk.engine.session_limits import SessionLimits

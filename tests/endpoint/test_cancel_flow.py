@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.endpoint.conftest import GUARD_S, bidi, receive_until, wait_for
+from tests.support.endpoint import GUARD_S, bidi, receive_until, wait_for
 from tests.support.fast_synth import start_fast_server
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.paced_synth import PacedSynthesizer

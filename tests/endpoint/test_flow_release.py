@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.endpoint.conftest import bidi, receive_until
+from tests.support.endpoint import bidi, receive_until
 from tests.support.fast_synth import start_fast_server
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.protocol import SendText, encode_command

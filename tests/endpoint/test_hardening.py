@@ -16,7 +16,7 @@ from starlette.requests import Request
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from tests.endpoint.conftest import bidi, receive_until
+from tests.support.endpoint import bidi, receive_until
 from voicedesk.endpoint.server import may_see_details
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from tests.endpoint.conftest import GUARD_S, TWO_SENTENCES, pcm_seconds
+from tests.support.endpoint import GUARD_S, TWO_SENTENCES, pcm_seconds
 from voicedesk.engine.audio import streaming_wav_header
 from voicedesk.engine.errors import ErrorCode
 

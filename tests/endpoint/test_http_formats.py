@@ -15,8 +15,8 @@ import httpx
 import openai
 import pytest
 
-from tests.endpoint.conftest import GUARD_S
 from tests.endpoint.test_http import _sse_events
+from tests.support.endpoint import GUARD_S
 from tests.support.load import busy_model
 from voicedesk.engine.audio_formats import FORMATS, MIME_TYPES
 from voicedesk.engine.errors import ErrorCode

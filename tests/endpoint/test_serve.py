@@ -16,7 +16,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.endpoint.conftest import receive_all, receive_until_audio
+from tests.support.endpoint import receive_all, receive_until_audio
 from voicedesk.engine.protocol import BIDI_PATH, SynthesizeRequest, encode_command
 
 REPO = Path(__file__).resolve().parents[2]

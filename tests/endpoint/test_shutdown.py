@@ -22,8 +22,8 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.endpoint.conftest import pcm_seconds, receive_all, receive_until_audio
 from tests.endpoint.test_serve import REPO, _env, _stop, _wait_until_ready
+from tests.support.endpoint import pcm_seconds, receive_all, receive_until_audio
 from tests.support.fast_synth import small_receive_buffer_socket
 from tests.support.net import free_port
 from voicedesk.endpoint.runner import UVICORN_GRACE_S

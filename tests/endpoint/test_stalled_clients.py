@@ -20,7 +20,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.endpoint.conftest import GUARD_S, pcm_seconds, receive_until, wait_for
+from tests.support.endpoint import GUARD_S, pcm_seconds, receive_until, wait_for
 from tests.support.fast_synth import (
     SessionState,
     open_connections,

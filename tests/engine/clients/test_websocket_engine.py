@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from tests.remote.conftest import (
+from tests.support.net import free_port
+from tests.support.stand_in import (
     GUARD_S,
     FreezableProxy,
     abort_connections,
@@ -14,7 +15,6 @@ from tests.remote.conftest import (
     is_closed,
     is_flushed,
 )
-from tests.support.net import free_port
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError

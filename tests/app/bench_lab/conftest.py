@@ -3,13 +3,9 @@ and the endpoint container around the same model on 127.0.0.1 for the websocket 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.endpoint.server import create_app
-from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.local import LocalEngine
 
 TEXT = "Good morning to you. Lights off now."
@@ -18,9 +14,9 @@ SEED = ("Good morning to you.", "Lights off now.", "See you soon.")
 
 
 @pytest.fixture(scope="session")
-def bench_container(synthesizer) -> Iterator[ServerThread]:
-    with ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120, max_sessions=8))) as running:
-        yield running
+def bench_container(server: ServerThread) -> ServerThread:
+    """The suite's shared endpoint, for the websocket engine and the transport scenario."""
+    return server
 
 
 def local_engine_factory(synthesizer):  # type: ignore[no-untyped-def]

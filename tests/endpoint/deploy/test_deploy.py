@@ -1,6 +1,6 @@
 """`voicedesk deploy` against moto running as a real HTTP server on 127.0.0.1 (boto3 unpatched, real HTTP).
 
-moto lags SageMaker in ways that matter here; ``tests/remote/moto_sagemaker.py`` brings its fake services
+moto lags SageMaker in ways that matter here; ``tests/endpoint/deploy/moto_sagemaker.py`` brings its fake services
 (the server side, never boto3 or our code) up to date. Autoscaling has its own file, test_autoscaling.py.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from tests.remote import moto_sagemaker
-from tests.remote.conftest import REGION
-from tests.remote.moto_sagemaker import IMAGE, ROLE, deploy_args, moto_endpoint
+from tests.endpoint.deploy import moto_sagemaker
+from tests.endpoint.deploy.moto_sagemaker import IMAGE, ROLE, deploy_args, moto_endpoint
+from tests.support.stand_in import REGION
 from voicedesk.app.cli import main
 from voicedesk.endpoint.deploy import Deployer, DeploySettings, plan_deploy, resource_name
 

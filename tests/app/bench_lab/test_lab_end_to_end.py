@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.bench.conftest import SEED, TEXT, local_engine_factory
+from tests.app.bench_lab.conftest import SEED, TEXT, local_engine_factory
 from voicedesk.app.bench_lab.cli import DEFAULT
 from voicedesk.app.bench_lab.context import LabConfig, LabContext
 from voicedesk.app.bench_lab.lab import machine_facts, run_lab

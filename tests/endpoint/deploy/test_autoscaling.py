@@ -1,6 +1,6 @@
 """`voicedesk deploy` scaling on open sessions: the Application Auto Scaling calls against moto's server.
 
-moto's own Application Auto Scaling accepts anything; tests/remote/moto_sagemaker.py makes it (and
+moto's own Application Auto Scaling accepts anything; tests/endpoint/deploy/moto_sagemaker.py makes it (and
 SageMaker's UpdateEndpoint) keep the documented rules, so the order of our calls is checked, not assumed.
 """
 
@@ -10,9 +10,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.remote import moto_sagemaker
-from tests.remote.conftest import REGION
-from tests.remote.moto_sagemaker import FAIL_UPDATE_ENV, IMAGE, ROLE, deploy_args, moto_endpoint
+from tests.endpoint.deploy import moto_sagemaker
+from tests.endpoint.deploy.moto_sagemaker import FAIL_UPDATE_ENV, IMAGE, ROLE, deploy_args, moto_endpoint
+from tests.support.stand_in import REGION
 from voicedesk.app.cli import main
 from voicedesk.endpoint.deploy import DeploySettings, plan_deploy
 from voicedesk.endpoint.deploy_scaling import ScalingSettings, check_scaling

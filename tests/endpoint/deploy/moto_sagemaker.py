@@ -23,7 +23,7 @@ import boto3
 import httpx
 import pytest
 
-from tests.remote.conftest import REGION
+from tests.support.stand_in import REGION
 
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/voicedesk-sagemaker"

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from tests.bench.conftest import SEED, local_engine_factory
+from tests.app.bench_lab.conftest import SEED, local_engine_factory
 from tests.support.audio_capture import require_null_sink
 from voicedesk.app.bench_lab.context import LabConfig, LabContext
 from voicedesk.app.bench_lab.lab import run_lab

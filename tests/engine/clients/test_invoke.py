@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from tests.remote.conftest import ENDPOINT, REGION, StandInThread, abort_connections
+from tests.support.stand_in import ENDPOINT, REGION, StandInThread, abort_connections
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.clients.invoke import SseEvent, SseSplitter, WholeRequestClient, pcm_from_wav
 from voicedesk.engine.errors import ErrorCode, VoicedeskError

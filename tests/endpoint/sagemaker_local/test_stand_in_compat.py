@@ -33,7 +33,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from smithy_aws_event_stream.events import Event
 
-from tests.remote.conftest import ENDPOINT, GUARD_S, REGION, TEST_KEY_ID, TEST_SECRET, StandInThread
+from tests.support.stand_in import ENDPOINT, GUARD_S, REGION, TEST_KEY_ID, TEST_SECRET, StandInThread
 from voicedesk.app.cli import main
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.bench.conftest import SEED
+from tests.app.bench_lab.conftest import SEED
 from voicedesk.app.bench_lab.capacity import CapacityRamp, capacity_line
 from voicedesk.app.bench_lab.context import LabConfig, LabContext
 from voicedesk.app.bench_lab.lab import run_lab

@@ -11,16 +11,17 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice
 
 from tests.endpoint.wyoming.conftest import client_of, kinds, read_until
-from tests.remote.conftest import StandInThread
-from tests.remote.test_sagemaker_engine import spec_for
+from tests.engine.clients.test_sagemaker_engine import spec_for
 from tests.support.fake_hf_cache import FAKE_VOICES
 from tests.support.net import free_port
+from tests.support.stand_in import StandInThread
 from voicedesk.app.cli import build_parser
 from voicedesk.endpoint.wyoming.cli import plan_from_args, start_service
 from voicedesk.endpoint.wyoming.server import WyomingTtsServer
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("aws_env")
 async def test_a_wyoming_client_speaks_through_a_sagemaker_endpoint(stand_in: StandInThread) -> None:
     plan = plan_from_args(build_parser().parse_args(["wyoming", "--port", str(free_port()), "--no-zeroconf"]))
     service = await start_service(plan, spec_for(stand_in))

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.conftest import (
+from tests.support.net import free_port
+from tests.support.stand_in import (
     ENDPOINT,
     REGION,
     TEST_KEY_ID,
@@ -24,7 +25,6 @@ from tests.remote.conftest import (
     is_closed,
     is_flushed,
 )
-from tests.support.net import free_port
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
 from voicedesk.engine.clients.sagemaker import SageMakerEngine, SageMakerSettings

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.conftest import ENDPOINT, GUARD_S, REGION
 from tests.support.net import free_port
+from tests.support.stand_in import ENDPOINT, GUARD_S, REGION
 from voicedesk.app.cli import main
 from voicedesk.endpoint.runner import ServerThread
 

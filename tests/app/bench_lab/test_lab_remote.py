@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.conftest import SEED
-from tests.remote.conftest import ENDPOINT, TEST_KEY_ID, TEST_SECRET, StandInThread, aws_env  # noqa: F401
+from tests.app.bench_lab.conftest import SEED
+from tests.support.stand_in import ENDPOINT, TEST_KEY_ID, TEST_SECRET, StandInThread
 from voicedesk.app.cli import main
 from voicedesk.endpoint.sagemaker_local.app import StandInConfig
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
 from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
 from voicedesk.engine.timeline import UtteranceTimeline
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("aws_env")]
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.remote.conftest import (
+from tests.support.stand_in import (
     ENDPOINT,
     GUARD_S,
     REGION,

@@ -18,8 +18,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tests.remote.conftest import ENDPOINT, REGION, StandInThread
 from tests.support.load import busy_model
+from tests.support.stand_in import ENDPOINT, REGION, StandInThread
 
 TEXT = "Hello there."
 

@@ -1,6 +1,6 @@
-"""Real parts on loopback for the remote engines: the endpoint container (uvicorn + the random-weight Kokoro),
-the SageMaker stand-in (hypercorn, HTTP/2 + TLS) in its own thread, and an AWS environment that never
-reaches the developer's real credentials or config."""
+"""Fixtures (imported by tests/conftest.py) with real parts on loopback for the remote engines: the endpoint
+container (uvicorn + the random-weight Kokoro), the SageMaker stand-in (hypercorn, HTTP/2 + TLS) in its own thread,
+and an AWS environment that never reaches the developer's real credentials or config."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ ENDPOINT = "voicedesk-test"
 REGION = "us-east-1"
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Known test credentials; no ~/.aws files, no endpoint overrides from the developer's shell."""
     for name in (
@@ -56,10 +56,9 @@ def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def container(synthesizer) -> Iterator[ServerThread]:
-    """The real endpoint container on 127.0.0.1, shared by the remote tests."""
-    with ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))) as running:
-        yield running
+def container(server: ServerThread) -> ServerThread:
+    """The real endpoint container on 127.0.0.1 behind the stand-in: the suite's one shared server."""
+    return server
 
 
 @pytest.fixture
