@@ -1,4 +1,4 @@
-"""The in-process engine end to end: real chunker, session, scheduler thread, Kokoro synthesizer and seams."""
+"""The in-process engine beyond the shared session contract (tests/engine/test_session_contract.py): seams, voices."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
     Audio,
-    Cancelled,
     Closed,
     Error,
     Event,
@@ -100,50 +99,6 @@ async def test_two_sentences_and_flush_arrive_in_order(engine, synthesizer):
     await session.close()
     rest = [e async for e in events]
     assert rest == [Closed()]
-
-
-async def test_cancel_drops_the_rest_and_no_older_audio_follows(engine):
-    fragments = ("The first sentence is here. The second one follows it. ", "A third sentence comes last. ")
-    assert len(expected_chunks(*fragments)) == 3
-    session = await engine.open_session(SessionConfig(voice="am_adam"))
-    events = session.events()
-    for fragment in fragments:
-        await session.send_text(fragment)
-    await session.flush()
-    before = await read_until(events, lambda e: isinstance(e, Audio))
-    await session.cancel()
-    upto_cancel = await read_until(events, lambda e: isinstance(e, Cancelled))
-    cancelled = upto_cancel[-1]
-    assert isinstance(cancelled, Cancelled)
-    started = [e.seq for e in before + upto_cancel if isinstance(e, SentenceStarted)]
-    assert cancelled.last_seq >= max(started)
-    # The cancel came while the utterance was still being spoken: only its first sentence was finished.
-    assert [e.seq for e in before + upto_cancel if isinstance(e, SentenceFinished)] == [0]
-    # A new utterance after the cancel is spoken in full, with fresh sequence numbers.
-    await session.configure(voice="af_heart:0.5,am_adam:0.5")
-    await session.send_text("Now something new.")
-    await session.flush()
-    after = await read_until(events, lambda e: isinstance(e, Flushed))
-    await session.close()
-    after += [e async for e in events]
-    assert isinstance(after[-1], Closed)
-    for event in after:
-        if isinstance(event, Audio | SentenceStarted | SentenceFinished):
-            assert event.seq > cancelled.last_seq, f"{type(event).__name__} of cancelled sentence {event.seq}"
-    new_seqs = check_sentence_order(after)
-    assert len(new_seqs) == 1
-    assert after[-2] == Flushed(last_seq=new_seqs[0])
-
-
-async def test_close_finishes_buffered_text_then_closes(engine):
-    session = await engine.open_session()
-    events = session.events()
-    await session.send_text("Unfinished words without an end")
-    await session.close()
-    seen = [e async for e in events]
-    assert isinstance(seen[-1], Closed)
-    assert [e.text for e in seen if isinstance(e, SentenceStarted)] == ["Unfinished words without an end"]
-    check_sentence_order(seen)
 
 
 async def test_unknown_voice_is_refused_at_open_and_reported_on_configure(engine):

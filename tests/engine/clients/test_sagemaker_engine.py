@@ -33,7 +33,6 @@ from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
     Audio,
-    Cancelled,
     Closed,
     Error,
     SentenceFinished,
@@ -75,25 +74,6 @@ async def test_three_sentences_on_one_session(stand_in: StandInThread) -> None:
     rest = await collect_until(session.events(), is_closed)
     assert rest.events[-1] == Closed("closed")
     assert "bidi" in stand_in.config.calls
-    await engine.aclose()
-
-
-@pytest.mark.slow
-async def test_cancel_then_speak_again(stand_in: StandInThread) -> None:
-    engine = SageMakerEngine.from_spec(spec_for(stand_in))
-    session = await engine.open_session()
-    await session.send_text("One two three. Four five six. Seven eight nine. Done now.")
-    await session.flush()
-    await collect_until(session.events(), lambda e: isinstance(e, Audio))
-    await session.cancel()
-    got = await collect_until(session.events(), lambda e: isinstance(e, Cancelled))
-    last = got.of(Cancelled)[0].last_seq
-
-    await session.send_text("Fresh words.")
-    await session.close()
-    after = await collect_until(session.events(), is_closed)
-    assert [e for e in after.events if isinstance(e, Audio | SentenceStarted) and e.seq <= last] == []
-    assert [s.text for s in after.of(SentenceStarted)] == ["Fresh words."]
     await engine.aclose()
 
 

@@ -13,23 +13,17 @@ from tests.support.stand_in import (
     abort_connections,
     collect_until,
     is_closed,
-    is_flushed,
 )
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from voicedesk.engine.events import (
-    BYTES_PER_SAMPLE,
-    SAMPLE_RATE,
     Audio,
-    Cancelled,
     Closed,
     Error,
-    SentenceFinished,
     SentenceStarted,
-    SessionConfig,
 )
-from voicedesk.engine.factory import EngineSpec, open_engine, parse_engine_args
+from voicedesk.engine.factory import EngineSpec, parse_engine_args
 
 THREE_SENTENCES = "The sun is up over the hill. Birds are singing now. We walk to the lake."
 
@@ -45,68 +39,6 @@ def test_normalize_url_accepts_the_forms_people_type() -> None:
     assert normalize_url("ws://box:1/custom?x=1") == "ws://box:1/custom?x=1"
     with pytest.raises(VoicedeskError, match="not a WebSocket URL"):
         normalize_url("ftp://box")
-
-
-@pytest.mark.slow
-async def test_three_sentences_on_one_session(container: ServerThread) -> None:
-    engine = await open_engine(EngineSpec(kind="websocket", target=container.ws_url))
-    assert isinstance(engine, WebSocketEngine)
-    session = await engine.open_session(SessionConfig(voice="af_heart", speed=1.0))
-    await session.send_text(THREE_SENTENCES)
-    await session.flush("turn-1")
-    got = await collect_until(session.events(), is_flushed("turn-1"))
-
-    started = got.of(SentenceStarted)
-    finished = got.of(SentenceFinished)
-    assert [s.text for s in started] == [
-        "The sun is up over the hill.",
-        "Birds are singing now.",
-        "We walk to the lake.",
-    ]
-    assert [f.seq for f in finished] == [s.seq for s in started]
-    for sentence in finished:
-        pcm = got.audio_bytes(sentence.seq)
-        assert pcm > 0
-        assert sentence.duration_s == pytest.approx(pcm / (BYTES_PER_SAMPLE * SAMPLE_RATE), abs=1e-3)
-    assert not got.of(Error)
-
-    await session.close()
-    rest = await collect_until(session.events(), is_closed)
-    assert isinstance(rest.events[-1], Closed)
-    await engine.aclose()
-
-
-@pytest.mark.slow
-async def test_cancel_leaves_no_stale_audio(container: ServerThread) -> None:
-    session = await engine_for(container).open_session()
-    await session.send_text("One two three. Four five six. Seven eight nine. Done now.")
-    await session.flush()
-    await collect_until(session.events(), lambda e: isinstance(e, Audio))
-    await session.cancel()
-    got = await collect_until(session.events(), lambda e: isinstance(e, Cancelled))
-    cancelled = got.of(Cancelled)[0]
-
-    await session.send_text("Fresh words.")
-    await session.flush("after")
-    after = await collect_until(session.events(), is_flushed("after"))
-    stale = [e for e in after.events if isinstance(e, Audio | SentenceStarted) and e.seq <= cancelled.last_seq]
-    assert stale == []
-    assert [s.text for s in after.of(SentenceStarted)] == ["Fresh words."]
-    assert after.audio_bytes() > 0
-    await session.aclose()
-
-
-async def test_close_finishes_what_was_asked_then_ends(container: ServerThread) -> None:
-    session = await engine_for(container).open_session()
-    await session.send_text("Short and sweet.")
-    await session.close()
-    got = await collect_until(session.events(), is_closed)
-    kinds = [type(e).__name__ for e in got.events if not isinstance(e, Audio)]
-    assert kinds == ["SentenceStarted", "SentenceFinished", "Flushed", "Closed"]
-    assert got.audio_bytes() > 0
-    # The iterator has ended; sending more is ignored like on a local session, not an exception.
-    await session.send_text("ignored")
-    assert session.finished
 
 
 async def test_token_is_required_and_checked(make_container) -> None:
