@@ -140,6 +140,15 @@ async def test_sixteen_stalled_clients_beside_a_healthy_one(fast_server):
             await ws.send(encode_command(SendText(text)))
             await ws.send(encode_command(Flush()))
         await wait_for(lambda: fast_server.runtime.active_sessions == 16, "the stalled sessions opened")
+        # Stalled: each has run as far ahead as its socket lets it, and no longer asks the model for anything (before
+        # that, they are 16 busy sessions, and a whole request would rightly get queue_saturated).
+        seen: list[SessionState] = []
+
+        def held_back() -> bool:
+            seen.extend(session_states(fast_server))
+            return fast_server.runtime.queue_depth == 0
+
+        await wait_for(held_back, "the stalled sessions are held back")
         async with connect(fast_server.ws_url + BIDI_PATH) as healthy:
             request = "Good morning to you. The sun is up today. We can go outside now."
             await healthy.send(encode_command(SynthesizeRequest(request, request_id="healthy")))
@@ -158,7 +167,7 @@ async def test_sixteen_stalled_clients_beside_a_healthy_one(fast_server):
             await healthy.send(encode_command(Flush("again")))
             again = await receive_until(healthy, "flushed")
             assert again.of_type("flushed")[0]["request_id"] == "again" and len(again.audio) > 0
-        seen = await watch_until_no_sessions(fast_server)
+        seen += await watch_until_no_sessions(fast_server)
         await wait_for_no_connections(fast_server)
         assert max(s.audio_ahead_s for s in seen) <= AHEAD_LIMIT_S + SENTENCE_S + 0.5
     assert fast_server.runtime.active_sessions == 0
