@@ -1,6 +1,7 @@
 """The window on a small laptop screen and from the keyboard (issue 13, bugs 1 and 7): it fits 1024×640 with room
 for the conversation, no tab label is clipped, every Tab stop shows a focus ring, and during a long reply the
-word being heard stays in sight (no scrolling into blank space). Screenshots for docs/ are taken here."""
+word being heard stays in sight (no scrolling into blank space). The screenshots in docs/ are taken here (into
+test-artifacts/; a test run never rewrites docs/)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from voicedesk.app.settings import AppSettings, save_settings
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.widgets import Segmented
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+"""Where the queue-and-phrases screenshots go (docs/app-console-*.png are copies of them, refreshed by hand)."""
 LONG_REPLY = (
     "The first sentence starts the reply. The second one follows it closely. A third sentence adds more. "
     "The fourth keeps the listener busy. The fifth is nearly the last. The sixth one ends it."
@@ -142,7 +144,8 @@ def test_a_long_reply_keeps_the_word_being_heard_in_sight(make_window, qtbot, ql
                 for size, name in (((1024, 640), "app-console-1024.png"), ((1280, 800), "app-console-1280.png")):
                     window.resize(*size)
                     await asyncio.sleep(0.3)
-                    assert window.grab().save(str(DOCS / name))
+                    SCREENSHOTS.mkdir(exist_ok=True)
+                    assert window.grab().save(str(SCREENSHOTS / name))
                 window.resize(1024, 640)
                 shot = True
         return samples, outside
