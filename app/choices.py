@@ -10,7 +10,7 @@ from voicedesk.app.sources.bedrock import BedrockSource
 from voicedesk.app.sources.openai_compat import OpenAICompatibleSource
 from voicedesk.app.sources.scripted import ScriptedSource
 from voicedesk.app.urls import AGENT_SCHEMES, check_url
-from voicedesk.engine.factory import EngineSpec
+from voicedesk.engine.engine_spec import EngineSpec
 
 
 def default_player_factory(device: str | None, on_event: Callable, loop: asyncio.AbstractEventLoop) -> object:

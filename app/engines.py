@@ -16,9 +16,10 @@ from enum import StrEnum
 
 from voicedesk.app.messages import error_text
 from voicedesk.engine.api import Engine, Session
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.factory import EngineSpec, open_engine
+from voicedesk.engine.factory import open_engine
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from voicedesk.app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
 from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
+from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
 from voicedesk.engine.protocol import BIDI_PATH
 from voicedesk.engine.voices import DEFAULT_VOICE
 
@@ -59,6 +60,9 @@ class VoiceSettings:
     blend_weight: float = 0.3
     """Share of ``blend_with`` in the mix, 0..1."""
     speed: float = 1.0
+    max_buffer_delay_ms: float = float(DEFAULT_MAX_BUFFER_DELAY_MS)
+    """How long an agent's text without a sentence end waits for more before it is spoken anyway (release on
+    quiet; a finished sentence never waits more than 250 ms)."""
 
     def spec(self) -> str:
         """The engine's voice spec: a name, or a weighted blend ``a:0.7,b:0.3``."""
@@ -177,6 +181,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 _RANGES: dict[str, tuple[float, float]] = {
     "voice.speed": (0.25, 4.0),
+    "voice.max_buffer_delay_ms": (0.0, 30_000.0),
     "voice.blend_weight": (0.0, 1.0),
     "source.scripted_tokens_per_s": (0.5, 1000.0),
     "engine.health_interval_s": (2.0, 3600.0),

@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 
 from voicedesk.engine.api import Engine
-from voicedesk.engine.engine_spec import EngineKind, EngineSpec, parse_engine_args
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import UsageError
-
-__all__ = ["EngineKind", "EngineSpec", "open_engine", "parse_engine_args"]
 
 
 async def open_engine(spec: EngineSpec) -> Engine:

@@ -21,7 +21,8 @@ def served_engine_opener(ctx: LabContext, device: str | None, max_sessions: int)
         from voicedesk.endpoint.runner import ServerThread
         from voicedesk.endpoint.server import create_app
         from voicedesk.endpoint.settings import ServerSettings
-        from voicedesk.engine.factory import EngineSpec, open_engine
+        from voicedesk.engine.engine_spec import EngineSpec
+        from voicedesk.engine.factory import open_engine
         from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 
         ctx.progress("bench: loading the model for the in-process endpoint…")

@@ -138,7 +138,8 @@ class AnnounceActions:
         window = self.window
         window.status.clear(Topic.TURN)
         await window.use_output(item.output or window.settings.output_device)
-        voice = SessionConfig(item.voice, window.settings.voice.speed) if item.voice else None
+        speech = window.settings.voice
+        voice = SessionConfig(item.voice, speech.speed, round(speech.max_buffer_delay_ms)) if item.voice else None
         try:
             fragments = item.fragments() if item.fragments is not None else whole(item.text)
             if item.kind is TurnKind.AGENT:

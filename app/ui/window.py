@@ -367,7 +367,8 @@ class MainWindow(QMainWindow):
     def _apply_voice(self) -> None:
         if self.sidebar.voice.chosen_missing():
             return  # keeps the last voice that works; the Voice card says why and offers the download
-        self.controller.voice = SessionConfig(self.settings.voice.spec(), self.settings.voice.speed)
+        voice = self.settings.voice
+        self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms))
 
     def voice_changed(self) -> None:
         if self._loading:

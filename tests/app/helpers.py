@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from voicedesk.engine.factory import EngineSpec, open_engine
+from voicedesk.engine.engine_spec import EngineSpec
+from voicedesk.engine.factory import open_engine
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 

@@ -13,9 +13,9 @@ from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.engines import EngineHub, EngineState
 from voicedesk.app.sources import ChatMessage
 from voicedesk.app.sources.scripted import ScriptedSource
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import LocalErrorCode, VoicedeskError
 from voicedesk.engine.events import Audio, Cancelled
-from voicedesk.engine.factory import EngineSpec
 
 
 class Recorder:

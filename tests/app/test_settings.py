@@ -49,7 +49,7 @@ def test_wrong_values_fall_back_field_by_field(tmp_path):
         json.dumps(
             {
                 "engine": {"kind": "carrier-pigeon", "websocket_url": "ws://box:8080/x", "failover_to_local": "yes"},
-                "voice": {"voice": "am_adam", "speed": 9.0, "blend_weight": float("nan")},
+                "voice": {"voice": "am_adam", "speed": 9.0, "blend_weight": float("nan"), "max_buffer_delay_ms": -5},
                 "source": [],
                 "composer_mode": "agent",
                 "unknown_key": 1,
@@ -62,9 +62,11 @@ def test_wrong_values_fall_back_field_by_field(tmp_path):
     assert loaded.settings.engine.failover_to_local is True
     assert loaded.settings.voice.voice == "am_adam"
     assert loaded.settings.voice.speed == 1.0
+    assert loaded.settings.voice.max_buffer_delay_ms == 1000
     assert loaded.settings.composer_mode == "agent"
     for name in ("engine.kind", "engine.failover_to_local", "voice.speed", "voice.blend_weight", "source"):
         assert name in loaded.message
+    assert "voice.max_buffer_delay_ms" in loaded.message
 
 
 def test_a_list_at_the_top_is_damage_not_a_crash(tmp_path):

@@ -18,7 +18,8 @@ from voicedesk.app.bench_lab.capacity import CapacityRamp, capacity_line
 from voicedesk.app.bench_lab.context import LabConfig, LabContext
 from voicedesk.app.bench_lab.lab import run_lab
 from voicedesk.app.cli import main
-from voicedesk.engine.factory import EngineSpec, open_engine
+from voicedesk.engine.engine_spec import EngineSpec
+from voicedesk.engine.factory import open_engine
 
 
 def ramp_through(target_s: float, max_sessions: int, p95_at: dict[int, float | None]) -> tuple[list[int], CapacityRamp]:

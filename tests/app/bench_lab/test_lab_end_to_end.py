@@ -23,9 +23,10 @@ from voicedesk.app.bench_lab.lab import machine_facts, run_lab
 from voicedesk.app.bench_lab.plot import draw_lab
 from voicedesk.app.bench_lab.report import LAB_SCHEMA, lab_document, scenario
 from voicedesk.app.bench_lab.table import format_lab
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from voicedesk.engine.factory import EngineSpec, open_engine
+from voicedesk.engine.factory import open_engine
 from voicedesk.engine.timeline import SCHEMA, UtteranceTimeline
 
 pytestmark = pytest.mark.slow

@@ -41,8 +41,8 @@ from voicedesk.endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
 from voicedesk.engine.clients.http2 import CRTClient
 from voicedesk.engine.clients.invoke import WholeRequestClient
 from voicedesk.engine.clients.sagemaker import SageMakerEngine
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.factory import EngineSpec
 
 
 @asynccontextmanager

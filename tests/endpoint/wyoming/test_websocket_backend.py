@@ -22,7 +22,7 @@ from voicedesk.endpoint.wyoming.cli import RunningService, plan_from_args, start
 from voicedesk.endpoint.wyoming.discovery import SERVICE_TYPE
 from voicedesk.endpoint.wyoming.server import WyomingTtsServer
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
-from voicedesk.engine.factory import EngineSpec
+from voicedesk.engine.engine_spec import EngineSpec
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ import pytest
 from tests.support.stand_in import ENDPOINT, REGION, StandInThread, abort_connections
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.clients.invoke import SseEvent, SseSplitter, WholeRequestClient, pcm_from_wav
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
-from voicedesk.engine.factory import EngineSpec
 
 
 def client_for(stand_in: StandInThread, name: str = ENDPOINT) -> WholeRequestClient:

@@ -28,6 +28,7 @@ from tests.support.stand_in import (
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
 from voicedesk.engine.clients.sagemaker import SageMakerEngine, SageMakerSettings
+from voicedesk.engine.engine_spec import EngineSpec, parse_engine_args
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
@@ -38,7 +39,7 @@ from voicedesk.engine.events import (
     SentenceFinished,
     SentenceStarted,
 )
-from voicedesk.engine.factory import EngineSpec, open_engine, parse_engine_args
+from voicedesk.engine.factory import open_engine
 
 
 def spec_for(stand_in: StandInThread, name: str = ENDPOINT, **fields: object) -> EngineSpec:

@@ -26,9 +26,9 @@ from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
 from voicedesk.engine.clients.resuming import ResumingSession
 from voicedesk.engine.clients.sagemaker import SageMakerEngine
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings
+from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import LocalErrorCode
 from voicedesk.engine.events import Audio, Closed, Error, Event, Flushed, SentenceFinished, SentenceStarted
-from voicedesk.engine.factory import EngineSpec
 
 TEXT = "The sun is up over the hill. Birds are singing in the trees. We walk down to the lake."
 SHORT_TEXT = "The sun is up over the hill. Birds are singing in the trees."

@@ -16,6 +16,7 @@ from tests.support.stand_in import (
 )
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
+from voicedesk.engine.engine_spec import EngineSpec, parse_engine_args
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from voicedesk.engine.events import (
     Audio,
@@ -23,7 +24,6 @@ from voicedesk.engine.events import (
     Error,
     SentenceStarted,
 )
-from voicedesk.engine.factory import EngineSpec, parse_engine_args
 
 THREE_SENTENCES = "The sun is up over the hill. Birds are singing now. We walk to the lake."
 
