@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import struct
 import wave
 
 import numpy as np
@@ -27,32 +28,36 @@ def pcm16_duration_s(pcm: bytes | int) -> float:
     return size / (BYTES_PER_SAMPLE * SAMPLE_RATE)
 
 
-def pcm16_to_wav(pcm: bytes) -> bytes:
-    """A complete WAV file (RIFF header + data) for PCM16 mono 24 kHz samples."""
+def pcm16_to_wav(pcm: bytes, sample_rate: int = SAMPLE_RATE) -> bytes:
+    """A complete WAV file (44-byte RIFF header with real sizes + data) for PCM16 mono samples."""
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as wav:
         wav.setnchannels(1)
         wav.setsampwidth(BYTES_PER_SAMPLE)
-        wav.setframerate(SAMPLE_RATE)
+        wav.setframerate(sample_rate)
         wav.writeframes(pcm)
     return buffer.getvalue()
 
 
-def streaming_wav_header() -> bytes:
-    """A WAV header for a stream of unknown length (sizes set to the maximum, as ffmpeg and browsers accept)."""
-    data_size = 0xFFFFFFFF - 36
-    byte_rate = SAMPLE_RATE * BYTES_PER_SAMPLE
-    return (
-        b"RIFF"
-        + (0xFFFFFFFF).to_bytes(4, "little")
-        + b"WAVEfmt "
-        + (16).to_bytes(4, "little")
-        + (1).to_bytes(2, "little")
-        + (1).to_bytes(2, "little")
-        + SAMPLE_RATE.to_bytes(4, "little")
-        + byte_rate.to_bytes(4, "little")
-        + BYTES_PER_SAMPLE.to_bytes(2, "little")
-        + (16).to_bytes(2, "little")
-        + b"data"
-        + data_size.to_bytes(4, "little")
+OPEN_ENDED = 0xFFFFFFFF
+"""A WAV size field for a stream of unknown length (ffmpeg, browsers and Python's ``wave`` accept it)."""
+
+
+def streaming_wav_header(sample_rate: int = SAMPLE_RATE) -> bytes:
+    """A 44-byte WAV header for PCM16 mono of unknown length: RIFF and data sizes at their maximum."""
+    return struct.pack(
+        "<4sI4s4sIHHIIHH4sI",
+        b"RIFF",
+        OPEN_ENDED,
+        b"WAVE",
+        b"fmt ",
+        16,
+        1,  # PCM
+        1,  # mono
+        sample_rate,
+        sample_rate * BYTES_PER_SAMPLE,
+        BYTES_PER_SAMPLE,
+        8 * BYTES_PER_SAMPLE,
+        b"data",
+        OPEN_ENDED - 36,
     )

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import struct
-import wave
 from typing import Protocol
 
 import numpy as np
 
+from voicedesk.engine.audio import pcm16_to_wav, streaming_wav_header
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 FORMATS: tuple[str, ...] = ("pcm", "wav", "mp3", "opus", "flac", "aac")
@@ -85,8 +84,6 @@ _AV_FORMATS: dict[str, tuple[str, str, dict[str, str], dict[str, str]]] = {
     "aac": ("adts", "aac", {}, {}),
 }
 
-_OPEN_ENDED = 0xFFFFFFFF
-
 
 def rates_for(audio_format: str) -> tuple[int, ...]:
     return FORMAT_RATES.get(audio_format, SAMPLE_RATES)
@@ -105,36 +102,9 @@ def output_problem(audio_format: str, sample_rate: int) -> str | None:
     return None
 
 
-def streaming_wav_header(sample_rate: int) -> bytes:
-    """A 44-byte WAV header for PCM16 mono of unknown length: RIFF and data sizes at their maximum."""
-    byte_rate = sample_rate * BYTES_PER_SAMPLE
-    return struct.pack(
-        "<4sI4s4sIHHIIHH4sI",
-        b"RIFF",
-        _OPEN_ENDED,
-        b"WAVE",
-        b"fmt ",
-        16,
-        1,  # PCM
-        1,  # mono
-        sample_rate,
-        byte_rate,
-        BYTES_PER_SAMPLE,
-        8 * BYTES_PER_SAMPLE,
-        b"data",
-        _OPEN_ENDED - 36,
-    )
-
-
 def whole_wav(pcm: bytes, sample_rate: int) -> bytes:
     """A complete WAV file with real sizes (44-byte header, as clients computing ``len - 44`` expect)."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as writer:
-        writer.setnchannels(1)
-        writer.setsampwidth(BYTES_PER_SAMPLE)
-        writer.setframerate(sample_rate)
-        writer.writeframes(pcm)
-    return buffer.getvalue()
+    return pcm16_to_wav(pcm, sample_rate)
 
 
 def _samples(pcm: bytes) -> np.ndarray:
