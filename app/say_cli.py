@@ -16,7 +16,6 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from voicedesk.engine.audio import pcm16_duration_s, pcm16_to_wav
 from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
 from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
 from voicedesk.engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted
@@ -92,6 +91,8 @@ def _letters(text: str) -> int:
 
 
 async def say(args: argparse.Namespace) -> int:
+    from voicedesk.engine.audio import pcm16_duration_s, pcm16_to_wav
+
     if args.text != "-" and not args.text.strip():
         raise UsageError("Nothing to say: the text is empty.", "Give some text, or '-' to read it from stdin.")
     player = None
@@ -179,6 +180,7 @@ async def _say_whole(args: argparse.Namespace, spec, player) -> int:
     """The whole-request path: audio chunks of the SSE response stream played (or saved) as they arrive."""
     import base64
 
+    from voicedesk.engine.audio import pcm16_duration_s, pcm16_to_wav
     from voicedesk.engine.clients.invoke import WholeRequestClient
 
     if spec.kind != "sagemaker":

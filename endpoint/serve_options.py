@@ -18,7 +18,7 @@ from pathlib import Path
 
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import UsageError
-from voicedesk.engine.session import SessionLimits
+from voicedesk.engine.session_limits import SessionLimits
 
 TOKEN_ENV = "VOICEDESK_TOKEN"
 DEFAULTS = ServerSettings()

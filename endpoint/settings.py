@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from voicedesk.engine.connection import ConnectionLimits
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
 from voicedesk.engine.session_limits import SessionLimits
+
+if TYPE_CHECKING:
+    from voicedesk.engine.connection import ConnectionLimits
 
 OPEN_PATHS = frozenset({"/ping"})
 """Routes answered without a token: SageMaker's health check and load balancers cannot send one."""
@@ -68,6 +71,8 @@ class ServerSettings:
 
     @property
     def connection_limits(self) -> ConnectionLimits:
+        from voicedesk.engine.connection import ConnectionLimits  # the server's core, not needed for --help
+
         return ConnectionLimits(
             max_frame_bytes=self.max_frame_bytes,
             idle_timeout_s=self.idle_timeout_s,
