@@ -44,6 +44,10 @@ def require_display(environ: dict[str, str] | None = None, platform: str = sys.p
 
 def run_app(args: argparse.Namespace) -> int:
     require_display()
+    from voicedesk.app.stderr_filter import StderrFilter, quiet_late_completions
+
+    StderrFilter().start()  # ALSA's underrun lines stay out of the terminal; the latency panel counts underruns
+    quiet_late_completions()
     import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

@@ -91,13 +91,19 @@ def _letters(text: str) -> int:
 
 
 async def say(args: argparse.Namespace) -> int:
+    from voicedesk.app.stderr_filter import quiet_late_completions
     from voicedesk.engine.audio import pcm16_duration_s, pcm16_to_wav
+
+    quiet_late_completions()
 
     if args.text != "-" and not args.text.strip():
         raise UsageError("Nothing to say: the text is empty.", "Give some text, or '-' to read it from stdin.")
     player = None
     if args.out is None:
         from voicedesk.app.player import AudioPlayer, wait_for_room
+        from voicedesk.app.stderr_filter import StderrFilter
+
+        StderrFilter().start()  # ALSA's underrun lines stay out of the terminal (the progress lines stay)
 
         player = AudioPlayer(device=args.output_device)
         player.open()  # fail before loading a model if there is no sound card

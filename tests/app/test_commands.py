@@ -86,3 +86,51 @@ def test_every_speaking_command_takes_the_same_engine_options():
         expected = {"--engine", "--device", "--token", "--region", "--profile", "--variant", "--voice"}
         assert expected <= options, parsed.prog
         assert "--max-buffer-delay" in options, parsed.prog
+
+
+def test_alsa_chatter_is_kept_out_of_the_terminal_and_everything_else_gets_through():
+    """ALSA prints underruns on file descriptor 2 from PortAudio's audio thread: a real fd-level write is filtered."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "from voicedesk.app.stderr_filter import StderrFilter\n"
+        "f = StderrFilter().start()\n"
+        "os.write(2, b'ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred\\n')\n"
+        "print('voicedesk: first audio after 0.4 s', file=sys.stderr, flush=True)\n"
+        "os.write(2, b'ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred\\nno newline at the end')\n"
+        "f.stop()\n"
+        "print('dropped', f.dropped)\n"
+        "raise SystemExit('a real error still shows')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert "ALSA lib" not in result.stderr
+    assert "voicedesk: first audio after 0.4 s" in result.stderr
+    assert "no newline at the end" in result.stderr
+    assert "a real error still shows" in result.stderr
+    assert "dropped 2" in result.stdout
+
+
+def test_a_late_completion_of_a_cancelled_future_is_not_printed_but_other_errors_are():
+    import subprocess
+    import sys
+
+    script = (
+        "from concurrent.futures import Future, InvalidStateError\n"
+        "from voicedesk.app.stderr_filter import quiet_late_completions\n"
+        "quiet_late_completions()\n"
+        "class Late:\n"
+        "    def __init__(self, error): self.error = error\n"
+        "    def __del__(self): raise self.error\n"
+        "future = Future(); future.cancel()\n"
+        "try:\n"
+        "    future.set_result(1)\n"
+        "except InvalidStateError as exc:\n"
+        "    late = exc\n"
+        "Late(late)\n"
+        "Late(ValueError('a real bug'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert "InvalidStateError" not in result.stderr
+    assert "ValueError: a real bug" in result.stderr
