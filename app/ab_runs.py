@@ -25,6 +25,7 @@ from voicedesk.app.bench_lab.context import LabConfig, LabContext
 from voicedesk.app.bench_lab.lab import machine_facts
 from voicedesk.app.bench_lab.report import lab_document
 from voicedesk.app.bench_lab.runs import ScenarioResult
+from voicedesk.app.messages import error_text
 from voicedesk.engine.api import Engine
 from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
 from voicedesk.engine.voices import DEFAULT_VOICE
@@ -155,7 +156,7 @@ class AbRunner:
             self._report(AbPhase.CANCELLED, "cancelled")
             raise
         except VoicedeskError as exc:
-            self._report(AbPhase.FAILED, exc.message)
+            self._report(AbPhase.FAILED, error_text(exc))
             return
         except Exception as exc:  # a broken run must reach the person, not vanish in a task
             log.exception("the A/B run failed")

@@ -266,7 +266,7 @@ class SpeechController:
                     await link.session.send_text(fragment)
                     link.record_sent(released, self.clock())
         except VoicedeskError as exc:
-            source_error = exc.message
+            source_error = error_text(exc)
         except Exception as exc:
             log.exception("the text source failed")
             source_error = f"The text source failed: {exc!r}"

@@ -154,11 +154,11 @@ class EngineHub:
             engine = await self._opener(spec)
         except WeightsMissingError as exc:
             if self.spec.kind == "local":
-                self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", exc.message)
+                self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", error_text(exc, "local"))
             raise
         except VoicedeskError as exc:
             if self.spec.kind == "local":
-                self._report(EngineState.ERROR, "Could not load the model", "Kokoro-82M", exc.message)
+                self._report(EngineState.ERROR, "Could not load the model", "Kokoro-82M", error_text(exc, "local"))
             raise
         except Exception as exc:
             log.exception("loading the local engine failed")
@@ -231,7 +231,7 @@ class EngineHub:
         try:
             await asyncio.to_thread(fetch, None, report=report)
         except VoicedeskError as exc:
-            self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", exc.message)
+            self._report(EngineState.MISSING, "Model not downloaded", "Kokoro-82M", error_text(exc, "local"))
             raise
         if self.spec.kind == "local":
             await self.local()

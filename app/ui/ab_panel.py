@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from voicedesk.app.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, EngineFactory
 from voicedesk.app.bench_lab.context import DEFAULT_TEXT
 from voicedesk.app.bench_lab.table import ab_stage_table, num
+from voicedesk.app.messages import error_text
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.engine.errors import UsageError, VoicedeskError
 
@@ -198,7 +199,7 @@ class AbWindow(QWidget):
         try:
             self.runner.start(request)
         except VoicedeskError as exc:
-            self.show_progress(AbProgress(AbPhase.FAILED, message=exc.message))
+            self.show_progress(AbProgress(AbPhase.FAILED, message=error_text(exc)))
             return
         await self.runner.wait()
 

@@ -11,6 +11,7 @@ import asyncio
 import re
 from typing import TYPE_CHECKING
 
+from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class OutputActions:
                 player = window.player_factory(device, window.controller.on_player_event, asyncio.get_running_loop())
                 player.open()
             except AudioDeviceError as exc:
-                self._no_audio(device, exc.message)
+                self._no_audio(device, error_text(exc))
                 return
             window.players[device] = player
         self._set(player)

@@ -171,7 +171,7 @@ def test_logs_hold_the_text_only_with_debug_logging(server, caplog):
     assert "rid-7731" in caplog.text  # the request was logged...
     assert "elephants" not in caplog.text  # ...without what was said
     caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="endpoint"):
+    with caplog.at_level(logging.DEBUG, logger="voicedesk.endpoint"):
         response = _post(server, "/invocations", {"text": "Green giraffes.", "request_id": "debug", "format": "pcm"})
     assert response.status_code == 200
     assert "giraffes" in caplog.text

@@ -62,7 +62,7 @@ LOAD_WITH_NETWORK_GUARD = """
     try:
         KokoroSynthesizer.load(device="cpu")
     except WeightsMissingError as exc:
-        print("MESSAGE:", exc.message)
+        print("MESSAGE:", exc.message, "ADVICE:", exc.advice)
     print("NETWORK ATTEMPTS:", len(attempts))
 """
 
