@@ -93,8 +93,8 @@ class BidiConnection:
             rate = int(raw)
         except ValueError:
             rate = -1
-        if refusal := self.connection.set_output_rate(rate):
-            self.driver.apply([refusal])
+        if refusal := self.connection.open_at_rate(rate, time.monotonic()):
+            self.driver.apply(refusal)
 
     async def serve(self) -> None:
         log.info("session %s opened (%d active)", self.lease.id[:8], self.runtime.active_sessions)

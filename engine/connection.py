@@ -42,6 +42,7 @@ WS_TRY_AGAIN_LATER = 1013
 
 IDLE_REASON = "idle_timeout"
 ABUSE_REASON = "rate_limited"
+REFUSED_AT_OPEN_REASON = "bad_message"
 
 _CLOSE_CODES = {
     "closed": WS_NORMAL,
@@ -49,6 +50,7 @@ _CLOSE_CODES = {
     SHUTDOWN_REASON: WS_GOING_AWAY,
     ABUSE_REASON: WS_POLICY_VIOLATION,
     "budget_exceeded": WS_POLICY_VIOLATION,
+    REFUSED_AT_OPEN_REASON: WS_POLICY_VIOLATION,
 }
 
 
@@ -190,6 +192,18 @@ class ServerConnection:
                 self._out.append(_OutFrame(tail))
             self._output = open_encoder("pcm", sample_rate)
         return None
+
+    def open_at_rate(self, sample_rate: int, now: float = 0.0) -> list[Event]:
+        """The rate asked for when connecting (pipecat's model query string). Unlike a later ``config``, a rate that
+        cannot be served ends the session: a client that set it before its first word would otherwise read every
+        frame at the wrong rate, and one that ignores error frames would never know."""
+        refusal = self.set_output_rate(sample_rate)
+        if refusal is None:
+            return []
+        fatal = Error(
+            refusal.code, refusal.message + " The session was closed; connect again with one of them.", fatal=True
+        )
+        return [fatal, *self.core.abort(REFUSED_AT_OPEN_REASON, now)]
 
     # ---- session → client ---------------------------------------------------------------------------
 

@@ -172,6 +172,19 @@ async def test_sample_rate_format_and_staleness_of_whole_requests_like_the_aws_s
     assert not frames.of_type("error")
 
 
+@pytest.mark.parametrize("rate", ["11025", "fast"])
+async def test_a_rate_the_server_cannot_give_in_the_query_string_ends_the_session_before_any_audio(server, rate):
+    # A later `config` with a bad rate is answered and the session goes on; a rate set when connecting is a
+    # promise about every frame to come, so a client that ignores error frames must not get 24 kHz unawares.
+    async with connect(server.ws_url + BIDI_PATH + f"?sample_rate={rate}") as ws:
+        frames = await receive_all(ws)
+        assert ws.close_code == 1008
+    assert frames.kinds == ["error", "closed"] and not frames.audio
+    error = frames.of_type("error")[0]
+    assert (error["code"], error["fatal"]) == ("bad_message", True)
+    assert "8000, 16000, 22050, 24000" in error["message"] and "connect again" in error["message"]
+
+
 async def test_the_rate_can_come_in_the_query_string_as_pipecat_sends_it(server):
     async with connect(server.ws_url + BIDI_PATH + "?sample_rate=8000&encoding=linear16") as ws:
         await ws.send(encode_command(SendText("Hello there, friends.")))
