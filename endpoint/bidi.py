@@ -89,11 +89,7 @@ class BidiConnection:
         raw = self.websocket.query_params.get("sample_rate")
         if raw is None:
             return
-        try:
-            rate = int(raw)
-        except ValueError:
-            rate = -1
-        if refusal := self.connection.open_at_rate(rate, time.monotonic()):
+        if refusal := self.connection.open_at_rate(raw, time.monotonic()):
             self.driver.apply(refusal)
 
     async def serve(self) -> None:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem
+from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
 from voicedesk.engine.protocol import (
@@ -193,11 +193,18 @@ class ServerConnection:
             self._output = open_encoder("pcm", sample_rate)
         return None
 
-    def open_at_rate(self, sample_rate: int, now: float = 0.0) -> list[Event]:
-        """The rate asked for when connecting (pipecat's model query string). Unlike a later ``config``, a rate that
-        cannot be served ends the session: a client that set it before its first word would otherwise read every
-        frame at the wrong rate, and one that ignores error frames would never know."""
-        refusal = self.set_output_rate(sample_rate)
+    def open_at_rate(self, query_value: str, now: float = 0.0) -> list[Event]:
+        """The rate asked for when connecting (pipecat's model query string, as sent). Unlike a later ``config``, a
+        rate that cannot be served ends the session: a client that set it before its first word would otherwise
+        read every frame at the wrong rate, and one that ignores error frames would never know."""
+        try:
+            refusal = self.set_output_rate(int(query_value))
+        except ValueError:
+            refusal = Error(
+                ErrorCode.BAD_MESSAGE,
+                f"'sample_rate' {query_value[:40]!r} in the connection's query string is not a whole number of Hz; "
+                f"use one of: {', '.join(map(str, rates_for('pcm')))}.",
+            )
         if refusal is None:
             return []
         fatal = Error(

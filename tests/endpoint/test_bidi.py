@@ -183,6 +183,7 @@ async def test_a_rate_the_server_cannot_give_in_the_query_string_ends_the_sessio
     error = frames.of_type("error")[0]
     assert (error["code"], error["fatal"]) == ("bad_message", True)
     assert "8000, 16000, 22050, 24000" in error["message"] and "connect again" in error["message"]
+    assert repr(rate) in error["message"] or f" {rate} " in error["message"]  # what was wrong, as it was sent
 
 
 async def test_the_rate_can_come_in_the_query_string_as_pipecat_sends_it(server):
