@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from voicedesk.app.dac_clock import DacClock
 from voicedesk.app.playback_buffer import PlaybackBuffer, SentenceOnset
 from voicedesk.engine.audio import pcm16_to_float
 from voicedesk.engine.errors import LocalErrorCode, VoicedeskError
@@ -83,6 +84,7 @@ class AudioPlayer:
         self.device = device
         self.latency = latency
         self.buffer = PlaybackBuffer(SAMPLE_RATE, prebuffer_s)
+        self.dac_clock = DacClock(SAMPLE_RATE)
         self._on_event = on_event
         self._loop = loop
         self._stream: Any = None
@@ -99,6 +101,7 @@ class AudioPlayer:
         if self._stream is not None:
             return
         sd = import_sounddevice()
+        self.dac_clock = DacClock(SAMPLE_RATE)  # a new stream counts its samples from 0
         from voicedesk.app.outputs import pulse_sinks, routed_to, sink_name
 
         sink = sink_name(str(self.device)) if isinstance(self.device, str) else None
@@ -186,7 +189,10 @@ class AudioPlayer:
         dac_delay = float(time_info.outputBufferDacTime - time_info.currentTime)
         if not 0.0 <= dac_delay < 2.0:  # some hosts report zeros or garbage: fall back to the stream latency
             dac_delay = self.output_latency_s
-        result = self.buffer.read_into(outdata[:, 0], now + dac_delay)
+        if status.output_underflow:
+            self.dac_clock.resync()  # the device played silence nobody wrote: sample counts no longer line up
+        dac_time = self.dac_clock.block(frames, now + dac_delay)
+        result = self.buffer.read_into(outdata[:, 0], dac_time)
         if status.output_underflow and self.buffer.playing:
             self.device_underflows += 1
         for onset in result.onsets:
@@ -195,7 +201,7 @@ class AudioPlayer:
             self._deliver(PlayerEvent("underrun", None, now))
         if result.finished:
             self._finished.set()
-            self._deliver(PlayerEvent("finished", None, now + dac_delay))
+            self._deliver(PlayerEvent("finished", None, dac_time))
 
     def _deliver(self, event: PlayerEvent) -> None:
         if event.kind == "onset":

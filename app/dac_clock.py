@@ -1,0 +1,49 @@
+"""When a sample written to the audio device will be heard: PortAudio's per-callback estimate, smoothed.
+
+PortAudio reports, for every callback, the time its first sample reaches the DAC. Those reports wobble by several
+milliseconds from one callback to the next (PulseAudio's latency figure moves in steps, the audio thread wakes
+late), although the device itself plays sample after sample at a steady rate. Sentence onsets timed from raw reports
+would show seams that are not there. So the clock keeps one number, the DAC time of the stream's sample 0, and
+moves it slowly towards each report: onsets within a continuous stream are then exactly their sample distance
+apart, while a real change (a restarted stream, an underflow that lost time, clock drift) is still followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SMOOTHING_S = 1.0
+"""Audio over which a report moves the estimate by about 63 %: long enough to average out a wobble of ±10 ms."""
+RESYNC_S = 0.05
+"""A report this far from the estimate is a real jump (not a wobble): the estimate takes it at once."""
+
+
+@dataclass(slots=True)
+class DacClock:
+    sample_rate: int
+    smoothing_s: float = SMOOTHING_S
+    resync_s: float = RESYNC_S
+    frames_written: int = 0
+    """Frames handed to the device so far (every callback's block, silence included)."""
+    _origin: float | None = field(default=None, repr=False)
+    """Estimated DAC time of the stream's sample 0, in the clock the reports use."""
+
+    def block(self, frames: int, reported_dac_time: float) -> float:
+        """Takes a callback's ``frames`` and PortAudio's DAC time for its first sample; returns the smoothed DAC
+        time of that first sample."""
+        position_s = self.frames_written / self.sample_rate
+        origin = reported_dac_time - position_s
+        if self._origin is None or abs(origin - self._origin) > self.resync_s:
+            self._origin = origin
+        else:
+            weight = min(1.0, frames / (self.sample_rate * self.smoothing_s))
+            self._origin += weight * (origin - self._origin)
+        self.frames_written += frames
+        return self._origin + position_s
+
+    def resync(self) -> None:
+        """Forgets the estimate: the next report is taken as it is (after an underflow, the device lost time)."""
+        self._origin = None
+
+
+__all__ = ["DacClock"]
