@@ -27,6 +27,8 @@ class DacClock:
     """Frames handed to the device so far (every callback's block, silence included)."""
     _origin: float | None = field(default=None, repr=False)
     """Estimated DAC time of the stream's sample 0, in the clock the reports use."""
+    _reports: int = field(default=0, repr=False)
+    """Reports averaged into the estimate since it was last taken as it is."""
 
     def block(self, frames: int, reported_dac_time: float) -> float:
         """Takes a callback's ``frames`` and PortAudio's DAC time for its first sample; returns the smoothed DAC
@@ -34,9 +36,11 @@ class DacClock:
         position_s = self.frames_written / self.sample_rate
         origin = reported_dac_time - position_s
         if self._origin is None or abs(origin - self._origin) > self.resync_s:
-            self._origin = origin
+            self._origin, self._reports = origin, 1
         else:
-            weight = min(1.0, frames / (self.sample_rate * self.smoothing_s))
+            # A plain mean of the first reports (the first one alone is as wobbly as any), then a moving average.
+            self._reports += 1
+            weight = max(1 / self._reports, min(1.0, frames / (self.sample_rate * self.smoothing_s)))
             self._origin += weight * (origin - self._origin)
         self.frames_written += frames
         return self._origin + position_s

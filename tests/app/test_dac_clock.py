@@ -35,6 +35,13 @@ def test_the_first_report_is_taken_as_it_is():
     assert clock.block(BLOCK, 42.0 + BLOCK / RATE) == pytest.approx(42.0 + BLOCK / RATE)
 
 
+def test_a_wobbly_first_report_is_averaged_out_within_a_quarter_second():
+    clock = DacClock(RATE)
+    estimates = [clock.block(BLOCK, 7.0 + 0.010)]  # the first report is 10 ms late
+    estimates += [clock.block(BLOCK, 7.0 + i * BLOCK / RATE) for i in range(1, 25)]  # the rest are exact
+    assert estimates[-1] - (7.0 + 24 * BLOCK / RATE) == pytest.approx(0.0, abs=0.0005)
+
+
 def test_a_jump_beyond_the_wobble_is_taken_at_once():
     clock = DacClock(RATE)
     for r in reports(10.0, 100, wobble_s=0.0):
