@@ -245,7 +245,7 @@ def _waiting_lines(waiting: dict, _document: dict) -> list[str]:  # type: ignore
 def _stalled_lines(stalled: dict, _document: dict) -> list[str]:  # type: ignore[type-arg]
     from voicedesk.endpoint.bench_flow_load import RSS_GOAL_MB
 
-    drops, healthy = stalled["drop_after_s"], stalled["healthy_ttfa_s"]
+    drops, healthy, failures = stalled["drop_after_s"], stalled["healthy_ttfa_s"], stalled["healthy_failures"]
     back = f" (in {_ms(stalled['slots_back_s'])})" if stalled["slots_back_s"] is not None else ""
     return [
         f"{stalled['clients']} clients that never read, {stalled['minutes']:g} min: the server process's RSS",
@@ -256,5 +256,5 @@ def _stalled_lines(stalled: dict, _document: dict) -> list[str]:  # type: ignore
         f"{_ms(max(drops, default=None))} longest); most sessions at once: {stalled['max_sessions_seen']}",
         f"  all slots back afterwards: {_verdict(stalled['slots_back'])}{back}",
         f"  a healthy client meanwhile: {len(healthy)} served (time to first audio median "
-        f"{_ms(_median(healthy))}), {len(stalled['healthy_failures'])} failed",
+        f"{_ms(_median(healthy))}), {len(failures)} failed" + (f" (first: {failures[0]})" if failures else ""),
     ]

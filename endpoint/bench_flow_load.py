@@ -309,6 +309,11 @@ async def measure_stalled(  # type: ignore[no-untyped-def]
         str(port),
         "--max-sessions",
         str(clients + 8),
+        # Each stalled client's sentences wait for the model at once whenever the load (re)connects: under the
+        # default saturation limit (8 waiting sentences) the healthy client would be refused queue_saturated by
+        # design. This scenario is about what stalled clients hold, so like the session cap the limit is lifted.
+        "--max-queue-depth",
+        str(clients + 8),
     ]
     command.append("-v")  # its log says why each stalled client was dropped
     with log_path.open("w") as log:

@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--realtime-factor", type=float, default=50.0, help="paced: audio seconds per second")
     parser.add_argument("--device", help="kokoro: cpu, cuda or cuda:N (default: CUDA when present)")
     parser.add_argument("--max-sessions", type=int, default=64)
+    parser.add_argument(
+        "--max-queue-depth", type=int, help="sentences waiting for the model before queue_saturated (default: serve's)"
+    )
     parser.add_argument("--send-timeout", type=float, default=20.0)
     parser.add_argument("--idle-timeout", type=float, default=300.0)
     parser.add_argument("--shutdown-grace", type=float, default=20.0)
@@ -48,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         device=args.device,
         max_sessions=args.max_sessions,
         max_sessions_per_client=None,
+        **({} if args.max_queue_depth is None else {"max_queue_depth": args.max_queue_depth}),
         send_timeout_s=args.send_timeout,
         idle_timeout_s=args.idle_timeout,
         shutdown_grace_s=args.shutdown_grace,
