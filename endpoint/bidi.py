@@ -79,9 +79,10 @@ class BidiConnection:
         settings = self.runtime.settings
         try:
             check_fresh(request.request_timestamp, time.time(), settings.max_request_age_s)
-            check_not_saturated(self.runtime.queue_depth, settings.max_queue_depth)
+            check_not_saturated(self.runtime, self.lease.id)
         except VoicedeskError as exc:
-            return Error(exc.code, exc.message, request_id=request.request_id)
+            retry_after_s = getattr(exc, "details", {}).get("retry_after_s")
+            return Error(exc.code, exc.message, request_id=request.request_id, retry_after_s=retry_after_s)
         return None
 
     def _output_rate_from_query(self) -> None:

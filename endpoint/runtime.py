@@ -19,6 +19,7 @@ from enum import StrEnum
 
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.local import LocalSession
@@ -215,6 +216,10 @@ class EndpointRuntime:
         """Sentences waiting for the model, not counting the one it is on (a session queues one at a time):
         the load signal behind ``queue_saturated``."""
         return self.scheduler.pending
+
+    def queue_load(self, session_id: str | None = None) -> QueueLoad:
+        """What a new first sentence (of ``session_id``; None: a new session) would wait behind on the model."""
+        return self.scheduler.load(session_id)
 
     def session_ids(self) -> set[str]:
         """The ids under which the open sessions' jobs run on the scheduler."""

@@ -117,12 +117,20 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
         help=f"compute budget of one session over its life (default {_minutes(DEFAULT_LIMITS.max_session_audio_s)})",
     )
     limits.add_argument(
+        "--first-audio-target-ms",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="refuse new whole requests (503 queue_saturated, with a Retry-After hint) while a new sentence would "
+        "wait longer than this for the model, by the forward times measured so far and the work queued; "
+        f"0 turns it off (default {DEFAULTS.first_audio_target_s * 1000:.0f})",
+    )
+    limits.add_argument(
         "--max-queue-depth",
         type=int,
-        default=DEFAULTS.max_queue_depth,
+        default=None,
         metavar="N",
-        help="refuse new HTTP requests (503 queue_saturated) while more sentences wait for the model "
-        f"(default {DEFAULTS.max_queue_depth})",
+        help="also refuse them while more than N sentences wait for the model, whatever its speed (default: off)",
     )
     limits.add_argument(
         "--max-request-age",
@@ -277,6 +285,15 @@ def _cap(value: int | None, flag: str) -> int | None:
     return value
 
 
+def _first_audio_target_s(value_ms: float | None) -> float | None:
+    """0 turns the check off."""
+    if value_ms is None:
+        return DEFAULTS.first_audio_target_s
+    if value_ms < 0 or value_ms != value_ms:
+        raise UsageError(f"--first-audio-target-ms must be 0 (off) or more; got {value_ms:g}.")
+    return value_ms / 1000 or None
+
+
 def _per_client(value: int | None, flag: str, default: int) -> int | None:
     return default if value is None else _cap(value, flag)
 
@@ -327,6 +344,7 @@ def settings_from_args(
         send_timeout_s=args.send_timeout,
         shutdown_grace_s=args.shutdown_grace,
         max_request_age_s=args.max_request_age or None,
+        first_audio_target_s=_first_audio_target_s(args.first_audio_target_ms),
         max_queue_depth=_cap(args.max_queue_depth, "--max-queue-depth"),
         limits=limits,
         tls_cert=args.tls_cert,

@@ -63,9 +63,13 @@ class ServerSettings:
     max_request_age_s: float | None = 56.0
     """A request whose ``request_timestamp`` is older is refused with 408 ``request_stale`` (the AWS sample's
     ``MAX_REQUEST_AGE_S``); None turns the check off."""
-    max_queue_depth: int | None = 8
-    """While more sentences than this wait for the model, new HTTP requests are refused with 503
-    ``queue_saturated`` (``Retry-After: 5``); None turns the check off."""
+    first_audio_target_s: float | None = 2.0
+    """New whole requests are refused with 503 ``queue_saturated`` (``Retry-After``: when the wait would be back
+    under it) while a new first sentence would wait longer than this for the model, by the forward times measured
+    so far and the work ahead of it (``engine.admission``); None turns the check off."""
+    max_queue_depth: int | None = None
+    """A backstop by count: while more sentences than this wait for the model, new whole requests are refused
+    with ``queue_saturated`` whatever the speed; None (the default) leaves admission to the expected wait."""
     tls_cert: str | None = None
     tls_key: str | None = None
 

@@ -9,7 +9,8 @@ Sample-compatibility sources (github.com/aws-samples/sample-kokoro-tts-for-ai-ag
 ``packages/speech-infra/containers/kokoro/serve.py`` (408 ``{"error": "request_stale"}``, ``MAX_REQUEST_AGE_S``
 56, the ``stream: false`` headers ``X-Audio-Duration``/``X-Inference-Time-Ms``/``X-RTF``/
 ``X-Characters-Processed``), ``packages/speech-infra/containers/vllm/streaming_proxy.py`` (503
-``{"error": "queue_saturated", "queue_depth", "max_queue_depth"}`` with ``Retry-After: 5``), and
+``{"error": "queue_saturated", "queue_depth", "max_queue_depth"}`` with ``Retry-After``; here the refusal is by
+expected wait, ``engine.admission``), and
 ``packages/tts-client/tts_client/errors.py`` (408 → ``RequestStaleError``, 503 → ``QueueSaturatedError``).
 """
 
@@ -26,6 +27,7 @@ from starlette.responses import Response
 
 from voicedesk.endpoint.runtime import EndpointRuntime
 from voicedesk.endpoint.speech_request import SpeechRequest, check_fresh
+from voicedesk.engine.admission import judge, refusal_message
 from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
@@ -33,9 +35,6 @@ from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error,
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
 """Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays
 the first bytes by one slice's encoding, not a whole sentence's."""
-
-RETRY_AFTER_S = 5
-"""What a saturated server tells clients to wait (the AWS sample's value)."""
 
 
 class AdmissionRefused(VoicedeskError):
@@ -53,24 +52,33 @@ class AdmissionRefused(VoicedeskError):
         self.headers = headers or {}
 
 
-def check_not_saturated(queue_depth: int, max_queue_depth: int | None) -> None:
-    """Refuses new work while more sentences than ``max_queue_depth`` wait for the model. The message starts
-    with the code, so it can go in a WebSocket error frame as is (the sample's client matches the token)."""
-    if max_queue_depth is None or queue_depth <= max_queue_depth:
+def check_not_saturated(runtime: EndpointRuntime, session_id: str | None = None) -> None:
+    """Refuses new work while a new first sentence would wait longer than the server's first-audio target for
+    the model (or, as a backstop, more sentences than ``max_queue_depth`` wait): ``engine.admission``. The message
+    starts with the code, so it can go in a WebSocket error frame as is (the sample's client matches the token)."""
+    settings = runtime.settings
+    saturated = judge(runtime.queue_load(session_id), settings.first_audio_target_s, settings.max_queue_depth)
+    if saturated is None:
         return
+    wait = saturated.expected_wait_s
     raise AdmissionRefused(
         ErrorCode.QUEUE_SATURATED,
-        f"queue_saturated: {queue_depth} sentences are waiting for the model (limit {max_queue_depth}); "
-        f"retry in {RETRY_AFTER_S} s, or send this to another instance.",
-        {"queue_depth": queue_depth, "max_queue_depth": max_queue_depth},
-        {"Retry-After": str(RETRY_AFTER_S)},
+        refusal_message(saturated),
+        {
+            "queue_depth": saturated.queue_depth,
+            "max_queue_depth": saturated.max_queue_depth,
+            "expected_wait_s": None if wait is None else round(wait, 3),
+            "first_audio_target_s": saturated.target_s,
+            "retry_after_s": saturated.retry_after_s,
+        },
+        {"Retry-After": str(saturated.retry_after_s)},
     )
 
 
 def check_admission(speech: SpeechRequest, runtime: EndpointRuntime) -> None:
     """Staleness first (a stale request is refused whatever the load), then saturation."""
     check_fresh(speech.request_timestamp, time.time(), runtime.settings.max_request_age_s)
-    check_not_saturated(runtime.queue_depth, runtime.settings.max_queue_depth)
+    check_not_saturated(runtime)
 
 
 def error_fields(error: VoicedeskError) -> dict[str, object]:

@@ -99,6 +99,8 @@ class Error:
     """A fatal error ends the session (a ``Closed`` follows); otherwise the session keeps serving."""
     advice: str | None = None
     """What to do, for this machine's user (set by in-process sessions; a server keeps its own advice)."""
+    retry_after_s: float | None = None
+    """``queue_saturated``: seconds after which the same request may be admitted (the server's estimate)."""
 
 
 @dataclass(frozen=True, slots=True)

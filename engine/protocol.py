@@ -302,6 +302,10 @@ def _json(body: dict[str, object]) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+def _number_or_none(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def encode_event(event: Event) -> list[Frame]:
     """The frames of one session event: audio binary, everything else one JSON text frame."""
     match event:
@@ -348,6 +352,8 @@ def encode_event(event: Event) -> list[Frame]:
                 body["seq"] = seq
             if fatal:
                 body["fatal"] = True
+            if event.retry_after_s is not None:
+                body["retry_after_s"] = event.retry_after_s
             return [_json(body)]
         case Closed(reason):
             return [_json({"type": "closed", "reason": reason})]
@@ -445,6 +451,7 @@ class ClientProtocol:
                         seq=message.get("seq"),
                         request_id=message.get("request_id"),
                         fatal=bool(message.get("fatal", False)),
+                        retry_after_s=_number_or_none(message.get("retry_after_s")),
                     )
                 ]
             case "closed":

@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from voicedesk.engine.admission import QueueLoad
+
 
 @dataclass(order=True, slots=True)
 class _Entry:
@@ -82,6 +84,11 @@ class DeadlineQueue:
     def sessions(self) -> set[str]:
         return {e.session_id for e in self._by_id.values()}
 
+    def first_work(self, exclude: str | None) -> int:
+        """The size of the first-of-utterance jobs queued by sessions other than ``exclude``: what a new first
+        sentence would wait behind."""
+        return sum(e.size for e in self._by_id.values() if e.key[0] == 0 and e.session_id != exclude)
+
     def waiting_work(self, exclude: str) -> tuple[bool, int | None]:
         """Whether sessions other than ``exclude`` have jobs queued, and the smallest urgent one's size."""
         others = [e for e in self._by_id.values() if e.session_id != exclude]
@@ -103,6 +110,8 @@ class SynthesisScheduler:
         self._runner: asyncio.Task[None] | None = None
         self._running_session: str | None = None
         self._running_interrupt: threading.Event | None = None
+        self._running_size = 0
+        self._running_since = 0.0
         self._s_per_phoneme: float | None = None
         self._idle = threading.Event()
         self._idle.set()
@@ -193,6 +202,19 @@ class SynthesisScheduler:
         """How long a call of ``phonemes`` takes on this model, from the calls run so far (None: not known yet)."""
         return None if self._s_per_phoneme is None else self._s_per_phoneme * phonemes
 
+    def load(self, exclude: str | None = None, now: float | None = None) -> QueueLoad:
+        """What a new first sentence of session ``exclude`` (None: a new session) would wait behind, at ``now``
+        (``time.perf_counter()`` when not given), for admission by expected wait (``engine.admission``)."""
+        now = time.perf_counter() if now is None else now
+        running = self._running_session is not None and self._running_session != exclude
+        return QueueLoad(
+            s_per_phoneme=self._s_per_phoneme,
+            running_phonemes=self._running_size if running else 0,
+            running_elapsed_s=max(0.0, now - self._running_since) if running else 0.0,
+            queued_first_phonemes=self._queue.first_work(exclude),
+            queue_depth=len(self._queue),
+        )
+
     def _learn_speed(self, size: int, elapsed_s: float) -> None:
         if size <= 0:
             return
@@ -218,7 +240,8 @@ class SynthesisScheduler:
                 continue
             self._running_session = session_id
             self._running_interrupt = interrupt
-            started = time.perf_counter()
+            self._running_size = size
+            started = self._running_since = time.perf_counter()
             try:
                 result = await loop.run_in_executor(self._executor, call)
             except Exception as exc:  # handed to the session, which reports it
@@ -231,6 +254,7 @@ class SynthesisScheduler:
             finally:
                 self._running_session = None
                 self._running_interrupt = None
+                self._running_size = 0
                 self.jobs_run += 1
             # Let the job's done-callbacks run first: a session submits its next sentence from there, and the
             # scheduler must not look idle in between.

@@ -184,8 +184,8 @@ def test_saturated_model_is_answered_503_queue_saturated(make_server):
     with busy_model(running):
         response = _post(running, {"text": TEXT, "format": "pcm"})
         assert response.status_code == 503
-        assert response.headers["retry-after"] == "5"
         answer = response.json()
+        assert int(response.headers["retry-after"]) == answer["retry_after_s"] >= 1
         assert answer["error"] == answer["code"] == ErrorCode.QUEUE_SATURATED
         assert answer["queue_depth"] >= 1 and answer["max_queue_depth"] == 0
         with pytest.raises(openai.InternalServerError) as refused:

@@ -219,9 +219,19 @@ def test_behind_sagemaker_the_per_client_caps_are_off_unless_asked_for():
     assert asked.max_sessions_per_client == 4
 
 
+def test_admission_is_by_expected_wait_with_the_count_an_optional_backstop():
+    default, _ = settings_from_args(_args(), {})
+    assert default.first_audio_target_s == 2.0 and default.max_queue_depth is None
+    tight, _ = settings_from_args(_args("--first-audio-target-ms", "300", "--max-queue-depth", "40"), {})
+    assert tight.first_audio_target_s == 0.3 and tight.max_queue_depth == 40
+    off, _ = settings_from_args(_args("--first-audio-target-ms", "0"), {})
+    assert off.first_audio_target_s is None
+
+
 @pytest.mark.parametrize(
     "argv",
     [
+        ("--first-audio-target-ms", "-1"),
         ("--max-sessions", "0"),
         ("--header-timeout", "0"),
         ("--max-sessions-per-client", "-1"),
