@@ -75,7 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "capacity",
         "A fixed --instance-count, or autoscaling between --min-instances and --max-instances on open sessions "
         "per instance (SageMaker's ConcurrentRequestsPerModel). Measure what one instance carries with "
-        "`voicedesk bench` and pass about 70 % of it as --target-sessions (docs/remote.md).",
+        "`voicedesk bench capacity --target-ms MS` (MS: the container's first-audio target, past which it refuses "
+        "new requests by expected wait; set with --env VOICEDESK_FIRST_AUDIO_TARGET_MS=MS) and pass about 70 % of "
+        "it as --target-sessions (docs/remote.md).",
     )
     size.add_argument("--instance-count", type=int, default=None, help="a fixed number of instances (default 1)")
     size.add_argument("--min-instances", type=int, default=None, help="autoscaling: the fewest instances (default 1)")

@@ -117,6 +117,8 @@ def test_serve_passes_the_session_cap_sagemaker_cannot_pass_as_an_argument(tmp_p
     result = _run_serve(tmp_path, "--verbose", VOICEDESK_MAX_SESSIONS="6")
     assert result.stdout.strip() == "python -m voicedesk.endpoint.serve_cli --max-sessions 6 --verbose"
     assert _run_serve(tmp_path, "--verbose").stdout.strip() == "python -m voicedesk.endpoint.serve_cli --verbose"
+    target = _run_serve(tmp_path, VOICEDESK_FIRST_AUDIO_TARGET_MS="500")
+    assert target.stdout.strip() == "python -m voicedesk.endpoint.serve_cli --first-audio-target-ms 500"
 
 
 @pytest.mark.parametrize(("driver", "warned"), [("550.144.01", True), ("580.95.05", False), ("590.10", False)])
