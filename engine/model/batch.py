@@ -146,7 +146,9 @@ class _Run:
                 residual = False
         return self._generate(x, s, f0_curve, n)
 
-    def _generate(self, x: torch.Tensor, s: torch.Tensor, f0_curve: torch.Tensor, n: torch.Tensor) -> list[torch.Tensor]:
+    def _generate(
+        self, x: torch.Tensor, s: torch.Tensor, f0_curve: torch.Tensor, n: torch.Tensor
+    ) -> list[torch.Tensor]:
         gen = self.m.decoder.generator
         har, har_n = self._harmonics(f0_curve, n)
         for i in range(gen.num_upsamples):
@@ -258,4 +260,3 @@ def padded_work(items: Sequence[BatchItem]) -> float:
     """How much of a padded batch is padding: the batch's tokens over the items' own (1.0: none)."""
     lengths = [len(item.input_ids) for item in items]
     return len(lengths) * max(lengths) / sum(lengths) if lengths else 1.0
-

@@ -9,9 +9,9 @@ import torch
 from voicedesk.engine.model.batch import BatchItem, forward_batch, item_of, padded_work
 
 PIECES = (
-    ("hˈɛlOʊ.", "af_heart", 1.0),
-    ("ðə kˈæt sˈæt ˌɔn ðə mˈæt, ænd ðə dˈɔɡ ɹˈæn.", "am_adam", 1.0),
-    ("wˈʌn mˈɔɹ tˈaɪm.", "af_heart", 1.3),
+    ("hˈI.", "af_heart", 1.0),
+    ("ðə kˈæt sˈæt ˌɔn ə mˈæt.", "am_adam", 1.0),
+    ("wˈʌn mˈɔɹ.", "af_heart", 1.3),
 )
 """Different lengths, voices and speeds: the short ones ride in a batch padded to the long one."""
 
@@ -34,6 +34,7 @@ def _one_by_one(model, items: list[BatchItem]) -> list[tuple[torch.Tensor, torch
     return outputs
 
 
+@pytest.mark.slow  # six forwards of the CPU model: about a minute on an idle 2-core machine
 def test_each_item_of_a_padded_batch_is_its_own_unbatched_audio(synthesizer):
     model = synthesizer.model
     items = _items(synthesizer)
@@ -47,20 +48,9 @@ def test_each_item_of_a_padded_batch_is_its_own_unbatched_audio(synthesizer):
         assert torch.equal(out.pred_dur, pred_dur)
         assert out.audio.shape == audio.shape
         scale = float(audio.abs().max())
-        assert float((out.audio - audio).abs().max()) <= 1e-3 * scale
+        assert float((out.audio - audio).abs().max()) <= 1e-4 * scale  # measured: about 1e-6
     # Not all the same audio: the check above compares different sentences.
     assert len({out.audio.shape[0] for out in batched}) == len(items)
-
-
-def test_the_same_sentence_comes_out_the_same_whatever_it_is_batched_with(synthesizer):
-    model = synthesizer.model
-    short, long, other = _items(synthesizer)
-    torch.manual_seed(3)
-    with_long = forward_batch(model, [short, long])[0].audio
-    torch.manual_seed(3)
-    with_other = forward_batch(model, [short, other])[0].audio
-    assert with_long.shape == with_other.shape
-    assert float((with_long - with_other).abs().max()) <= 1e-3 * float(with_long.abs().max())
 
 
 def test_an_interrupt_stops_the_batched_forward(synthesizer):
