@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicedesk.engine.admission import QueueLoad
+from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
 
 
 @dataclass(order=True, slots=True)
@@ -64,6 +65,20 @@ class DeadlineQueue:
             return entry.job_id, entry.session_id, entry.payload
         return None
 
+    def pop_entry(self) -> tuple[int, bool, Any] | None:
+        """Like ``pop``: the job's id, whether it is urgent, and its payload."""
+        while self._heap:
+            entry = heapq.heappop(self._heap)
+            if entry.removed:
+                continue
+            del self._by_id[entry.job_id]
+            return entry.job_id, entry.key[0] == 0, entry.payload
+        return None
+
+    def in_order(self) -> list[tuple[int, bool, Any]]:
+        """The queued jobs in the order they would be popped: (id, urgent, payload)."""
+        return [(e.job_id, e.key[0] == 0, e.payload) for e in sorted(self._by_id.values())]
+
     def remove(self, job_id: int) -> Any | None:
         entry = self._by_id.pop(job_id, None)
         if entry is None:
@@ -100,23 +115,44 @@ class SchedulerClosed(RuntimeError):
     pass
 
 
-class SynthesisScheduler:
-    """Runs submitted blocking calls on one worker thread, most urgent first."""
+BatchRunner = Callable[[list[Any], Callable[[], bool]], list[Any]]
+"""Runs several jobs' batch items as one call (``engine.model.batch``): returns their results in order. Its
+second argument says whether to stop (every session of the batch was cancelled)."""
 
-    def __init__(self, name: str = "synth") -> None:
+
+@dataclass(slots=True)
+class _Job:
+    call: Callable[[], Any]
+    future: asyncio.Future[Any]
+    interrupt: threading.Event | None
+    size: int
+    batch_item: Any = None
+    session_id: str = ""
+
+
+class SynthesisScheduler:
+    """Runs submitted blocking calls on one worker thread, most urgent first; with a ``batch_runner``, jobs that
+    carry a batch item and are ready together run as one call (``engine.model.batch_policy``)."""
+
+    def __init__(
+        self, name: str = "synth", batch_runner: BatchRunner | None = None, max_batch: int = MAX_ITEMS
+    ) -> None:
         self._queue = DeadlineQueue()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._wakeup: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
-        self._running_session: str | None = None
-        self._running_interrupt: threading.Event | None = None
-        self._running_size = 0
+        self._running: list[_Job] = []
         self._running_since = 0.0
         self._s_per_phoneme: float | None = None
         self._idle = threading.Event()
         self._idle.set()
         self._closed = False
+        self.batch_runner = batch_runner
+        """None: every job runs alone. May be set or cleared between jobs."""
+        self.max_batch = max_batch
         self.jobs_run = 0
+        self.batches_run = 0
+        """Calls that ran more than one job."""
 
     def submit(
         self,
@@ -127,18 +163,20 @@ class SynthesisScheduler:
         deadline: float,
         interrupt: threading.Event | None = None,
         size: int = 0,
+        batch_item: Any = None,
     ) -> asyncio.Future[Any]:
         """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
 
         ``interrupt`` is set when the session is cancelled while ``call`` runs; a call that checks it may stop early.
+        ``batch_item``: what the batch runner needs to run this job with others (its result must be what ``call``
+        would return); None: the job always runs alone.
         """
         if self._closed:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job_id = self._queue.push(
-            session_id, (call, future, interrupt, size), urgent=urgent, deadline=deadline, size=size
-        )
+        job = _Job(call, future, interrupt, size, batch_item, session_id)
+        job_id = self._queue.push(session_id, job, urgent=urgent, deadline=deadline, size=size)
         future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
         self._idle.clear()
         self._ensure_runner(loop)
@@ -149,10 +187,11 @@ class SynthesisScheduler:
     def cancel_session(self, session_id: str) -> int:
         """Drops every queued job of a session and interrupts its running one (whose result is then ignored)."""
         dropped = self._queue.remove_session(session_id)
-        for _call, future, _interrupt, _size in dropped:
-            future.cancel()
-        if self._running_session == session_id and self._running_interrupt is not None:
-            self._running_interrupt.set()
+        for job in dropped:
+            job.future.cancel()
+        for job in self._running:
+            if job.session_id == session_id and job.interrupt is not None:
+                job.interrupt.set()
         self._update_idle()
         return len(dropped)
 
@@ -167,13 +206,10 @@ class SynthesisScheduler:
 
     @property
     def busy(self) -> bool:
-        return self._running_session is not None
+        return bool(self._running)
 
     def pending_sessions(self) -> set[str]:
-        found = self._queue.sessions()
-        if self._running_session is not None:
-            found.add(self._running_session)
-        return found
+        return self._queue.sessions() | {job.session_id for job in self._running}
 
     async def wait_idle(self, limit_s: float | None = None) -> bool:
         """True once nothing is queued or running (used by shutdown and by tests)."""
@@ -206,10 +242,10 @@ class SynthesisScheduler:
         """What a new first sentence of session ``exclude`` (None: a new session) would wait behind, at ``now``
         (``time.perf_counter()`` when not given), for admission by expected wait (``engine.admission``)."""
         now = time.perf_counter() if now is None else now
-        running = self._running_session is not None and self._running_session != exclude
+        running = [job for job in self._running if job.session_id != exclude]
         return QueueLoad(
             s_per_phoneme=self._s_per_phoneme,
-            running_phonemes=self._running_size if running else 0,
+            running_phonemes=sum(job.size for job in running),
             running_elapsed_s=max(0.0, now - self._running_since) if running else 0.0,
             queued_first_phonemes=self._queue.first_work(exclude),
             queue_depth=len(self._queue),
@@ -222,40 +258,66 @@ class SynthesisScheduler:
         self._s_per_phoneme = rate if self._s_per_phoneme is None else 0.8 * self._s_per_phoneme + 0.2 * rate
 
     def _update_idle(self) -> None:
-        if not self._queue and self._running_session is None:
+        if not self._queue and not self._running:
             self._idle.set()
+
+    def _take_batch(self, head_id: int, head_urgent: bool, head: _Job) -> list[_Job]:
+        """The head and the queued jobs that run with it (removed from the queue)."""
+        if self.batch_runner is None or head.batch_item is None:
+            return [head]
+        head_candidate = Candidate(head_id, head_urgent, head.size, True)
+        queued = [
+            Candidate(job_id, urgent, job.size, job.batch_item is not None and not job.future.done())
+            for job_id, urgent, job in self._queue.in_order()
+        ]
+        chosen = companions(head_candidate, queued, self.max_batch)
+        return [head, *(job for c in chosen if (job := self._queue.remove(c.job_id)) is not None)]
 
     async def _run(self) -> None:
         assert self._wakeup is not None
         loop = asyncio.get_running_loop()
         while True:
-            item = self._queue.pop()
+            item = self._queue.pop_entry()
             if item is None:
                 self._update_idle()
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            _job_id, session_id, (call, future, interrupt, size) = item
-            if future.done():
+            job_id, urgent, head = item
+            if head.future.done():
                 continue
-            self._running_session = session_id
-            self._running_interrupt = interrupt
-            self._running_size = size
+            jobs = self._take_batch(job_id, urgent, head)
+            self._running = jobs
+            size = sum(job.size for job in jobs)
             started = self._running_since = time.perf_counter()
             try:
-                result = await loop.run_in_executor(self._executor, call)
-            except Exception as exc:  # handed to the session, which reports it
-                if not future.done():
-                    future.set_exception(exc)
+                results = await loop.run_in_executor(self._executor, self._call_of(jobs))
+            except Exception as exc:  # handed to the sessions, which report it
+                for job in jobs:
+                    if not job.future.done():
+                        job.future.set_exception(exc)
             else:
                 self._learn_speed(size, time.perf_counter() - started)
-                if not future.done():
-                    future.set_result(result)
+                for job, result in zip(jobs, results, strict=True):
+                    if not job.future.done():
+                        job.future.set_result(result)
             finally:
-                self._running_session = None
-                self._running_interrupt = None
-                self._running_size = 0
-                self.jobs_run += 1
+                self._running = []
+                self.jobs_run += len(jobs)
+                self.batches_run += len(jobs) > 1
             # Let the job's done-callbacks run first: a session submits its next sentence from there, and the
             # scheduler must not look idle in between.
             await asyncio.sleep(0)
+
+    def _call_of(self, jobs: list[_Job]) -> Callable[[], list[Any]]:
+        if len(jobs) == 1:
+            call = jobs[0].call
+            return lambda: [call()]
+        runner = self.batch_runner
+        assert runner is not None
+        items = [job.batch_item for job in jobs]
+
+        def all_cancelled() -> bool:
+            return all(job.interrupt is not None and job.interrupt.is_set() for job in jobs)
+
+        return lambda: runner(items, all_cancelled)
