@@ -87,6 +87,7 @@ class EndpointRuntime:
                 synthesizer = await asyncio.to_thread(source)  # type: ignore[operator]
                 # Warm on the scheduler's worker: the thread that will run every request afterwards.
                 await asyncio.to_thread(self.scheduler.run_sync, synthesizer.warm_up)
+            await self._choose_batching(synthesizer)
             voices = await asyncio.to_thread(synthesizer.list_voices)
         except VoicedeskError as exc:
             self._fail(exc)
@@ -105,6 +106,23 @@ class EndpointRuntime:
                 time.perf_counter() - started,
                 len(self.voices),
             )
+
+    async def _choose_batching(self, synthesizer: Synthesizer) -> None:
+        """Batching across sessions (``engine.model.batch_render``): only for the Kokoro model, measured on CUDA."""
+        if self.settings.batch == "off" or not hasattr(synthesizer, "model"):
+            return
+        from voicedesk.engine.model.batch_policy import BatchMode
+        from voicedesk.engine.model.batch_render import choose_batch_runner
+
+        mode = BatchMode(self.settings.batch)
+        voice = SessionConfig().voice
+        runner, speedup = await asyncio.to_thread(
+            self.scheduler.run_sync,
+            lambda: choose_batch_runner(synthesizer, mode, voice),  # type: ignore[arg-type]
+        )
+        self.scheduler.batch_runner = runner
+        measured = "not measured" if speedup is None else f"{speedup:.2f}x one by one"
+        log.info("batching across sessions %s (%s)", "on" if runner else "off", measured)
 
     def _fail(self, error: VoicedeskError) -> None:
         self.load_error = error

@@ -126,6 +126,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
         f"0 turns it off (default {DEFAULTS.first_audio_target_s * 1000:.0f})",
     )
     limits.add_argument(
+        "--batch",
+        choices=("auto", "on", "off"),
+        default=DEFAULTS.batch,
+        help="run sentences of different sessions that are ready together as one padded forward: auto (on CUDA "
+        "when a start-up measurement finds it faster; off on a CPU, where it does not pay), on, or off "
+        f"(default {DEFAULTS.batch})",
+    )
+    limits.add_argument(
         "--max-queue-depth",
         type=int,
         default=None,
@@ -345,6 +353,7 @@ def settings_from_args(
         shutdown_grace_s=args.shutdown_grace,
         max_request_age_s=args.max_request_age or None,
         first_audio_target_s=_first_audio_target_s(args.first_audio_target_ms),
+        batch=args.batch,
         max_queue_depth=_cap(args.max_queue_depth, "--max-queue-depth"),
         limits=limits,
         tls_cert=args.tls_cert,

@@ -70,6 +70,9 @@ class ServerSettings:
     max_queue_depth: int | None = None
     """A backstop by count: while more sentences than this wait for the model, new whole requests are refused
     with ``queue_saturated`` whatever the speed; None (the default) leaves admission to the expected wait."""
+    batch: str = "auto"
+    """Sentences of different sessions ready together run as one padded forward (``engine.model.batch``):
+    ``auto`` on CUDA when a start-up measurement finds it faster, ``on``, or ``off``."""
     tls_cert: str | None = None
     tls_key: str | None = None
 

@@ -9,6 +9,7 @@ so the driver can start the next job and re-arm the release timer afterwards.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
@@ -19,10 +20,11 @@ from voicedesk.engine.audio import float_to_pcm16
 from voicedesk.engine.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Closed, Event, WordTiming
+from voicedesk.engine.model.batch_policy import BatchJob
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
 from voicedesk.engine.session import SessionCore, SynthesisJob
-from voicedesk.engine.synthesis import Synthesizer
+from voicedesk.engine.synthesis import SynthesisResult, Synthesizer
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +70,13 @@ def render_sentence(
     """Synthesize one sentence and shape its edges for a seamless join. Runs on the worker thread."""
     started = time.perf_counter()
     result = synthesizer.synthesize(job.text, job.voice, job.speed, should_stop)
+    return finish_sentence(job, result, time.perf_counter() - started)
+
+
+def finish_sentence(job: SynthesisJob, result: SynthesisResult, synthesis_s: float) -> RenderedSentence:
+    """A synthesized sentence with its edges shaped, as PCM16 (also for sentences of a batched forward)."""
     shaped = shape_sentence(result.audio, job.text, result.words)
-    pcm = float_to_pcm16(shaped.audio)
-    return RenderedSentence(pcm, shaped.duration_s, shaped.words, time.perf_counter() - started)
+    return RenderedSentence(float_to_pcm16(shaped.audio), shaped.duration_s, shaped.words, synthesis_s)
 
 
 class SessionDriver:
@@ -151,12 +157,21 @@ class SessionDriver:
                 deadline=deadline,
                 interrupt=interrupt,
                 size=estimate_phonemes(job.text),
+                batch_item=self._batch_item(job),
             )
         except SchedulerClosed:
             self.apply(self.core.abort("shutting down", now))
             return
         self._in_flight = future
         future.add_done_callback(lambda f: self._on_rendered(job, f))
+
+    def _batch_item(
+        self, job: SynthesisJob
+    ) -> tuple[BatchJob, Callable[[SynthesisResult, float], RenderedSentence]] | None:
+        """What the scheduler's batch runner needs to run this job with others' (None while it batches nothing)."""
+        if self._scheduler.batch_runner is None:
+            return None
+        return BatchJob(job.text, job.voice, job.speed), functools.partial(finish_sentence, job)
 
     def _on_rendered(self, job: SynthesisJob, future: asyncio.Future[RenderedSentence]) -> None:
         if future is self._in_flight:

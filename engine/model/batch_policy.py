@@ -44,6 +44,15 @@ def batching_enabled(mode: BatchMode, device: str, measured_speedup: float | Non
 
 
 @dataclass(frozen=True, slots=True)
+class BatchJob:
+    """What a sentence's batched synthesis needs (``Synthesizer.synthesize``'s arguments)."""
+
+    text: str
+    voice: str
+    speed: float
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """A queued job as the policy sees it."""
 

@@ -228,6 +228,11 @@ def test_admission_is_by_expected_wait_with_the_count_an_optional_backstop():
     assert off.first_audio_target_s is None
 
 
+def test_batching_is_auto_unless_asked_for():
+    assert settings_from_args(_args(), {})[0].batch == "auto"
+    assert settings_from_args(_args("--batch", "off"), {})[0].batch == "off"
+
+
 @pytest.mark.parametrize(
     "argv",
     [

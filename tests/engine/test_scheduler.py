@@ -120,3 +120,31 @@ async def test_scheduler_does_not_look_idle_between_a_sessions_sentences():
     assert await chained[0] == "second"
     assert seen_idle_in_callback == [False]
     await scheduler.aclose()
+
+
+async def test_jobs_ready_together_run_as_one_batch_in_queue_order_with_first_sentences_apart():
+    batches: list[list[str]] = []
+
+    def run_batch(items, _should_stop):
+        batches.append(list(items))
+        return [f"{item}-done" for item in items]
+
+    scheduler = SynthesisScheduler(batch_runner=run_batch)
+    block, gate, started = _blocker()
+    running = scheduler.submit("s0", block, urgent=True, deadline=0.0)
+    await asyncio.to_thread(started.wait, 10)
+    futures = {
+        "a1": scheduler.submit("a", lambda: "alone", urgent=True, deadline=1.0, size=10, batch_item="a1"),
+        "b1": scheduler.submit("b", lambda: "alone", urgent=True, deadline=2.0, size=12, batch_item="b1"),
+        "c2": scheduler.submit("c", lambda: "alone", urgent=False, deadline=0.5, size=10, batch_item="c2"),
+        "d2": scheduler.submit("d", lambda: "alone", urgent=False, deadline=0.7, size=40, batch_item="d2"),
+        "e1": scheduler.submit("e", lambda: "alone", urgent=True, deadline=3.0, size=100, batch_item="e1"),
+    }
+    gate.set()
+    assert await running == "blocker"
+    results = {name: await future for name, future in futures.items()}
+    # First sentences together (e1 is too long to ride with a1), later sentences apart from them; d2 likewise.
+    assert batches == [["a1", "b1"]]
+    assert results == {"a1": "a1-done", "b1": "b1-done", "c2": "alone", "d2": "alone", "e1": "alone"}
+    assert (scheduler.batches_run, scheduler.jobs_run) == (1, 6)
+    await scheduler.aclose()
