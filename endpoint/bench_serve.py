@@ -1,11 +1,11 @@
 """``python -m voicedesk.endpoint.bench_serve``: the real endpoint (uvicorn, transport guards, SIGTERM budget) in its
-own
-process, for benchmarks and tests that need the server's own process (its RSS, its exit on SIGTERM).
+own process, for benchmarks and tests that need the server's own process (its RSS, its exit on SIGTERM).
 
 ``--synth paced`` runs it around the paced stand-in synthesizer (``engine.paced_synth``: tones, not speech, at a
-settable multiple of real time, GPU-like by default); ``--synth kokoro`` around Kokoro from the Hugging Face cache,
-as ``voicedesk serve`` does. Unlike ``voicedesk serve`` there is no per-client session cap (every client of a
-local benchmark comes from 127.0.0.1) and the send timeout can be set.
+settable multiple of real time, GPU-like by default); ``--synth honest`` around the honest stand-in
+(``app.lab.honest_synth``: real G2P per sentence, the forward faked at ``--s-per-phoneme``); ``--synth kokoro``
+around Kokoro from the Hugging Face cache, as ``voicedesk serve`` does. Unlike ``voicedesk serve`` there is no
+per-client session cap (every client of a local benchmark comes from 127.0.0.1) and the send timeout can be set.
 """
 
 from __future__ import annotations
@@ -22,8 +22,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="The endpoint for local benchmarks: Kokoro, or a stand-in synthesizer with a settable speed.",
     )
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--synth", choices=("paced", "kokoro"), default="paced")
+    parser.add_argument("--synth", choices=("paced", "honest", "kokoro"), default="paced")
     parser.add_argument("--realtime-factor", type=float, default=50.0, help="paced: audio seconds per second")
+    parser.add_argument(
+        "--s-per-phoneme",
+        type=float,
+        default=None,
+        help="honest: the faked forward's cost per phoneme (default: the A10G estimate, app/lab/honest_synth.py)",
+    )
     parser.add_argument("--device", help="kokoro: cpu, cuda or cuda:N (default: CUDA when present)")
     parser.add_argument("--max-sessions", type=int, default=64)
     parser.add_argument(
@@ -56,7 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         idle_timeout_s=args.idle_timeout,
         shutdown_grace_s=args.shutdown_grace,
     )
-    if args.synth == "paced":
+    if args.synth == "honest":
+        from voicedesk.app.lab.honest_synth import A10G_S_PER_PHONEME, HonestSynthesizer
+
+        honest = HonestSynthesizer(A10G_S_PER_PHONEME if args.s_per_phoneme is None else args.s_per_phoneme)
+        honest.warm_up()
+        source = honest
+    elif args.synth == "paced":
         from voicedesk.engine.paced_synth import PacedSynthesizer
 
         source = PacedSynthesizer(args.realtime_factor)
