@@ -81,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"bench_serve: listening on http://127.0.0.1:{args.port} ({args.synth})", file=sys.stderr, flush=True)
     serve_forever(create_app(source, settings), settings)  # type: ignore[arg-type]
+    if args.synth == "honest":
+        stages = honest.stages
+        per = ", ".join(f"{name} {ms:.1f} ms" for name, ms in stages.per_sentence_ms().items())
+        print(f"bench_serve: {stages.sentences} sentences; per sentence: {per}", file=sys.stderr, flush=True)
     return 0
 
 
