@@ -242,7 +242,12 @@ class SynthesisScheduler:
         """What a new first sentence of session ``exclude`` (None: a new session) would wait behind, at ``now``
         (``time.perf_counter()`` when not given), for admission by expected wait (``engine.admission``)."""
         now = time.perf_counter() if now is None else now
-        running = [job for job in self._running if job.session_id != exclude]
+        # A call being stopped (its session cancelled or gone) frees the model within a slice: not work ahead.
+        running = [
+            job
+            for job in self._running
+            if job.session_id != exclude and not (job.interrupt is not None and job.interrupt.is_set())
+        ]
         return QueueLoad(
             s_per_phoneme=self._s_per_phoneme,
             running_phonemes=sum(job.size for job in running),

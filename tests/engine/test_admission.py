@@ -54,7 +54,8 @@ async def test_scheduler_load_counts_first_sentences_ahead_and_leaves_out_the_as
     # A measured call teaches the speed: 20 phonemes in however long a trivial call takes.
     await scheduler.submit("warm", lambda: "quick", urgent=True, deadline=0.0, size=20)
     assert scheduler.estimated_call_s(20) is not None
-    running = scheduler.submit("a", held, urgent=True, deadline=0.0, size=30)
+    stop_a = threading.Event()
+    running = scheduler.submit("a", held, urgent=True, deadline=0.0, size=30, interrupt=stop_a)
     await asyncio.to_thread(started.wait, 10)
     later = scheduler.submit("b", lambda: "b", urgent=False, deadline=5.0, size=50)
     first = scheduler.submit("c", lambda: "c", urgent=True, deadline=1.0, size=70)
@@ -65,6 +66,9 @@ async def test_scheduler_load_counts_first_sentences_ahead_and_leaves_out_the_as
     own = scheduler.load("d", now=float("inf"))
     assert own.queued_first_phonemes == 70
     assert scheduler.load("a").running_phonemes == 0  # its own call is not load for session a
+    scheduler.cancel_session("a")
+    assert stop_a.is_set() and scheduler.busy
+    assert scheduler.load().running_phonemes == 0  # a call being stopped is not work ahead either
     gate.set()
     assert [await f for f in (running, first, mine, later)] == ["held", "c", "d", "b"]
     await scheduler.aclose()
