@@ -114,3 +114,11 @@ def test_bench_server_is_the_concurrency_and_transport_scenarios_against_a_url(b
     assert isinstance(concurrency["summary"]["accept_met"], bool)  # a remote engine's accept time is judged
     assert transport["summary"]["server"] == bench_container.http_url
     assert transport["summary"]["ratio"] > 1.0  # SSE's base64 costs more than binary frames
+
+
+def test_a_level_with_refused_requests_misses_the_target_whatever_its_p95():
+    ramp = CapacityRamp(target_s=0.3, max_sessions=32)
+    ramp.record(1, 0.1)
+    ramp.record(2, 0.2, failed=1)  # the served ones were quick; one was refused (queue_saturated)
+    assert not ramp.met(2)
+    assert ramp.bounds == (1, 2) and ramp.next_level() is None
