@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from voicedesk.engine.paced_synth import VOICES, PacedSynthesisInterrupted, PacedSynthesizer, tone
-from voicedesk.engine.synthesis import SynthesisResult
+from voicedesk.app.lab.paced_synth import VOICES, PacedSynthesisInterrupted, PacedSynthesizer, tone
+from voicedesk.engine.model.synthesis import SynthesisResult
 
 A10G_S_PER_PHONEME = 0.0004
 SECONDS_PER_PHONEME = 0.075

@@ -19,13 +19,13 @@ import numpy as np
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model.batch import BatchItem, forward_batch, item_of
 from voicedesk.engine.model.batch_policy import BatchJob, BatchMode, batching_enabled
-from voicedesk.engine.synthesis import SynthesisResult
-from voicedesk.engine.voices import language_of, parse_voice_spec
+from voicedesk.engine.model.synthesis import SynthesisResult
+from voicedesk.engine.model.voices import language_of, parse_voice_spec
 
 if TYPE_CHECKING:
     import torch
 
-    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
 
 class _CapturedOutput:
@@ -54,7 +54,7 @@ def synthesize_batch(
     """Each job's ``SynthesisResult``, as ``synthesizer.synthesize`` would make it, from one padded forward."""
     from kokoro import KPipeline
 
-    from voicedesk.engine.kokoro_synth import SynthesisInterrupted, make_monotonic, word_timings
+    from voicedesk.engine.model.kokoro_synth import SynthesisInterrupted, make_monotonic, word_timings
 
     capture = _Capture(synthesizer.model)
     planned: list[list[tuple[Any, int]]] = []  # per job: (pipeline result, index of its captured piece)

@@ -1,7 +1,7 @@
 """Admission by expected wait over a real server: the same number of sentences waiting for the model is a refusal
 on a slow model and no reason to refuse on a fast one.
 
-The model is the paced stand-in (``engine.paced_synth``), whose speed is set per call: one request teaches the
+The model is the paced stand-in (``app.lab.paced_synth``), whose speed is set per call: one request teaches the
 scheduler the model's forward cost (as serving does), then a burst of sessions queues its first sentences behind
 a call held long (the stand-in slowed for it; the scheduler still believes the learned speed, as it would for an
 unusually long sentence). What differs between the two cases is only the learned speed; the count of waiting
@@ -20,11 +20,11 @@ import pytest
 from tests.support.endpoint import GUARD_S, bidi
 from tests.support.fast_synth import start_fast_server
 from tests.support.load import wait_until
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.runtime import Lease
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.local import LocalSession
-from voicedesk.engine.paced_synth import PacedSynthesizer
 from voicedesk.engine.protocol import SynthesizeRequest, encode_command
 
 TARGET_S = 1.0
