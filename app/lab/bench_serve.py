@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from voicedesk.app.lab.honest_synth import HonestSynthesizer
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,12 +86,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return KokoroSynthesizer.load(args.device, warm_up=False)  # warmed on the scheduler's thread
 
     print(f"bench_serve: listening on http://127.0.0.1:{args.port} ({args.synth})", file=sys.stderr, flush=True)
-    serve_forever(create_app(source, settings), settings)  # type: ignore[arg-type]
     if args.synth == "honest":
-        stages = honest.stages
-        per = ", ".join(f"{name} {ms:.1f} ms" for name, ms in stages.per_sentence_ms().items())
-        print(f"bench_serve: {stages.sentences} sentences; per sentence: {per}", file=sys.stderr, flush=True)
+        # uvicorn ends the process by re-raising SIGTERM after shutdown, so the figures are printed as they change.
+        threading.Thread(target=_report_stages, args=(honest,), name="stage-report", daemon=True).start()
+    serve_forever(create_app(source, settings), settings)  # type: ignore[arg-type]
     return 0
+
+
+def _report_stages(honest: HonestSynthesizer, every_s: float = 5.0) -> None:
+    reported = 0
+    while True:
+        time.sleep(every_s)
+        stages = honest.stages
+        if stages.sentences != reported:
+            reported = stages.sentences
+            per = ", ".join(f"{name} {ms:.1f} ms" for name, ms in stages.per_sentence_ms().items())
+            print(f"bench_serve: {stages.sentences} sentences; per sentence: {per}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
