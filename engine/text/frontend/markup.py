@@ -67,7 +67,8 @@ def plain_units(text: str, offset: int, settings: TextSettings, changes: list[Ch
         yield from _words(text[position : match.start()], offset + position, settings, changes)
         word, phonemes = match.group(1), match.group(2)
         if valid_override(phonemes):
-            yield Unit(word, offset + match.start(), offset + match.end(), PHONEMES, phonemes)
+            # the span is the word's: a window highlights "Siobhan", not the brackets around it
+            yield Unit(word, offset + match.start(1), offset + match.end(1), PHONEMES, phonemes)
         else:
             yield from _words(word, offset + match.start(1), settings, changes)
         position = match.end()
