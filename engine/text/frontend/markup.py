@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 from voicedesk.engine.text.frontend.lexicon import LEXICON_PHONEMES
 from voicedesk.engine.text.frontend.settings import TextSettings
-from voicedesk.engine.text.frontend.spoken import PHONEMES, SPOKEN, TEXT, Change, Unit, words_with_spans
+from voicedesk.engine.text.frontend.spoken import PHONEMES, SPOKEN, Change, Unit, words_with_spans
 
 INLINE_OVERRIDE = re.compile(r"\[([^\]\n]+)\]\(/([^/)\n]+)/\)")
 """misaki's ``[word](/phonemes/)`` (documented in docs/protocol.md)."""
@@ -194,6 +194,3 @@ def _end_sentence(units: list[Unit]) -> None:
     last = units[-1]
     if last.kind == PHONEMES or not last.text.rstrip("\"')”’").endswith(tuple(SENTENCE_END)):
         units[-1] = last.with_text(last.text + ".")
-
-
-__all__ = ["SPOKEN", "TEXT", "plain_units", "to_units"]
