@@ -135,6 +135,11 @@ def test_inputs_and_outputs_pickle(front_end, speaker):
     assert pickle.loads(pickle.dumps(pieces)) == pieces
 
 
+def test_markdown_marks_of_a_chunk_cut_open_are_not_read(front_end):
+    assert front_end.to_spoken("The **living room", "a", TextSettings()).text == "The living room"
+    assert front_end.to_spoken("lights** are on_", "a", TextSettings()).text == "lights are on"
+
+
 def test_other_languages_get_markup_and_lexicon_only(front_end):
     settings = TextSettings(lexicon=parse_lexicon([{"word": "Hola", "respelling": "ola"}]))
     spoken = front_end.to_spoken("**Hola**, son las 5:30 🎉", "e", settings)
