@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 MAX_ITEMS = 8
 MAX_STRETCH = 1.5
@@ -50,6 +51,8 @@ class BatchJob:
     text: str
     voice: str
     speed: float
+    settings: Any = None
+    """The session's ``TextSettings`` (None: the defaults)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,51 +1,29 @@
 """Several sessions' sentences through Kokoro as one padded forward: the scheduler's batch runner for the Kokoro
 synthesizer (``engine.scheduler``'s ``batch_runner``; when it is used: ``engine.model.batch_policy``).
 
-Each sentence goes through its language's ``KPipeline`` as ``KokoroSynthesizer.synthesize`` sends it (G2P, the
-pipeline's own chunking into pieces of at most 510 phonemes), except that the pipeline's call of the model is
-captured instead of run; every captured piece of every sentence then runs in one ``engine.model.batch``
-forward, and each sentence is put together from its own pieces as ``synthesize`` does (word timings from the
-predicted durations). The pipeline calls happen in job order on the model's thread, like one-by-one synthesis.
+Each sentence is prepared as ``KokoroSynthesizer.synthesize`` prepares it (``prepare``: front-end and G2P into
+pieces of at most 510 phonemes); every piece of every sentence then runs in one ``engine.model.batch`` forward
+(its voice's style vector for its length, its speed times the piece's rate, as ``KPipeline.infer`` picks them), and
+each sentence is put together from its own pieces as ``render`` does: word timings from the predicted durations,
+the pieces' pauses. Preparation happens in job order on the model's thread, like one-by-one synthesis.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
-from voicedesk.engine.model.batch import BatchItem, forward_batch, item_of
+from voicedesk.engine.model.batch import forward_batch, item_of
 from voicedesk.engine.model.batch_policy import BatchJob, BatchMode, batching_enabled
 from voicedesk.engine.model.synthesis import SynthesisResult
-from voicedesk.engine.model.voices import language_of, parse_voice_spec
 
 if TYPE_CHECKING:
-    import torch
-
     from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
-
-
-class _CapturedOutput:
-    """Stands in for ``KModel.Output`` while the pipeline runs: no durations, so it joins no timestamps."""
-
-    audio = None
-    pred_dur = None
-
-
-class _Capture:
-    """Takes the pipeline's model calls (``KPipeline.infer``: ``model(ps, ref_s, speed, return_output=True)``)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.device = model.device
-        self.calls: list[BatchItem] = []
-
-    def __call__(self, phonemes: str, ref_s: torch.Tensor, speed: float = 1, return_output: bool = False) -> Any:
-        self.calls.append(item_of(self.model, phonemes, ref_s, speed))
-        return _CapturedOutput()
 
 
 def synthesize_batch(
@@ -54,42 +32,48 @@ def synthesize_batch(
     """Each job's ``SynthesisResult``, as ``synthesizer.synthesize`` would make it, from one padded forward."""
     from kokoro import KPipeline
 
-    from voicedesk.engine.model.kokoro_synth import SynthesisInterrupted, make_monotonic, word_timings
+    from voicedesk.engine.errors import ErrorCode, VoicedeskError
+    from voicedesk.engine.model.kokoro_synth import SynthesisInterrupted, _token_fields, make_monotonic, word_timings
 
-    capture = _Capture(synthesizer.model)
-    planned: list[list[tuple[Any, int]]] = []  # per job: (pipeline result, index of its captured piece)
+    model = synthesizer.model
+    items = []
+    prepared_jobs = []
     for job in jobs:
-        spec, pack = synthesizer.resolve_voice(job.voice)
-        pipeline = synthesizer.pipeline(language_of(parse_voice_spec(spec)[0].source))
-        pieces = []
-        for result in pipeline(job.text, voice=pack, speed=job.speed, model=capture):
-            if isinstance(result.output, _CapturedOutput):
-                pieces.append((result, len(capture.calls) - 1))
-        planned.append(pieces)
+        if not job.speed > 0:
+            raise VoicedeskError(ErrorCode.BAD_SPEED, f"speed must be above 0; got {job.speed!r}.")
+        prepared = synthesizer.prepare(job.text, job.voice, job.settings)
+        _spec, pack = synthesizer.resolve_voice(job.voice)
+        first = len(items)
+        for piece in prepared.pieces:
+            items.append(item_of(model, piece.phonemes, pack[len(piece.phonemes) - 1], job.speed * piece.rate))
+        prepared_jobs.append((prepared, first))
 
     def check() -> None:
         if should_stop is not None and should_stop():
             raise SynthesisInterrupted("synthesis stopped: every session of the batch was cancelled")
 
-    outputs = forward_batch(synthesizer.model, capture.calls, check)
+    outputs = forward_batch(model, items, check)
     results = []
-    for pieces in planned:
-        audio_parts: list[np.ndarray] = []
+    for prepared, first in prepared_jobs:
+        parts: list[np.ndarray] = []
         words: list[WordTiming] = []
-        phonemes: list[str] = []
         offset = 0
-        for result, index in pieces:
+        for index, piece in enumerate(prepared.pieces, start=first):
             output = outputs[index]
             audio = output.audio.numpy().astype(np.float32, copy=False).reshape(-1)
-            if result.tokens:
-                KPipeline.join_timestamps(result.tokens, output.pred_dur)
-            start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
-            words.extend(word_timings(result.tokens, start_s, end_s))
-            audio_parts.append(audio)
-            phonemes.append(result.phonemes)
+            if piece.tokens:
+                tokens = [SimpleNamespace(**_token_fields(t)) for t in piece.tokens]
+                KPipeline.join_timestamps(tokens, output.pred_dur)
+                start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
+                words.extend(word_timings(tokens, start_s, end_s))
+            parts.append(audio)
             offset += len(audio)
-        joined = np.concatenate(audio_parts) if audio_parts else np.zeros(0, dtype=np.float32)
-        results.append(SynthesisResult(audio=joined, words=make_monotonic(words), phonemes=" ".join(phonemes)))
+            if piece.pause_after_s > 0:
+                silence = np.zeros(round(piece.pause_after_s * SAMPLE_RATE), dtype=np.float32)
+                parts.append(silence)
+                offset += len(silence)
+        audio = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+        results.append(SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=prepared.phonemes))
     return results
 
 
