@@ -10,7 +10,7 @@ from voicedesk.engine.model.batch import BatchItem, forward_batch, item_of, padd
 
 PIECES = (
     ("hˈI.", "af_heart", 1.0),
-    ("ðə kˈæt sˈæt ˌɔn ə mˈæt.", "am_adam", 1.0),
+    ("ðə kˈæt sˈæt.", "am_adam", 1.0),
     ("wˈʌn mˈɔɹ.", "af_heart", 1.3),
 )
 """Different lengths, voices and speeds: the short ones ride in a batch padded to the long one."""
@@ -38,7 +38,7 @@ def _one_by_one(model, items: list[BatchItem]) -> list[tuple[torch.Tensor, torch
 def test_each_item_of_a_padded_batch_is_its_own_unbatched_audio(synthesizer):
     model = synthesizer.model
     items = _items(synthesizer)
-    assert padded_work(items) > 1.5  # the batch really is padded
+    assert padded_work(items) > 1.2  # the batch really is padded
     torch.manual_seed(7)  # the vocoder's noise: seeded, item k draws what the k-th forward one by one draws
     alone = _one_by_one(model, items)
     torch.manual_seed(7)
