@@ -36,7 +36,6 @@ Frame = str | bytes
 BIDI_PATH = "/invocations-bidirectional-stream"
 """The bidirectional route: SageMaker's sidecar connects to exactly this path, and so do our clients."""
 
-PROTOCOL_VERSION = 1
 DEFAULT_MAX_FRAME_BYTES = 256 * 1024
 
 

@@ -30,7 +30,6 @@ Time and flow control (see docs/protocol.md, "What a client can rely on"):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -537,6 +536,3 @@ def _duration(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.1f} hours"
-
-
-ChunkerFactory = Callable[[], Chunker]
