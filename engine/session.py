@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import CloseReason, ErrorCode
 from voicedesk.engine.events import (
     Audio,
     Cancelled,
@@ -66,7 +66,7 @@ from voicedesk.engine.text.sentence_split import split_at_clause
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
-SHUTDOWN_REASON = "server shutting down"
+SHUTDOWN_REASON = CloseReason.SHUTTING_DOWN
 """``Closed.reason`` when the server winds a session down."""
 
 
@@ -464,7 +464,7 @@ class SessionCore:
             )
         ]
         events.extend(self.cancel(0.0))
-        events.extend(self.abort(str(ErrorCode.BUDGET_EXCEEDED)))  # closed with 1008, not as a normal end
+        events.extend(self.abort(CloseReason.BUDGET_EXCEEDED))  # closed with 1008, not as a normal end
         return events
 
     def _enqueue(

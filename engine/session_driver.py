@@ -21,7 +21,7 @@ from voicedesk.engine.events import Closed, Event, WordTiming
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
-from voicedesk.engine.session import SessionCore, SynthesisJob
+from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ class SessionDriver:
                 size=estimate_phonemes(job.text),
             )
         except SchedulerClosed:
-            self.apply(self.core.abort("shutting down", now))
+            self.apply(self.core.abort(SHUTDOWN_REASON, now))
             return
         self._in_flight = future
         future.add_done_callback(lambda f: self._on_rendered(job, f))
