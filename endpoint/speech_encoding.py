@@ -25,10 +25,11 @@ import soxr  # noqa: F401 - likewise for the first resampled request
 from starlette.responses import Response
 
 from voicedesk.endpoint.runtime import EndpointRuntime
-from voicedesk.endpoint.speech_request import SpeechRequest, check_fresh
+from voicedesk.endpoint.speech_request import SpeechRequest
 from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
+from voicedesk.engine.request_fields import check_fresh
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
 """Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays

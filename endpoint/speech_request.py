@@ -10,15 +10,16 @@ them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``s
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.model.voices import DEFAULT_VOICE
-from voicedesk.engine.protocol import MAX_REQUEST_ID_CHARS, MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
+from voicedesk.engine.protocol import MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
+from voicedesk.engine.request_fields import MAX_REQUEST_ID_CHARS
 from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
@@ -134,21 +135,6 @@ def _string(message: dict[str, object], key: str, default: str | None, limit: in
     return value.strip()
 
 
-def _request_id(message: dict[str, object]) -> str | None:
-    value = message.get("request_id")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise _bad(ErrorCode.BAD_MESSAGE, "'request_id' must be a string (or a number).")
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > MAX_REQUEST_ID_CHARS:
-        raise _bad(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
-        )
-    return text
-
-
 def _speed(message: dict[str, object]) -> float:
     raw = message.get("speed")
     if raw is None:
@@ -171,28 +157,12 @@ def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], defa
 
 
 def _sample_rate(message: dict[str, object], audio_format: str) -> int:
-    raw = message.get("sample_rate")
-    if raw is None:
-        rate = SAMPLE_RATE
-    elif _finite(raw) is None or raw != int(raw):  # type: ignore[call-overload]
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {_short(raw)}.")
-    else:
-        rate = int(raw)
+    asked = fields.sample_rate(message.get("sample_rate"))
+    rate = SAMPLE_RATE if asked is None else asked
     problem = output_problem(audio_format, rate)
     if problem is not None:
         raise _bad(ErrorCode.BAD_MESSAGE, problem)
     return rate
-
-
-def _finite(raw: object) -> float | None:
-    """A JSON number as a finite float; None for anything else (``Infinity``, ``NaN``, 400-digit integers)."""
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        return None
-    try:
-        value = float(raw)
-    except OverflowError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _stream(message: dict[str, object]) -> bool:
@@ -204,45 +174,6 @@ def _stream(message: dict[str, object]) -> bool:
     return raw
 
 
-MILLISECONDS_AFTER = 1e11
-"""An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
-
-
-def _request_timestamp(message: dict[str, object]) -> float | None:
-    raw = message.get("request_timestamp")
-    if raw is None:
-        return None
-    value = _finite(raw)
-    if value is None or value <= 0:
-        raise _bad(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); got {_short(raw)}.",
-        )
-    if value > MILLISECONDS_AFTER:
-        raise _bad(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' {_short(raw)} looks like milliseconds; send epoch seconds (time.time(), "
-            "or Date.now() / 1000).",
-        )
-    return value
-
-
-def check_fresh(request_timestamp: float | None, now: float, max_age_s: float | None) -> None:
-    """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
-    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
-    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
-    if request_timestamp is None or max_age_s is None:
-        return
-    age = now - request_timestamp
-    if age > max_age_s:
-        raise _bad(
-            ErrorCode.REQUEST_STALE,
-            f"request_stale: the request was sent {age:.1f} s ago (request_timestamp), over this server's limit of "
-            f"{max_age_s:g} s; its caller has likely given up. Send a fresh request (check the clocks if "
-            "this repeats).",
-        )
-
-
 def _output(message: dict[str, object], format_key: str, default_format: str) -> tuple[str, int]:
     audio_format = _choice(message, format_key, AUDIO_FORMATS, default_format)
     return audio_format, _sample_rate(message, audio_format)
@@ -252,7 +183,7 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
     ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``)."""
     message = parse_json_object(body)
-    request_id = _request_id(message)
+    request_id = fields.request_id(message.get("request_id"))
     audio_format, sample_rate = _output(message, "format", "wav")
     return SpeechRequest(
         text=_text(message, "text", limits),
@@ -263,7 +194,7 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
         request_id=request_id,
         sample_rate=sample_rate,
         stream=_stream(message),
-        request_timestamp=_request_timestamp(message),
+        request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
     )
 
 
@@ -285,5 +216,5 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
         sse_dialect="openai",
         sample_rate=sample_rate,
         stream=_stream(message),
-        request_timestamp=_request_timestamp(message),
+        request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
     )
