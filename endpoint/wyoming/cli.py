@@ -154,7 +154,6 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     from voicedesk.endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
     from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
     from voicedesk.engine.factory import open_engine
-    from voicedesk.engine.local import LocalEngine
     from voicedesk.engine.model.voices import KNOWN_VOICES
 
     settings: WyomingSettings = plan.settings  # type: ignore[assignment]
@@ -169,10 +168,9 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     try:
         if plan.voices is not None:
             candidates = list(plan.voices)
-        elif isinstance(engine, LocalEngine):
-            candidates = await asyncio.to_thread(engine.synthesizer.list_voices)
         else:
-            candidates = list(KNOWN_VOICES)
+            listed = await engine.voices()
+            candidates = list(KNOWN_VOICES) if listed is None else [v.name for v in listed if v.downloaded]
         usable = await probe_voices(engine, plan.voice, candidates, speed=settings.speed)
         missing = [name for name in candidates if name not in usable]
         if plan.voices is not None and missing:
