@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.settings import OPEN_PATHS
-from voicedesk.engine.errors import CloseCode, ErrorCode
+from voicedesk.engine.errors import CloseCode, ErrorCode, VoicedeskError, error_body
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class BearerTokenMiddleware:
         log.info(
             "refused %s %s: %s", scope["type"], escape(scope["path"]), "no token" if presented is None else "bad token"
         )
-        body = {"code": str(ErrorCode.UNAUTHORIZED), "message": message}
+        body = error_body(VoicedeskError(ErrorCode.UNAUTHORIZED, message))
         if scope["type"] == "websocket" and "websocket.http.response" not in scope.get("extensions", {}):
             await send({"type": "websocket.close", "code": CloseCode.POLICY_VIOLATION, "reason": message[:120]})
             return

@@ -67,7 +67,9 @@ class BidiConnection:
         now = time.monotonic()
         core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), settings.limits)
         self.connection = ServerConnection(core, settings.connection_limits, now, self._admit_request)
-        self.driver = SessionDriver(self.connection, runtime.synthesizer, runtime.scheduler, lease.id, self._emit)
+        self.driver = SessionDriver(
+            self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection
+        )
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
         self._bad_frames = BadFrameLog(log, lease.id[:8])

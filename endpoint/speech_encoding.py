@@ -74,11 +74,6 @@ def check_admission(speech: SpeechRequest, runtime: EndpointRuntime) -> None:
     check_not_saturated(runtime.queue_depth, runtime.settings.max_queue_depth)
 
 
-def error_fields(error: VoicedeskError) -> dict[str, object]:
-    """Body fields that make a refusal read like the AWS sample's (``{"error": "request_stale"}``)."""
-    return {"error": str(error.code), **getattr(error, "details", {})}
-
-
 def error_headers(error: VoicedeskError) -> dict[str, str]:
     return dict(getattr(error, "headers", {}))
 

@@ -61,19 +61,15 @@ class SpeechRequest:
     """When the client sent it (epoch seconds); too old a request is refused with ``request_stale``."""
 
 
-def _bad(code: ErrorCode, message: str) -> VoicedeskError:
-    return VoicedeskError(code, message)
-
-
 def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, object]:
     """The body as a JSON object; any failure (not UTF-8, not JSON, nested too deep, a number of thousands of
     digits) is a ``bad_json`` or ``bad_message`` error, never another exception."""
     try:
         message = parse_json_frame(body, max_bytes or len(body), "The request body")
     except ProtocolError as exc:
-        raise _bad(exc.code, exc.message) from None
+        raise VoicedeskError(exc.code, exc.message) from None
     if not isinstance(message, dict):
-        raise _bad(ErrorCode.BAD_MESSAGE, "The request body must be a JSON object.")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The request body must be a JSON object.")
     return message
 
 
@@ -95,7 +91,7 @@ def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
     the same text at 0.25 makes four times the audio, and costs four times the compute)."""
     audio_s = estimated_audio_s(speech.text, speech.speed)
     if audio_s > limits.max_request_audio_s:
-        raise _bad(
+        raise VoicedeskError(
             ErrorCode.BUDGET_EXCEEDED,
             f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speech.speed:g}, over this "
             f"server's limit of {limits.max_request_audio_s / 60:,.0f} minutes per request; send less text per "
@@ -106,11 +102,11 @@ def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
 def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
     text = message.get(key)
     if not isinstance(text, str):
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak).")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak).")
     if not text.strip():
-        raise _bad(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
+        raise VoicedeskError(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
     if len(text) > limits.max_message_chars:
-        raise _bad(
+        raise VoicedeskError(
             ErrorCode.TEXT_TOO_LONG,
             f"'{key}' has {len(text):,} characters, over the limit of {limits.max_message_chars:,}; "
             "split it into several requests, or stream it over the WebSocket.",
@@ -118,20 +114,16 @@ def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
     return text
 
 
-def _short(value: object) -> str:
-    """A client's value for an error message: never a huge echo of what it sent."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}… ({len(text):,} characters)"
-
-
 def _string(message: dict[str, object], key: str, default: str | None, limit: int = 200) -> str | None:
     value = message.get(key)
     if value is None:
         return default
     if not isinstance(value, str) or not value.strip():
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {_short(value)}.")
+        raise VoicedeskError(
+            ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {fields.describe(value)}."
+        )
     if len(value) > limit:
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
     return value.strip()
 
 
@@ -141,7 +133,10 @@ def _speed(message: dict[str, object]) -> float:
         return 1.0
     speed = validate_speed(raw)
     if speed is None:
-        raise _bad(ErrorCode.BAD_SPEED, f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {_short(raw)}.")
+        raise VoicedeskError(
+            ErrorCode.BAD_SPEED,
+            f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {fields.describe(raw)}.",
+        )
     return speed
 
 
@@ -149,9 +144,9 @@ def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], defa
     value = _string(message, key, default)
     assert value is not None
     if value.lower() not in allowed:
-        raise _bad(
+        raise VoicedeskError(
             ErrorCode.BAD_MESSAGE,
-            f"'{key}' {_short(value)} is not supported here; use one of: {', '.join(allowed)}.",
+            f"'{key}' {fields.describe(value)} is not supported here; use one of: {', '.join(allowed)}.",
         )
     return value.lower()
 
@@ -161,7 +156,7 @@ def _sample_rate(message: dict[str, object], audio_format: str) -> int:
     rate = SAMPLE_RATE if asked is None else asked
     problem = output_problem(audio_format, rate)
     if problem is not None:
-        raise _bad(ErrorCode.BAD_MESSAGE, problem)
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, problem)
     return rate
 
 
@@ -170,7 +165,7 @@ def _stream(message: dict[str, object]) -> bool:
     if raw is None:
         return True
     if not isinstance(raw, bool):
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {_short(raw)}.")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {fields.describe(raw)}.")
     return raw
 
 

@@ -22,10 +22,8 @@ from voicedesk.engine.errors import UsageError, VoicedeskError
 @dataclass(frozen=True, slots=True)
 class Command:
     name: str
-    module: str
-    """Where ``register(subparsers)`` lives."""
-    extra: str
-    """The install extra that brings what the command needs (``pip install 'voicedesk[EXTRA]'``)."""
+    module: str  # where register(subparsers) lives
+    extra: str  # the install extra that brings what it needs: pip install 'voicedesk[EXTRA]'
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -38,15 +36,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("sagemaker-local", "voicedesk.endpoint.sagemaker_local.cli", "aws"),
     Command("deploy", "voicedesk.endpoint.deploy.cli", "aws"),  # deploy [status|destroy|image]
 )
-DEFAULT = "app"
-"""What ``voicedesk`` with no command runs."""
-
-
-def _install_advice(command: Command, missing: str) -> str:
-    return (
-        f"`voicedesk {command.name}` is not available in this install ({missing} is missing): "
-        f"install it with pip install 'voicedesk[{command.extra}]'."
-    )
+DEFAULT = "app"  # what `voicedesk` with no command runs
 
 
 def _is_not_installed(missing: str, module: str) -> bool:
@@ -55,7 +45,10 @@ def _is_not_installed(missing: str, module: str) -> bool:
 
 
 def _register_missing(subparsers: argparse._SubParsersAction, command: Command, missing: str) -> None:
-    advice = _install_advice(command, missing)
+    advice = (
+        f"`voicedesk {command.name}` is not available in this install ({missing} is missing): "
+        f"install it with pip install 'voicedesk[{command.extra}]'."
+    )
     parser = subparsers.add_parser(command.name, help=f"(not installed: needs voicedesk[{command.extra}])")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
 from voicedesk.engine.errors import CloseReason, ErrorCode, close_code_for_reason
-from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
+from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished
 from voicedesk.engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
     Cancel,
@@ -33,7 +33,7 @@ from voicedesk.engine.protocol import (
     ServerProtocol,
     SynthesizeRequest,
 )
-from voicedesk.engine.session import SessionCore, SynthesisJob
+from voicedesk.engine.session import SessionCore
 
 IDLE_REASON = CloseReason.IDLE
 ABUSE_REASON = CloseReason.RATE_LIMITED
@@ -275,31 +275,6 @@ class ServerConnection:
         """The client disconnected: drop everything at once."""
         self._out.clear()
         return self.core.abort("aborted", now)
-
-    # ---- the driver's view of the session (SessionDriver calls these) --------------------------------
-
-    def next_job(self, now: float, split_above_phonemes: int | None = None):  # type: ignore[no-untyped-def]
-        return self.core.next_job(now, split_above_phonemes)
-
-    def job_done(
-        self,
-        job: SynthesisJob,
-        pcm: bytes,
-        duration_s: float,
-        words: tuple[WordTiming, ...] = (),
-        synthesis_s: float = 0.0,
-        now: float = 0.0,
-    ) -> list[Event]:
-        return self.core.job_done(job, pcm, duration_s, words, synthesis_s, now)
-
-    def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str, now: float = 0.0) -> list[Event]:
-        return self.core.job_failed(job, code, message, now)
-
-    def is_current(self, job: SynthesisJob) -> bool:
-        return self.core.is_current(job)
-
-    def abort(self, reason: str, now: float = 0.0) -> list[Event]:
-        return self.core.abort(reason, now)
 
     # ---- internals ----------------------------------------------------------------------------------
 

@@ -162,6 +162,14 @@ class VoicedeskError(Exception):
         return f"{self.message} {self.advice}" if self.advice else self.message
 
 
+def error_body(error: VoicedeskError, request_id: str | None = None) -> dict[str, object]:
+    """The one JSON shape of an error body on the HTTP routes (docs/protocol.md): ``error`` repeats the code as the
+    AWS sample's containers put it, and an error's ``details`` (queue depths) come along."""
+    code = str(error.code)
+    details: dict[str, object] = getattr(error, "details", {})
+    return {"type": "error", "code": code, "message": error.message, "request_id": request_id, "error": code, **details}
+
+
 def _known(code: ErrorCode | LocalErrorCode | str) -> ErrorCode | LocalErrorCode | str:
     if isinstance(code, ErrorCode | LocalErrorCode):
         return code

@@ -32,8 +32,7 @@ async def open_engine(spec: EngineSpec) -> Engine:
     raise UsageError(f"Unknown engine kind {spec.kind!r}.", "Use local, websocket or sagemaker.")
 
 
-LOCAL_PARTS = ("torch", "kokoro", "misaki")
-"""What the local engine runs on; an install for remote engines only leaves them out (about 5 GB)."""
+LOCAL_PARTS = ("torch", "kokoro", "misaki")  # an install for remote engines only leaves them out (about 5 GB)
 
 
 def require_local_parts() -> None:

@@ -48,13 +48,13 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
+from voicedesk.engine.request_fields import describe
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
     MAX_SPEED,
     MIN_SPEED,
     SessionLimits,
     check_text,
-    short_repr,
     speed_error,
     validate_buffer_delay,
     validate_speed,
@@ -237,7 +237,7 @@ class SessionCore:
                     Error(
                         ErrorCode.BAD_MESSAGE,
                         f"max_buffer_delay_ms must be a number of milliseconds from 0 to {MAX_BUFFER_DELAY_MS}; "
-                        f"got {short_repr(max_buffer_delay_ms)}.",
+                        f"got {describe(max_buffer_delay_ms)}.",
                     )
                 ]
             max_buffer_delay_ms = delay
