@@ -30,6 +30,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("app", "voicedesk.app.main", "desktop"),
     Command("say", "voicedesk.app.say_cli", "desktop"),
     Command("models", "voicedesk.engine.model.models_cli", "local"),  # models fetch|status|import
+    Command("phonemes", "voicedesk.engine.model.phonemes_cli", "local"),
     Command("serve", "voicedesk.endpoint.serve_cli", "endpoint"),
     Command("wyoming", "voicedesk.endpoint.wyoming.cli", "endpoint"),
     Command("bench", "voicedesk.app.lab.bench_cli", "all"),  # bench engine|lab|streaming|…|flow|abuse
