@@ -19,7 +19,6 @@ from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
-from voicedesk.engine.request_fields import MAX_REQUEST_ID_CHARS
 from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
@@ -76,14 +75,9 @@ def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, ob
 def request_id_of(body: bytes) -> str | None:
     """The ``request_id`` of a body that may not parse (to tag its error); None when there is none to find."""
     try:
-        message = parse_json_object(body)
+        return fields.request_id(parse_json_object(body).get("request_id"))
     except VoicedeskError:
         return None
-    value = message.get("request_id")
-    if value is None or isinstance(value, dict | list):
-        return None
-    text = str(value)
-    return text if len(text) <= MAX_REQUEST_ID_CHARS else None
 
 
 def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:

@@ -40,11 +40,6 @@ COMMANDS: tuple[Command, ...] = (
 DEFAULT = "app"  # what `voicedesk` with no command runs
 
 
-def _is_not_installed(missing: str, module: str) -> bool:
-    """A library, or the command's own part of voicedesk (not a typo inside voicedesk, which should fail loudly)."""
-    return not missing.startswith("voicedesk.") or module == missing or module.startswith(missing + ".")
-
-
 def _register_missing(subparsers: argparse._SubParsersAction, command: Command, missing: str) -> None:
     advice = (
         f"`voicedesk {command.name}` is not available in this install ({missing} is missing): "
@@ -71,9 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(command.module)
         except ModuleNotFoundError as exc:
-            if not _is_not_installed(exc.name or "", command.module):
+            # A library, or the command's own part of voicedesk (app/ is not in the image); a typo inside voicedesk
+            # fails loudly instead.
+            missing = exc.name or command.module
+            if missing.startswith("voicedesk.") and not (command.module + ".").startswith(missing + "."):
                 raise
-            _register_missing(subparsers, command, exc.name or command.module)
+            _register_missing(subparsers, command, missing)
         else:
             module.register(subparsers)
     return parser

@@ -165,10 +165,8 @@ class VoicedeskError(Exception):
 
 
 def error_body(error: VoicedeskError, request_id: str | None = None) -> dict[str, object]:
-    """The one JSON shape of an error body on the HTTP routes (docs/protocol.md): ``error`` repeats the code as the
-    AWS sample's containers put it, and an error's ``details`` (queue depths) come along."""
-    code = str(error.code)
-    details: dict[str, object] = getattr(error, "details", {})
+    """The one JSON shape of an HTTP error body (docs/protocol.md); ``details`` are an error's extras (queue depths)."""
+    code, details = str(error.code), getattr(error, "details", {})
     return {"type": "error", "code": code, "message": error.message, "request_id": request_id, "error": code, **details}
 
 

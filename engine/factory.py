@@ -12,10 +12,16 @@ from voicedesk.engine.api import Engine
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import UsageError
 
+LOCAL_PARTS = ("torch", "kokoro", "misaki")  # an install for remote engines only leaves them out (about 5 GB)
+
 
 async def open_engine(spec: EngineSpec) -> Engine:
     if spec.kind == "local":
-        require_local_parts()
+        if missing := [name for name in LOCAL_PARTS if importlib.util.find_spec(name) is None]:
+            raise UsageError(
+                f"The local engine needs {', '.join(missing)}, which this install does not have.",
+                "Install them with pip install 'voicedesk[local]', or pick a websocket or sagemaker engine.",
+            )
         from voicedesk.engine.local import LocalEngine
         from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
@@ -30,15 +36,3 @@ async def open_engine(spec: EngineSpec) -> Engine:
 
         return SageMakerEngine.from_spec(spec)
     raise UsageError(f"Unknown engine kind {spec.kind!r}.", "Use local, websocket or sagemaker.")
-
-
-LOCAL_PARTS = ("torch", "kokoro", "misaki")  # an install for remote engines only leaves them out (about 5 GB)
-
-
-def require_local_parts() -> None:
-    missing = [name for name in LOCAL_PARTS if importlib.util.find_spec(name) is None]
-    if missing:
-        raise UsageError(
-            f"The local engine needs {', '.join(missing)}, which this install does not have.",
-            "Install them with pip install 'voicedesk[local]', or pick a websocket or sagemaker engine.",
-        )
