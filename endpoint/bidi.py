@@ -73,6 +73,7 @@ class BidiConnection:
         self._bad_frames = BadFrameLog(log, lease.id[:8])
         lease.stop = self.stop
         lease.drain = self.drain
+        lease.evict = self.evict
 
     def _admit_request(self, request: SynthesizeRequest) -> Error | None:
         """Staleness and saturation, as on the HTTP routes (the AWS sample's request_stale / queue_saturated)."""
@@ -120,6 +121,11 @@ class BidiConnection:
             self.driver.apply(self.connection.peer_gone(time.monotonic()))
         self.driver.stop()
 
+    def evict(self, message: str) -> None:
+        """Closes this session to make room for a client from an address with little in use (``too_many_sessions``,
+        1013): the error and ``closed`` go out first."""
+        self.driver.apply(self.connection.evict(message, time.monotonic()))
+
     async def drain(self) -> None:
         """Shutdown: the sentence being synthesized finishes, the rest is cancelled, then ``closed`` and 1001."""
         self.driver.apply(self.connection.shutdown(time.monotonic()))
@@ -133,8 +139,11 @@ class BidiConnection:
 
     async def _receive_loop(self) -> None:
         connection = self.connection
-        pause = 1.0 / connection.limits.frames_per_s
         while True:
+            # Flow control, never loss: a client sending faster than its frame rate is read later. Its frames wait
+            # in the kernel (uvicorn pauses reading until we take the next message) and TCP slows the sender.
+            delay = connection.read_delay(time.monotonic())
+            await asyncio.sleep(delay)  # also yields the loop after every frame: one flood cannot starve the rest
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -143,16 +152,12 @@ class BidiConnection:
                 frame = message.get("bytes")
             if frame is None:
                 continue
-            dropped = connection.dropped_frames
             events, check = connection.receive_frame(frame, time.monotonic())
             self.driver.apply(events)
-            self._bad_frames.update(connection.bad_frames, connection.dropped_frames)
+            self._bad_frames.update(connection.bad_frames, connection.pacing.paced_reads)
+            self.lease.last_active = connection.last_activity
             if check is not None:
                 self.driver.apply(await self._execute_checked(check))
-            # One connection's flood must not starve the others: every frame yields the loop, and a connection over
-            # its rate limit is read no faster than the limit refills. Its frames then wait in the kernel and TCP
-            # pushes back on the sender, instead of this loop decoding and dropping them as fast as they come.
-            await asyncio.sleep(pause if connection.dropped_frames != dropped else 0)
 
     async def _execute_checked(self, check: VoiceCheck) -> list[Event]:
         try:
@@ -186,6 +191,7 @@ class BidiConnection:
                 else:
                     await websocket.send_text(frame)
                 # Taking a frame may have freed room for synthesis (backpressure) or moved the idle clock.
+                self.lease.last_active = connection.last_activity
                 self.driver.pump()
         except (WebSocketDisconnect, RuntimeError, OSError):
             return

@@ -34,8 +34,8 @@ class BadFrameLog:
         self._dropped = 0
         self._last_at: float | None = None
 
-    def update(self, bad_total: int, dropped_total: int) -> None:
-        self._bad, self._dropped = bad_total, dropped_total
+    def update(self, bad_total: int, paced_total: int) -> None:
+        self._bad, self._dropped = bad_total, paced_total
         if self._bad == self._logged_bad and self._dropped == self._logged_dropped:
             return
         now = time.monotonic()
@@ -48,7 +48,10 @@ class BadFrameLog:
         dropped = self._dropped - self._logged_dropped
         if bad or dropped:
             self._log.warning(
-                "session %s: %d frame(s) could not be understood, %d dropped by the rate limit", self._who, bad, dropped
+                "session %s: %d frame(s) could not be understood; %d read(s) slowed by the frame rate (none dropped)",
+                self._who,
+                bad,
+                dropped,
             )
         self._logged_bad, self._logged_dropped = self._bad, self._dropped
 
