@@ -41,7 +41,7 @@ class ServerSettings:
     frame_burst: int = 400
     junk_per_s: float = 2.0
     """Frames that cannot be understood, per second per session, sustained; each is answered with its error."""
-    junk_burst: int = 20
+    junk_burst: int = 40
     """Junk frames answered at once; the next one over the budget closes the session (``rate_limited``, 1008)."""
     limits: SessionLimits = field(default_factory=SessionLimits)
     send_timeout_s: float = 20.0

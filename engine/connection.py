@@ -80,7 +80,7 @@ class ConnectionLimits:
     """Frames read at once above the sustained rate."""
     junk_per_s: float = 2.0
     """Frames that cannot be understood, per second, sustained; each is answered with its error."""
-    junk_burst: int = 20
+    junk_burst: int = 40
     """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
