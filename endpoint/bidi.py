@@ -57,6 +57,14 @@ async def refuse(websocket: WebSocket, error: VoicedeskError) -> None:
         await websocket.close(close_code_for(error.code), str(error.code))
 
 
+def bad_frame_log(runtime: EndpointRuntime) -> BadFrameLog:
+    """The server's one summary of every session's unreadable frames and slowed reads (made at first use)."""
+    summary = getattr(runtime, "bad_frame_log", None)
+    if summary is None:
+        summary = runtime.bad_frame_log = BadFrameLog(log)  # type: ignore[attr-defined]
+    return summary
+
+
 class BidiConnection:
     def __init__(self, websocket: WebSocket, runtime: EndpointRuntime, lease: Lease) -> None:
         assert runtime.synthesizer is not None
@@ -70,7 +78,8 @@ class BidiConnection:
         self.driver = SessionDriver(self.connection, runtime.synthesizer, runtime.scheduler, lease.id, self._emit)
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
-        self._bad_frames = BadFrameLog(log, lease.id[:8])
+        self._counted = (0, 0)
+        """Bad frames and slowed reads already told to ``BAD_FRAMES``."""
         lease.stop = self.stop
         lease.drain = self.drain
         lease.evict = self.evict
@@ -110,7 +119,6 @@ class BidiConnection:
                 if isinstance(outcome, Exception):  # a bug: the session ends, and the log says why (once)
                     log.error("session %s failed", self.lease.id[:8], exc_info=outcome)
             self.stop()
-            self._bad_frames.flush()
             self.runtime.release(self.lease)
             self._finished.set()
             log.info("session %s ended", self.lease.id[:8])
@@ -154,10 +162,17 @@ class BidiConnection:
                 continue
             events, check = connection.receive_frame(frame, time.monotonic())
             self.driver.apply(events)
-            self._bad_frames.update(connection.bad_frames, connection.pacing.paced_reads)
+            self._count_bad_frames()
             self.lease.last_active = connection.last_activity
             if check is not None:
                 self.driver.apply(await self._execute_checked(check))
+
+    def _count_bad_frames(self) -> None:
+        bad, paced = self.connection.bad_frames, self.connection.pacing.paced_reads
+        if (bad, paced) != self._counted:
+            told_bad, told_paced = self._counted
+            bad_frame_log(self.runtime).add(self.lease.id[:8], bad - told_bad, paced - told_paced)
+            self._counted = (bad, paced)
 
     async def _execute_checked(self, check: VoiceCheck) -> list[Event]:
         try:

@@ -2,12 +2,13 @@
 
 Request paths, request ids, voices and text come from the network: ``escape`` makes any of them one printable,
 bounded token (newlines, ANSI escapes and other control characters become ``\\n``/``\\x1b``), so a client can
-neither forge log lines nor flood the log with one value. ``BadFrameLog`` reports a connection's unreadable or
-throttled frames as a count at most once per interval, never a traceback per frame.
+neither forge log lines nor flood the log with one value. ``BadFrameLog`` reports unreadable frames and slowed
+reads of all connections as counts at most once per interval, never a line (or a traceback) per frame.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -24,36 +25,52 @@ def escape(value: object, limit: int = MAX_LOGGED_CHARS) -> str:
 
 
 class BadFrameLog:
-    def __init__(self, log: logging.Logger, who: str, interval_s: float = SUMMARY_INTERVAL_S) -> None:
-        self._log = log
-        self._who = who
-        self._interval_s = interval_s
-        self._logged_bad = 0
-        self._logged_dropped = 0
-        self._bad = 0
-        self._dropped = 0
-        self._last_at: float | None = None
+    """Unreadable frames and slowed reads of all sessions together, logged as counts at most once per interval.
 
-    def update(self, bad_total: int, paced_total: int) -> None:
-        self._bad, self._dropped = bad_total, paced_total
-        if self._bad == self._logged_bad and self._dropped == self._logged_dropped:
+    One per server, not per connection: a client reconnecting to send junk would otherwise write a line per
+    connection. What is held back is told when the interval is up, even if nothing more comes."""
+
+    def __init__(self, log: logging.Logger, interval_s: float = SUMMARY_INTERVAL_S) -> None:
+        self._log = log
+        self._interval_s = interval_s
+        self._bad = 0
+        self._paced = 0
+        self._sessions: set[str] = set()
+        self._last_at: float | None = None
+        self._flush_due = False
+
+    def add(self, who: str, bad: int, paced: int) -> None:
+        if not bad and not paced:
             return
+        self._bad += bad
+        self._paced += paced
+        self._sessions.add(who)
         now = time.monotonic()
         if self._last_at is None or now - self._last_at >= self._interval_s:
             self._last_at = now
             self.flush()
+        elif not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self._interval_s - (now - self._last_at), self._flush_later)
+
+    def _flush_later(self) -> None:
+        self._flush_due = False
+        self._last_at = time.monotonic()
+        self.flush()
 
     def flush(self) -> None:
-        bad = self._bad - self._logged_bad
-        dropped = self._dropped - self._logged_dropped
-        if bad or dropped:
-            self._log.warning(
-                "session %s: %d frame(s) could not be understood; %d read(s) slowed by the frame rate (none dropped)",
-                self._who,
-                bad,
-                dropped,
+        if self._bad or self._paced:
+            self._log.log(
+                logging.WARNING if self._bad else logging.INFO,
+                "%d frame(s) could not be understood; %d read(s) slowed by the frame rate (none dropped); "
+                "in %d session(s): %s",
+                self._bad,
+                self._paced,
+                len(self._sessions),
+                ", ".join(sorted(self._sessions)[:5]) + (", …" if len(self._sessions) > 5 else ""),
             )
-        self._logged_bad, self._logged_dropped = self._bad, self._dropped
+        self._bad = self._paced = 0
+        self._sessions.clear()
 
 
 class ServerLogGuard(logging.Filter):
