@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
+from urllib.parse import parse_qsl, quote, urlencode
 
 MAX_LOGGED_CHARS = 120
 SUMMARY_INTERVAL_S = 10.0
@@ -22,6 +24,36 @@ def escape(value: object, limit: int = MAX_LOGGED_CHARS) -> str:
     text = text[:limit]
     escaped = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
     return f"{escaped}…(+{len(value) - limit if isinstance(value, str) else 0} chars)" if cut else escaped
+
+
+REDACTED = "[redacted]"
+CREDENTIAL_KEYS = re.compile(
+    r"token|key|secret|pass(word|wd)?|auth|credential|signature|sig$|session|jwt|bearer|cookie", re.IGNORECASE
+)
+"""Query parameters whose value is a credential by name (``token``, ``X-Amz-Signature``, ``api_key``, ...)."""
+CREDENTIAL_VALUES = re.compile(
+    r"^(?:eyJ[\w-]+\.[\w-]+\.?[\w-]*"  # a JWT
+    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"  # an AWS access key id
+    r"|(?=[\w+/=-]*\d)(?=[\w+/=-]*[A-Za-z])[\w+/=-]{24,})$"  # a long random-looking string: a key or a token
+)
+"""Values that look like a credential whatever their parameter is called."""
+_QUERY = re.compile(r"\?([^\s\"']*)")
+
+
+def redact_query(text: str) -> str:
+    """Every query string in ``text`` with credential values replaced by ``[redacted]`` (paths are kept)."""
+
+    def redact(match: re.Match[str]) -> str:
+        pairs = parse_qsl(match.group(1), keep_blank_values=True)
+        if not pairs:
+            return match.group(0)
+        secret = [bool(CREDENTIAL_KEYS.search(name) or CREDENTIAL_VALUES.match(value)) for name, value in pairs]
+        if not any(secret):
+            return match.group(0)
+        kept = [(name, REDACTED if hide else value) for (name, value), hide in zip(pairs, secret, strict=True)]
+        return "?" + urlencode(kept, safe="[]", quote_via=quote)
+
+    return _QUERY.sub(redact, text) if "?" in text else text
 
 
 class BadFrameLog:
@@ -74,8 +106,10 @@ class BadFrameLog:
 
 
 class ServerLogGuard(logging.Filter):
-    """For uvicorn's own loggers: escapes every string argument (uvicorn logs the percent-decoded request path of
-    WebSocket upgrades as is, so ``/x%0Aforged`` would write a line of its own) and lets one warning template
+    """For uvicorn's own loggers: redacts credentials in query strings (uvicorn logs a WebSocket upgrade's path with
+    its query, so ``?token=...`` would be written in clear), escapes every string argument (uvicorn logs the
+    percent-decoded request path of WebSocket upgrades as is, so ``/x%0Aforged`` would write a line of its own) and
+    lets one warning template
     through at most once per interval, saying how many were held back (``Invalid HTTP request received.`` once
     per malformed request would let a client write the log at the rate it opens connections)."""
 
@@ -87,7 +121,9 @@ class ServerLogGuard(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and record.args:
-            record.args = tuple(escape(arg, 300) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(escape(redact_query(arg), 300) if isinstance(arg, str) else arg for arg in record.args)
+        elif isinstance(record.msg, str) and "?" in record.msg:
+            record.msg = redact_query(record.msg)
         if record.levelno < logging.WARNING or record.exc_info:
             return True
         key = str(record.msg)
