@@ -21,8 +21,8 @@ from websockets.asyncio.client import connect
 
 from tests.support.endpoint import GUARD_S, receive_all, receive_until
 from tests.support.fast_synth import start_fast_server
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.errors import ErrorCode
-from voicedesk.engine.paced_synth import PacedSynthesizer
 from voicedesk.engine.protocol import BIDI_PATH
 
 WORDS = [f"w{i}" for i in range(1_500)]

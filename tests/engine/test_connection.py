@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.connection import (
     WS_GOING_AWAY,
     WS_NORMAL,
@@ -19,6 +18,7 @@ from voicedesk.engine.events import Closed, Error, Event, SessionConfig
 from voicedesk.engine.input_budget import TokenBucket
 from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText, encode_command
 from voicedesk.engine.session import SessionCore, SessionLimits
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 PCM_100MS = b"\x00\x00" * 2400
 

@@ -2,7 +2,7 @@
 ``wyoming`` client for the rest): sizes refused before buffering, time limits, connection caps, bad numbers, clear
 errors without Python's exception text, and quiet logs.
 
-The engine is a real ``LocalEngine`` over the test-only fast synthesizer (``engine.paced_synth``): these tests are
+The engine is a real ``LocalEngine`` over the test-only fast synthesizer (``app.lab.paced_synth``): these tests are
 about reading events, not about the model.
 """
 
@@ -18,11 +18,11 @@ from wyoming.event import Event, async_read_event
 from wyoming.info import Describe
 
 from tests.endpoint.wyoming.conftest import GUARD_S, client_of, read_until, running_wyoming, wait_for
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.wyoming.guarded_read import ReadLimits
 from voicedesk.endpoint.wyoming.server import WyomingTtsServer
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.local import LocalEngine
-from voicedesk.engine.paced_synth import PacedSynthesizer
 
 LIMITS = ReadLimits(idle_timeout_s=30.0, event_timeout_s=0.5)
 
