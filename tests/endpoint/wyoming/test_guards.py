@@ -21,7 +21,7 @@ from tests.endpoint.wyoming.conftest import GUARD_S, client_of, read_until, runn
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.wyoming.guarded_read import ReadLimits
 from voicedesk.endpoint.wyoming.server import WyomingTtsServer
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.local import LocalEngine
 
 LIMITS = ReadLimits(idle_timeout_s=30.0, event_timeout_s=0.5)
@@ -147,3 +147,15 @@ async def test_one_address_cannot_hold_more_than_its_connections(fast_engine: Lo
         finally:
             for _, writer in held:
                 writer.close()
+
+
+def test_the_guards_are_set_from_the_command_line() -> None:
+    from tests.endpoint.wyoming.test_catalog_info import wyoming_args
+    from voicedesk.endpoint.wyoming.cli import plan_from_args
+
+    default = plan_from_args(wyoming_args()).settings
+    assert default.max_connections_per_client == 8 and default.read_limits.idle_timeout_s == 300  # type: ignore[attr-defined]
+    asked = plan_from_args(wyoming_args("--max-connections-per-client", "0", "--idle-timeout", "30")).settings
+    assert asked.max_connections_per_client is None and asked.read_limits.idle_timeout_s == 30  # type: ignore[attr-defined]
+    with pytest.raises(VoicedeskError, match="--idle-timeout"):
+        plan_from_args(wyoming_args("--idle-timeout", "0"))
