@@ -340,7 +340,7 @@ def format_flow(phases: dict[str, object]) -> list[str]:
         lines.append(
             f"healthy     time to first audio alone {healthy['ttfa_alone_s']} s, beside a {FLOOD_RATE}/s agent of "  # type: ignore[index]
             f"{kind} frames {healthy['ttfa_beside_flood_s']} s: median ratio {healthy['median_ratio']} "  # type: ignore[index]
-            f"(+{healthy['median_added_s']} s; goal ≤ {HEALTHY_GOAL_RATIO}); the agent: {healthy['flood']}"  # type: ignore[index]
+            f"({healthy['median_added_s']:+} s; goal ≤ {HEALTHY_GOAL_RATIO}); the agent: {healthy['flood']}"  # type: ignore[index]
         )
     fifth = phases["fifth address"]
     lines.append(
