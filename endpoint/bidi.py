@@ -17,7 +17,7 @@ import time
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from voicedesk.endpoint.log_safety import BadFrameLog, escape
+from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
 from voicedesk.endpoint.speech_request import check_fresh
@@ -55,14 +55,6 @@ async def refuse(websocket: WebSocket, error: VoicedeskError) -> None:
         for frame in encode_event(Error(error.code, error.message, fatal=True)):
             await websocket.send_text(frame)  # type: ignore[arg-type]
         await websocket.close(close_code_for(error.code), str(error.code))
-
-
-def bad_frame_log(runtime: EndpointRuntime) -> BadFrameLog:
-    """The server's one summary of every session's unreadable frames and slowed reads (made at first use)."""
-    summary = getattr(runtime, "bad_frame_log", None)
-    if summary is None:
-        summary = runtime.bad_frame_log = BadFrameLog(log)  # type: ignore[attr-defined]
-    return summary
 
 
 class BidiConnection:
@@ -171,7 +163,7 @@ class BidiConnection:
         bad, paced = self.connection.bad_frames, self.connection.pacing.paced_reads
         if (bad, paced) != self._counted:
             told_bad, told_paced = self._counted
-            bad_frame_log(self.runtime).add(self.lease.id[:8], bad - told_bad, paced - told_paced)
+            self.runtime.bad_frame_log.add(self.lease.id[:8], bad - told_bad, paced - told_paced)
             self._counted = (bad, paced)
 
     async def _execute_checked(self, check: VoiceCheck) -> list[Event]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from voicedesk.endpoint.fair_admission import idlest_of_busiest
-from voicedesk.endpoint.log_safety import escape
+from voicedesk.endpoint.log_safety import BadFrameLog, escape
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
@@ -75,6 +75,8 @@ class EndpointRuntime:
         self._loader: asyncio.Task[None] | None = None
         self.sessions_opened = 0
         self.sessions_evicted = 0
+        self.bad_frame_log = BadFrameLog(logging.getLogger("voicedesk.endpoint.bidi"))
+        """Every WebSocket session's unreadable frames and slowed reads, one summary line per interval."""
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 

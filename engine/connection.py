@@ -125,6 +125,7 @@ class ServerConnection:
         self.bad_frames = 0
         """Frames that could not be understood (the adapter logs their count, not each one)."""
         self.frames_read = 0
+        """Frames read from the client, valid or not (none is ever dropped unread)."""
 
     # ---- client → server ----------------------------------------------------------------------------
 
