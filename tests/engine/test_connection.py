@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import json
 
-from voicedesk.engine.connection import (
-    WS_GOING_AWAY,
-    WS_NORMAL,
-    WS_POLICY_VIOLATION,
-    WS_TRY_AGAIN_LATER,
-    ConnectionLimits,
-    ServerConnection,
-)
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.connection import ConnectionLimits, ServerConnection
+from voicedesk.engine.errors import CloseCode, ErrorCode
 from voicedesk.engine.events import Closed, Error, Event, SessionConfig
 from voicedesk.engine.input_budget import TokenBucket
 from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText, encode_command
@@ -37,10 +30,10 @@ def _feed(connection: ServerConnection, frame: str | bytes, now: float) -> list[
 
 def _run_jobs(connection: ServerConnection, now: float) -> None:
     """Plays the synthesizer: every job the core hands out finishes at once, with 100 ms of audio."""
-    while (handed := connection.next_job(now)) is not None:
+    while (handed := connection.core.next_job(now)) is not None:
         job, started = handed
         connection.session_events(started)
-        connection.session_events(connection.job_done(job, PCM_100MS, 0.1, now=now))
+        connection.session_events(connection.core.job_done(job, PCM_100MS, 0.1, now=now))
 
 
 def _drain(connection: ServerConnection, now: float) -> list[dict | bytes]:
@@ -67,11 +60,11 @@ def test_a_sender_over_the_frame_rate_is_read_later_and_every_frame_is_processed
         now += delay
         assert not [e for e in _feed(connection, encode_command(SendText(word + " ")), now) if isinstance(e, Error)]
     _feed(connection, encode_command(Flush("end")), now)
-    while (handed := connection.next_job(now)) is not None:
+    while (handed := connection.core.next_job(now)) is not None:
         job, started = handed
         spoken.append(job.text)
         connection.session_events(started)
-        connection.session_events(connection.job_done(job, PCM_100MS, 0.1, now=now))
+        connection.session_events(connection.core.job_done(job, PCM_100MS, 0.1, now=now))
         while connection.next_frame(now) is not None:
             pass
     assert " ".join(spoken).split() == words  # all of them, in order
@@ -102,7 +95,7 @@ def test_control_messages_behind_a_flood_are_processed():
     assert "Cancelled" in kinds
     out = _drain(connection, now)
     assert [m["type"] for m in out if isinstance(m, dict)][-1] == "closed"
-    assert connection.close_instruction == (WS_NORMAL, "closed")
+    assert connection.close_instruction == (CloseCode.NORMAL, "closed")
 
 
 # ---- junk has a budget of its own ---------------------------------------------------------------------------
@@ -118,7 +111,7 @@ def test_junk_is_answered_within_its_budget_then_the_connection_is_closed_1008()
     assert isinstance(events[-1], Closed) and events[-1].reason == "rate_limited"
     out = _drain(connection, 0.0)
     assert [m["type"] for m in out] == ["error", "error", "error", "error", "error", "error", "closed"]
-    assert connection.close_instruction == (WS_POLICY_VIOLATION, "rate_limited")
+    assert connection.close_instruction == (CloseCode.POLICY_VIOLATION, "rate_limited")
     assert connection.receive_frame(encode_command(SendText("late")), 0.1) == ([], None)  # closing: ignored
 
 
@@ -169,7 +162,7 @@ def test_config_and_empty_frames_do_not_keep_an_idle_session_open():
     assert events[0].code == ErrorCode.IDLE_TIMEOUT and isinstance(events[-1], Closed)
     connection.session_events(events)
     _drain(connection, 10.0)
-    assert connection.close_instruction == (WS_NORMAL, "idle_timeout")
+    assert connection.close_instruction == (CloseCode.NORMAL, "idle_timeout")
 
 
 def test_text_to_speak_and_audio_taken_keep_a_session_open():
@@ -190,14 +183,14 @@ def test_shutdown_finishes_the_current_sentence_then_closes_1001():
     connection = _connection()
     _feed(connection, encode_command(SendText("One sentence here. Another sentence there. ")), 0.0)
     _feed(connection, encode_command(Flush()), 0.0)
-    job, started = connection.next_job(0.0)
+    job, started = connection.core.next_job(0.0)
     connection.session_events(started)
     connection.session_events(connection.shutdown(0.1))
-    connection.session_events(connection.job_done(job, PCM_100MS, 0.1, now=0.2))
+    connection.session_events(connection.core.job_done(job, PCM_100MS, 0.1, now=0.2))
     _run_jobs(connection, 0.2)
     out = _drain(connection, 0.3)
     assert sum(isinstance(f, bytes) for f in out) >= 1
-    assert connection.close_instruction is not None and connection.close_instruction[0] == WS_GOING_AWAY
+    assert connection.close_instruction is not None and connection.close_instruction[0] == CloseCode.GOING_AWAY
 
 
 def test_an_evicted_session_is_told_why_and_closed_1013():
@@ -206,5 +199,5 @@ def test_an_evicted_session_is_told_why_and_closed_1013():
     out = _drain(connection, 1.0)
     assert out[0]["code"] == ErrorCode.TOO_MANY_SESSIONS and out[0]["fatal"] is True
     assert out[-1] == {"type": "closed", "reason": "too_many_sessions"}
-    assert connection.close_instruction == (WS_TRY_AGAIN_LATER, "too_many_sessions")
+    assert connection.close_instruction == (CloseCode.TRY_AGAIN_LATER, "too_many_sessions")
     assert connection.evict("again", 2.0) == []
