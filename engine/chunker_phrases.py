@@ -29,6 +29,8 @@ The lists are English and small on purpose. Text with no English function word a
 
 from __future__ import annotations
 
+from voicedesk.engine.chunker_spans import is_number_token, number_binds
+
 PHRASE_WAIT_WORDS = 4
 """How many words past ``first_fragment_max_words`` the first fragment may wait for a phrase boundary."""
 
@@ -101,10 +103,15 @@ def opening_tier(word: str) -> int:
     return 4
 
 
+FREE_AFTER_NUMBER = CLAUSE_OPENERS | PREPOSITIONS | PHRASE_OPENERS
+"""Words a number does not bind to: a boundary between "at 5" and "and then" may be cut; any other word after
+a number is its unit or what it counts ("-5 °C", "1,200 W", "6:45 AM", "3 million"), see ``number_binds``."""
+
+
 class FirstCutPlanner:
     """Picks the forced cut of one early first fragment (see module doc); pure, O(1) per word."""
 
-    __slots__ = ("_allowed", "_bound", "_english", "_latest", "_max_words", "_min_words", "_open")
+    __slots__ = ("_allowed", "_bound", "_english", "_gap", "_latest", "_max_words", "_min_words", "_open")
 
     def __init__(self, min_words: int, max_words: int) -> None:
         self._min_words = min_words
@@ -116,6 +123,8 @@ class FirstCutPlanner:
         """The latest boundary of each tier (index 1-4)."""
         self._allowed: int | None = None
         self._english = False
+        self._gap: int | None = None
+        """A boundary right after a number, undecided until the word after it shows it is not the number's unit."""
 
     def word_done(self, token: str, position: int, words: int, may_follow: bool) -> int | None:
         """Takes the token that just ended at the boundary ``position`` (``words`` words so far, the token's
@@ -123,18 +132,28 @@ class FirstCutPlanner:
         word = phrase_word(token)
         if word in ENGLISH_MARKERS:
             self._english = True
+        gap, self._gap = self._gap, None
+        if gap is not None and number_binds(token, FREE_AFTER_NUMBER):
+            gap = None  # "-5 | °C", "1,200 | W": never a boundary
+        if gap is not None:
+            self._allowed = gap
+            self._latest[opening_tier(word)] = gap
         if self._open is not None:
             self._latest[opening_tier(word)] = self._open
             self._open = None
+        number = is_number_token(token)
         eligible = words >= self._min_words and may_follow
         if eligible:
-            self._allowed = position
-            if word not in BINDING:
-                self._open = position
+            if number:
+                self._gap = position
+            else:
+                self._allowed = position
+                if word not in BINDING:
+                    self._open = position
         if words < self._max_words:
             return None
         if not self._english:
-            return position if may_follow else None
+            return position if eligible and not number else gap
         for tier in (1, 2):
             if self._latest[tier] is not None:
                 return self._latest[tier]
