@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
 from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
     from voicedesk.engine.connection import ConnectionLimits
@@ -41,6 +43,8 @@ class ServerSettings:
     abuse_after_s: float = 10.0
     """A session over its frame rate for this long is closed with 1008."""
     limits: SessionLimits = field(default_factory=SessionLimits)
+    lexicon: Lexicon = EMPTY_LEXICON
+    """The server's pronunciation lexicon (``--lexicon FILE``): every session's own entries are merged over it."""
     send_timeout_s: float = 20.0
     """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
     connection: the slot is freed and the session's work dropped."""
@@ -68,6 +72,11 @@ class ServerSettings:
     ``queue_saturated`` (``Retry-After: 5``); None turns the check off."""
     tls_cert: str | None = None
     tls_key: str | None = None
+
+    @property
+    def text_settings(self) -> TextSettings:
+        """What a new session starts with: default text options and the server's lexicon."""
+        return TextSettings(lexicon=self.lexicon)
 
     @property
     def connection_limits(self) -> ConnectionLimits:

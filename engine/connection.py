@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
 from voicedesk.engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -34,6 +34,7 @@ from voicedesk.engine.protocol import (
     SynthesizeRequest,
 )
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 
 WS_NORMAL = 1000
 WS_GOING_AWAY = 1001
@@ -108,9 +109,12 @@ class ServerConnection:
         limits: ConnectionLimits,
         now: float,
         admit_request: RequestAdmission | None = None,
+        base_lexicon: Lexicon = EMPTY_LEXICON,
     ) -> None:
         self.core = core
         self.limits = limits
+        self.base_lexicon = base_lexicon
+        """The server's lexicon (``--lexicon``): a session's ``lexicon`` entries are merged over it."""
         self.codec = ServerProtocol(limits.max_frame_bytes)
         self._admit_request = admit_request
         self._output: Encoder = open_encoder("pcm", SAMPLE_RATE)
@@ -173,10 +177,16 @@ class ServerConnection:
                 events = core.cancel(now)
                 self._discard_stale(events)
                 return events
-            case Configure(_voice, speed, delay, sample_rate):
+            case Configure(_voice, speed, delay, sample_rate, phonemes=phonemes):
+                text = None
+                if not command.text_change.empty:
+                    try:
+                        text = command.text_change.applied_to(core.config.text, self.base_lexicon)
+                    except VoicedeskError as exc:
+                        return [Error(exc.code, exc.message)]
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate)):
                     return [refusal]
-                return core.configure(voice, speed, delay)
+                return core.configure(voice, speed, delay, text, phonemes)
             case Close():
                 return core.close(now)
         return []
@@ -303,8 +313,9 @@ class ServerConnection:
         words: tuple[WordTiming, ...] = (),
         synthesis_s: float = 0.0,
         now: float = 0.0,
+        phonemes: str | None = None,
     ) -> list[Event]:
-        return self.core.job_done(job, pcm, duration_s, words, synthesis_s, now)
+        return self.core.job_done(job, pcm, duration_s, words, synthesis_s, now, phonemes)
 
     def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str, now: float = 0.0) -> list[Event]:
         return self.core.job_failed(job, code, message, now)

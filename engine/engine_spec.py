@@ -15,6 +15,8 @@ from typing import Literal
 
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, LexiconError, load_lexicon_file
+from voicedesk.engine.text.frontend.settings import TextSettings
 from voicedesk.engine.voices import DEFAULT_VOICE
 
 EngineKind = Literal["local", "websocket", "sagemaker"]
@@ -115,8 +117,34 @@ def add_session_options(parser: argparse.ArgumentParser, speed: bool = True) -> 
     )
 
 
+def add_lexicon_option(parser: argparse.ArgumentParser, who: str) -> None:
+    """``--lexicon FILE``: a JSON pronunciation lexicon (see README, "Pronunciations")."""
+    parser.add_argument(
+        "--lexicon",
+        metavar="FILE",
+        help=f'a JSON pronunciation lexicon ([{{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}}, ...]) for {who}; '
+        "a session's own entries (the config message's 'lexicon') override it word by word",
+    )
+
+
+def lexicon_from_args(args: argparse.Namespace) -> Lexicon:
+    """The ``--lexicon`` file, checked before anything starts; a bad entry is a usage error naming it."""
+    path = getattr(args, "lexicon", None)
+    if path is None:
+        return EMPTY_LEXICON
+    try:
+        return load_lexicon_file(path)
+    except LexiconError as exc:
+        raise UsageError(f"--lexicon: {exc.message}", exc.advice) from None
+
+
 def config_from_args(args: argparse.Namespace) -> SessionConfig:
     delay = args.max_buffer_delay
     if not 0 <= delay <= 30_000:
         raise UsageError(f"--max-buffer-delay {delay:g} is out of range.", "Give 0 to 30000 milliseconds.")
-    return SessionConfig(voice=args.voice, speed=getattr(args, "speed", 1.0), max_buffer_delay_ms=round(delay))
+    return SessionConfig(
+        voice=args.voice,
+        speed=getattr(args, "speed", 1.0),
+        max_buffer_delay_ms=round(delay),
+        text=TextSettings(lexicon=lexicon_from_args(args)),
+    )

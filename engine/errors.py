@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_TYPE = "unknown_type"
     UNKNOWN_VOICE = "unknown_voice"
     BAD_SPEED = "bad_speed"
+    BAD_LEXICON = "bad_lexicon"
     EMPTY_TEXT = "empty_text"
     TEXT_TOO_LONG = "text_too_long"
     FRAME_TOO_LARGE = "frame_too_large"
@@ -81,6 +82,7 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.UNKNOWN_TYPE: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.UNKNOWN_VOICE: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.BAD_SPEED: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.BAD_LEXICON: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.EMPTY_TEXT: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.TEXT_TOO_LONG: WireError(413, WS_POLICY_VIOLATION, True),
     ErrorCode.FRAME_TOO_LARGE: WireError(413, WS_POLICY_VIOLATION, True),

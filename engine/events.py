@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.voices import DEFAULT_VOICE
 
 SAMPLE_RATE = 24_000
@@ -49,6 +50,9 @@ class SentenceFinished:
     words: tuple[WordTiming, ...] = ()
     synthesis_s: float = 0.0
     """Wall time the synthesizer spent on this sentence (0 when unknown, e.g. an older server)."""
+    phonemes: str | None = None
+    """The phoneme string the model received for this sentence, when the session asked for it
+    (``SessionConfig.report_phonemes``); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +123,12 @@ class SessionConfig:
     speed: float = 1.0
     max_buffer_delay_ms: int = DEFAULT_MAX_BUFFER_DELAY_MS
     """Release on quiet: held text is spoken after this much silence from the text source (0: at once)."""
+    text: TextSettings = DEFAULT_TEXT_SETTINGS
+    """How the text is read: markup, URLs, code, emoji and the session's pronunciation lexicon (on a server,
+    merged over the server's own ``--lexicon``)."""
+    report_phonemes: bool = False
+    """Each ``SentenceFinished`` carries the phonemes the model received (to see what will be said, and for
+    tests that compare paths)."""
 
 
 Event = (

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from voicedesk.engine.chunker_held import HeldText
@@ -64,6 +64,7 @@ from voicedesk.engine.session_limits import (
     validate_buffer_delay,
     validate_speed,
 )
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
@@ -97,6 +98,8 @@ class SynthesisJob:
     """The first sentence since the last flush/cancel: the most urgent kind of job."""
     audio_before_s: float
     """Audio of this utterance already produced ahead of this sentence (for deadline scheduling)."""
+    text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
+    """How the front-end reads this sentence (the session's at the time the sentence was released)."""
 
 
 @dataclass(slots=True)
@@ -116,6 +119,7 @@ class _Pending:
     speed: float
     first_of_utterance: bool
     request: _Request | None = None
+    text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
 
 
 @dataclass(slots=True)
@@ -222,9 +226,15 @@ class SessionCore:
         return events
 
     def configure(
-        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+        self,
+        voice: str | None = None,
+        speed: float | None = None,
+        max_buffer_delay_ms: float | None = None,
+        text: TextSettings | None = None,
+        report_phonemes: bool | None = None,
     ) -> list[Event]:
-        """Applies to sentences released from now on. The adapter checks the voice exists."""
+        """Applies to sentences released from now on. The adapter checks the voice exists (and builds ``text``
+        from the client's change, so a bad lexicon is refused before it gets here)."""
         if refusal := self._refuse_if_closing():
             return refusal
         if speed is not None:
@@ -243,10 +253,13 @@ class SessionCore:
                 ]
             max_buffer_delay_ms = delay
         config = self.config
-        self.config = SessionConfig(
+        self.config = replace(
+            config,
             voice=config.voice if voice is None else voice,
             speed=config.speed if speed is None else speed,
             max_buffer_delay_ms=config.max_buffer_delay_ms if max_buffer_delay_ms is None else max_buffer_delay_ms,
+            text=config.text if text is None else text,
+            report_phonemes=config.report_phonemes if report_phonemes is None else report_phonemes,
         )
         self._release.max_buffer_delay_ms = self.config.max_buffer_delay_ms
         return []
@@ -311,11 +324,9 @@ class SessionCore:
             head, tail = parts
             # The tail keeps the sentence's place in the queue (a flush after it still waits for it) and is no
             # longer the first of its utterance.
-            self._queue[0] = _Pending(pending.order, tail, pending.voice, pending.speed, False, pending.request)
+            self._queue[0] = replace(pending, text=tail, first_of_utterance=False)
             self._queued_chars -= len(pending.text) - len(tail)
-            pending = _Pending(
-                pending.order, head, pending.voice, pending.speed, pending.first_of_utterance, pending.request
-            )
+            pending = replace(pending, text=head)
         if pending.first_of_utterance:
             self._utterance_audio_s = 0.0
         job = SynthesisJob(
@@ -326,6 +337,7 @@ class SessionCore:
             utterance=self._utterance,
             first_of_utterance=pending.first_of_utterance,
             audio_before_s=self._utterance_audio_s,
+            text_settings=pending.text_settings,
         )
         self._next_seq += 1
         self._in_flight = job
@@ -349,7 +361,9 @@ class SessionCore:
         words: tuple[WordTiming, ...] = (),
         synthesis_s: float = 0.0,
         now: float = 0.0,
+        phonemes: str | None = None,
     ) -> list[Event]:
+        """``phonemes``: what the model received, reported in ``SentenceFinished`` if the session asked for it."""
         if not self._is_current(job):
             return []
         pending = self._in_flight_pending
@@ -363,7 +377,8 @@ class SessionCore:
             self._produced_s += audio_s
             if pending is not None and pending.request is not None:
                 pending.request.audio_s += audio_s
-        events.append(SentenceFinished(job.seq, duration_s, words, synthesis_s))
+        reported = phonemes if self.config.report_phonemes and phonemes is not None else None
+        events.append(SentenceFinished(job.seq, duration_s, words, synthesis_s, reported))
         events.extend(self._answer_markers(now))
         events.extend(self._over_budget())
         events.extend(self._maybe_close())
@@ -480,6 +495,7 @@ class SessionCore:
             self.config.speed if speed is None else speed,
             first,
             request,
+            self.config.text,
         )
         self._queue.append(pending)
         self._queued_chars += len(text)

@@ -32,7 +32,10 @@ class Synthesizer(Protocol):
     def synthesize(
         self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
     ) -> SynthesisResult:
-        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early."""
+        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
+
+        A synthesizer that runs the text front-end also takes ``settings`` (``TextSettings``, keyword); the session
+        passes it only when a session's text settings are not the defaults."""
         ...
 
     def check_voice(self, voice: str) -> str:
