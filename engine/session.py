@@ -64,6 +64,7 @@ from voicedesk.engine.session_limits import (
     validate_buffer_delay,
     validate_speed,
 )
+from voicedesk.engine.ssml_chunks import SsmlDocuments
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
@@ -100,6 +101,9 @@ class SynthesisJob:
     """Audio of this utterance already produced ahead of this sentence (for deadline scheduling)."""
     text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
     """How the front-end reads this sentence (the session's at the time the sentence was released)."""
+    markup_text: str | None = None
+    """What the synthesizer reads when it is not ``text``: a chunk of an SSML document wrapped as a document of its
+    own (``engine.ssml_chunks``); ``text`` stays the chunk as sent."""
 
 
 @dataclass(slots=True)
@@ -120,6 +124,7 @@ class _Pending:
     first_of_utterance: bool
     request: _Request | None = None
     text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
+    markup_text: str | None = None
 
 
 @dataclass(slots=True)
@@ -155,6 +160,7 @@ class SessionCore:
     _closed: bool = False
     _winding_down: bool = False
     _release: QuietRelease = field(init=False)
+    _ssml: SsmlDocuments = field(default_factory=SsmlDocuments)
 
     def __post_init__(self) -> None:
         self._release = QuietRelease(self.chunker, self.config.max_buffer_delay_ms)  # type: ignore[arg-type]
@@ -197,6 +203,7 @@ class SessionCore:
         tail = self.chunker.flush()
         for chunk in [*chunks, tail] if tail else chunks:
             self._enqueue(chunk, voice, speed, request)
+        self._ssml.reset()
         self._markers.append(_Marker(self._next_order - 1, request_id, request))
         self._utterance_started = False
         return self._answer_markers(now)
@@ -211,6 +218,7 @@ class SessionCore:
         if self._closed:
             return []
         self._release.reset()
+        self._ssml.reset()
         events: list[Event] = []
         for marker in self._markers:
             events.extend(self._answer(marker, now, cancelled=True))
@@ -315,7 +323,8 @@ class SessionCore:
             return None
         pending = self._queue[0]
         parts = None
-        if split_above_phonemes is not None and estimate_phonemes(pending.text) > split_above_phonemes:
+        ssml = pending.markup_text is not None or pending.text.lstrip().startswith("<speak")
+        if not ssml and split_above_phonemes is not None and estimate_phonemes(pending.text) > split_above_phonemes:
             parts = split_at_clause(pending.text, split_above_phonemes)
         if parts is None:
             self._queue.popleft()
@@ -338,6 +347,7 @@ class SessionCore:
             first_of_utterance=pending.first_of_utterance,
             audio_before_s=self._utterance_audio_s,
             text_settings=pending.text_settings,
+            markup_text=pending.markup_text,
         )
         self._next_seq += 1
         self._in_flight = job
@@ -488,6 +498,8 @@ class SessionCore:
     ) -> None:
         first = not self._utterance_started
         self._utterance_started = True
+        settings = self.config.text
+        markup_text = self._ssml.frame(text) if settings.markup in ("auto", "ssml") else None
         pending = _Pending(
             self._next_order,
             text,
@@ -495,7 +507,8 @@ class SessionCore:
             self.config.speed if speed is None else speed,
             first,
             request,
-            self.config.text,
+            settings,
+            markup_text,
         )
         self._queue.append(pending)
         self._queued_chars += len(text)
@@ -505,6 +518,7 @@ class SessionCore:
         rest = self._release.flush()
         if rest:
             self._enqueue(rest)
+        self._ssml.reset()
         self._markers.append(_Marker(self._next_order - 1, request_id))
         self._utterance_started = False
         return self._answer_markers(now)

@@ -70,11 +70,12 @@ def render_sentence(
 ) -> RenderedSentence:
     """Synthesize one sentence and shape its edges for a seamless join. Runs on the worker thread."""
     started = time.perf_counter()
+    text = job.text if job.markup_text is None else job.markup_text
     if job.text_settings == DEFAULT_TEXT_SETTINGS:
         # Synthesizers written before the text front-end take no settings; the defaults need none.
-        result = synthesizer.synthesize(job.text, job.voice, job.speed, should_stop)
+        result = synthesizer.synthesize(text, job.voice, job.speed, should_stop)
     else:
-        result = synthesizer.synthesize(job.text, job.voice, job.speed, should_stop, settings=job.text_settings)
+        result = synthesizer.synthesize(text, job.voice, job.speed, should_stop, settings=job.text_settings)
     shaped = shape_sentence(result.audio, job.text, result.words)
     pcm = float_to_pcm16(shaped.audio)
     return RenderedSentence(pcm, shaped.duration_s, shaped.words, time.perf_counter() - started, result.phonemes)

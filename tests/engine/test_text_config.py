@@ -172,3 +172,47 @@ def test_http_routes_take_the_lexicon_and_text_options() -> None:
     with pytest.raises(VoicedeskError) as caught:
         parse_invocation(json.dumps({"text": "Hi.", "lexicon": [{"word": "Hi", "phonemes": "h1"}]}).encode(), limits)
     assert caught.value.code == ErrorCode.BAD_LEXICON and "'Hi'" in caught.value.message
+
+
+# ---- SSML documents cut into sentences ---------------------------------------------------------------------
+
+
+def test_each_chunk_of_an_ssml_document_reaches_the_front_end_as_a_document() -> None:
+    core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), SessionLimits())
+    ssml = (
+        '<speak xml:lang="en-US">Hello there, my friend. How are you? '
+        '<prosody rate="slow">Slow. Very slow.</prosody> The end.</speak>'
+    )
+    core.send_text(ssml, 0.0)
+    core.flush(0.0)
+    jobs = []
+    while (handed := core.next_job(0.0)) is not None:
+        job, _ = handed
+        jobs.append(job)
+        core.job_done(job, PCM_100MS, 0.1, now=0.0)
+    assert [job.text for job in jobs] == [
+        '<speak xml:lang="en-US">Hello there, my friend.',
+        'How are you? <prosody rate="slow">Slow. Very slow.</prosody> The end.</speak>',
+    ]
+    assert [job.markup_text for job in jobs] == [
+        '<speak xml:lang="en-US">Hello there, my friend.</speak>',
+        '<speak xml:lang="en-US">How are you? <prosody rate="slow">Slow. Very slow.</prosody> The end.</speak>',
+    ]
+    # A plain sentence after the document is plain again.
+    core.send_text("Plain words follow here.", 0.0)
+    core.flush(0.0)
+    job, _ = core.next_job(0.0)
+    assert job.markup_text is None
+
+
+def test_a_long_sentence_is_not_split_inside_an_override_or_an_ssml_chunk() -> None:
+    from voicedesk.engine.sentence_split import split_at_clause
+
+    text = "Tell [my good friend, Siobhan Nguyen](/ʃɪvˈɔn nwˈɪn/) that we go to the lake tomorrow, and bring food."
+    head, tail = split_at_clause(text, 30)
+    assert head.endswith("tomorrow,") and tail == "and bring food."
+    core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), SessionLimits())
+    ssml = "<speak>We will go to the lake tomorrow, all of us, and we will bring a lot of food with us.</speak>"
+    core.synthesize(ssml, 0.0)
+    job, _ = core.next_job(0.0, split_above_phonemes=30)
+    assert job.text == ssml
