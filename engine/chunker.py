@@ -4,11 +4,12 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
 
 - **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
   the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
-  ``min_first_words`` words. Failing both, it is forced once it has ``first_fragment_max_words`` words, at a phrase
-  boundary (``engine.chunker_phrases``): before a conjunction, relative pronoun, preposition or "to", never inside
-  a phrase ("the living | room", "enough | time"), waiting up to a few more words for one ("Let me check the
-  current thermostat settings in the living room | for you."). First audio then waits for a few words, not for a
-  long first sentence (peers' top complaint). Later chunks are whole sentences.
+  ``min_first_words`` words, or at its first good phrase boundary (``engine.chunker_phrases``: before a
+  conjunction, relative pronoun, preposition or "to", with five words before it: "Let me check the current
+  thermostat settings | in the living room for you.") as soon as the word after it shows it is one. Failing all,
+  it is forced once it has ``first_fragment_max_words`` words, at a phrase boundary, never inside a phrase ("the
+  living | room", "enough | time"), waiting up to a few more words for one. First audio then waits for a few
+  words, not for a long first sentence (peers' top complaint). Later chunks are whole sentences.
 - **Sentence ends.** ``.`` ``!`` ``?`` ``…`` and runs of them (``?!``, ``...``) end a sentence before whitespace;
   CJK ``。！？`` end it at once (no space follows them); every newline ends one (list items, agent replies).
   Closing quotes and brackets after the punctuation stay with their sentence.
@@ -136,6 +137,7 @@ class IncrementalSentenceChunker:
         first_fragment_max_words: int = 12,
         min_sentence_chars: int = 20,
         max_chunk_phonemes: int = 510,
+        eager_phrase_cut: bool = True,
     ) -> None:
         for name, value, low in (
             ("min_first_words", min_first_words, 1),
@@ -151,6 +153,9 @@ class IncrementalSentenceChunker:
                 f"({min_first_words})."
             )
         self._early_first = bool(early_first_fragment)
+        self._eager_phrase_cut = bool(eager_phrase_cut)
+        """Cut the first fragment at its first good phrase boundary, not at ``first_fragment_max_words``
+        (``engine.chunker_phrases``); off only to measure the old rule against it."""
         self._min_first_words = min_first_words
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars
@@ -267,7 +272,11 @@ class IncrementalSentenceChunker:
         """A word boundary right after a number, a ceiling cut only once the next word is not its unit."""
         self._continues = False
         """The chunk goes on with a sentence whose start was cut off (not at a sentence end): no floor applies."""
-        self._planner = FirstCutPlanner(self._min_first_words, self._max_first_words) if self._first else None
+        self._planner = (
+            FirstCutPlanner(self._min_first_words, self._max_first_words, self._eager_phrase_cut)
+            if self._first
+            else None
+        )
 
     def _take(self) -> list[str]:
         self._compact()

@@ -31,7 +31,12 @@ CASES = [
     (
         "link-text-with-a-period",  # was cut at "v2."
         "Open [the notes for v2. They help](https://x.org) and read them.",
-        ["Open [the notes for v2. They help](https://x.org) and read them."],
+        ["Open [the notes for v2. They help](https://x.org)", "and read them."],
+    ),
+    (
+        "no-eager-phrase-cut-inside-a-link",  # "the notes | for" would have been the first good phrase boundary
+        "Open [the long notes for the new version](https://x.org) now and read them.",
+        ["Open [the long notes for the new version](https://x.org) now", "and read them."],
     ),
     (
         "negative-temperature",  # was cut at "-5 | °C" (the 12th word)
