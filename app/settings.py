@@ -29,6 +29,8 @@ from voicedesk.engine.protocol import BIDI_PATH
 from voicedesk.engine.voices import DEFAULT_VOICE
 
 SETTINGS_FILE = "settings.json"
+LEXICON_FILE = "lexicon.json"
+"""The app's pronunciation lexicon (``app.lexicon_store``), next to the settings file."""
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
 SOURCE_KINDS = ("scripted", "openai", "bedrock")
 COMPOSER_MODES = ("speak", "agent")
@@ -115,6 +117,12 @@ def default_settings_path() -> Path:
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("voicedesk", appauthor=False)) / SETTINGS_FILE
+
+
+def lexicon_path(settings_path: Path) -> Path:
+    """Where the app keeps its pronunciation lexicon: ``lexicon.json`` beside the settings file (so the platformdirs
+    config folder, or a test's own folder)."""
+    return settings_path.with_name(LEXICON_FILE)
 
 
 @dataclass(frozen=True, slots=True)

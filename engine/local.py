@@ -174,7 +174,9 @@ class LocalEngine:
         config = config or SessionConfig()
         voice = await asyncio.to_thread(self.synthesizer.check_voice, config.voice)
         session = LocalSession(self.synthesizer, self.scheduler, SessionConfig(voice), self.limits)
-        await session.configure(speed=config.speed, max_buffer_delay_ms=config.max_buffer_delay_ms)
+        await session.configure(speed=config.speed, max_buffer_delay_ms=config.max_buffer_delay_ms, text=config.text)
+        if config.report_phonemes:
+            session.core.configure(report_phonemes=True)
         return session
 
     async def aclose(self) -> None:

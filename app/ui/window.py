@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
@@ -36,12 +37,15 @@ from voicedesk.app.ui.engine_actions import EngineActions
 from voicedesk.app.ui.file_actions import FileActions
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.output_actions import OutputActions
+from voicedesk.app.ui.pronunciation_actions import PronunciationActions
 from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
+from voicedesk.engine.text.frontend.lexicon import Lexicon
+from voicedesk.engine.text.frontend.settings import TextSettings
 from voicedesk.engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
@@ -89,6 +93,7 @@ class MainWindow(QMainWindow):
         self.engines = EngineActions(self, model_fetcher, model_importer)
         self.desktop = DesktopIntegration(self)
         self.outputs = OutputActions(self)
+        self.pronunciations = PronunciationActions(self)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
@@ -368,7 +373,14 @@ class MainWindow(QMainWindow):
         if self.sidebar.voice.chosen_missing():
             return  # keeps the last voice that works; the Voice card says why and offers the download
         voice = self.settings.voice
-        self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms))
+        text = TextSettings(lexicon=self.pronunciations.lexicon)
+        self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms), text)
+
+    def apply_lexicon(self, lexicon: Lexicon) -> None:
+        """The saved pronunciations: every turn from the next one on speaks with them."""
+        self.controller.voice = replace(
+            self.controller.voice, text=replace(self.controller.voice.text, lexicon=lexicon)
+        )
 
     def voice_changed(self) -> None:
         if self._loading:
