@@ -20,10 +20,12 @@ from voicedesk.endpoint.sagemaker_local import cli as sagemaker_local_cli
 from voicedesk.endpoint.wyoming import cli as wyoming_cli
 from voicedesk.engine import models_cli
 from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.model import phonemes_cli
 
 COMMANDS: tuple[ModuleType, ...] = (
     say_cli,  # say
     models_cli,  # models fetch|status|import
+    phonemes_cli,  # phonemes
     serve_cli,  # serve
     wyoming_cli,  # wyoming
     bench_cli,  # bench engine|lab|streaming|…|flow|abuse

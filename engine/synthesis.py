@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +31,17 @@ class Synthesizer(Protocol):
     def device(self) -> str: ...
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
     ) -> SynthesisResult:
         """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
-
-        A synthesizer that runs the text front-end also takes ``settings`` (``TextSettings``, keyword); the session
-        passes it only when a session's text settings are not the defaults."""
+        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults.
+        The session passes it only when a session's text settings are not the defaults, so synthesizers written
+        before the front-end keep working."""
         ...
 
     def check_voice(self, voice: str) -> str:

@@ -98,6 +98,10 @@ def _times(match: re.Match[str], _language: str, _settings: TextSettings) -> str
     return f"{match.group(1)} times {match.group(2)}"
 
 
+def _approximately(_match: re.Match[str], _language: str, _settings: TextSettings) -> str:
+    return "approximately "
+
+
 def _number_sign(match: re.Match[str], _language: str, _settings: TextSettings) -> str:
     return f"number {match.group(1)}"
 
@@ -123,6 +127,7 @@ PRE_RULES: tuple[PreRule, ...] = (
     ),
     PreRule("times", re.compile(rf"({NUMBER})\s?[×x]\s?({NUMBER})(?![\w])"), _times),
     PreRule("number sign", re.compile(r"#(\d+)"), _number_sign),
+    PreRule("approximately", re.compile(r"~\s?(?=\d)"), _approximately),
 )
 
 

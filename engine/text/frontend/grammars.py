@@ -125,3 +125,7 @@ def _bound(normalizer: object) -> Normalize:
         return normalizer.normalize(text, punct_post_process=True)  # type: ignore[attr-defined]
 
     return normalize
+
+
+if __name__ == "__main__":  # the test-asset step and image builds: python -m voicedesk.engine.text.frontend.grammars
+    print(build_grammars())

@@ -121,14 +121,15 @@ def markdown_units(text: str, settings: TextSettings, changes: list[Change]) -> 
             start, end = block_span(token.map, cursor)
             cursor = max(cursor, start)
             block_units, cursor = _inline_units(text, token.children or [], cursor, end, settings, changes)
-            units.extend(block_units)
-            _end_sentence(units)
+            if block_units:
+                _end_sentence(units)
+                units.extend(block_units)
         elif token.type in ("fence", "code_block"):
             start, end = block_span(token.map, cursor)
             if settings.code == "read":
                 at = text.find(token.content, start, end)
-                units.extend(plain_units(token.content, at if at >= 0 else start, settings, changes))
                 _end_sentence(units)
+                units.extend(plain_units(token.content, at if at >= 0 else start, settings, changes))
             else:
                 changes.append(Change("code block skipped", text[start:end].strip(), ""))
             cursor = max(cursor, end)
@@ -185,7 +186,8 @@ def _inline_units(
 
 
 def _end_sentence(units: list[Unit]) -> None:
-    """A block (paragraph, heading, list item) is a sentence of its own: give it an end the G2P hears."""
+    """A block (paragraph, heading, list item) is a sentence of its own: the one before the next block gets an
+    end the G2P hears. The last block is left as sent: a chunk may be the first phrase of a longer sentence."""
     if not units:
         return
     last = units[-1]

@@ -69,11 +69,13 @@ class SpokenText:
         return " ".join(u.text for u in self.units)
 
     def runs(self) -> list[tuple[float, float, tuple[Unit, ...]]]:
-        """Consecutive units sharing a rate, cut after each pause: ``(rate, pause_after_s, units)``."""
+        """Consecutive units sharing a rate, cut after each pause and at line breaks of the source (where
+        ``KPipeline`` cuts too): ``(rate, pause_after_s, units)``, one model forward (or more) each."""
         found: list[tuple[float, float, tuple[Unit, ...]]] = []
         current: list[Unit] = []
         for unit in self.units:
-            if current and unit.rate != current[-1].rate:
+            new_line = bool(current) and "\n" in self.source[current[-1].end : unit.start]
+            if current and (unit.rate != current[-1].rate or new_line):
                 found.append((current[-1].rate, 0.0, tuple(current)))
                 current = []
             current.append(unit)
