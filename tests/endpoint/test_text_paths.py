@@ -31,8 +31,8 @@ from voicedesk.engine.text.frontend.settings import TextSettings
 
 pytestmark = pytest.mark.slow  # six syntheses on the random-weight model, a server, the stand-in
 
-SENTENCE = "Please tell Siobhan the lights are off."
-LEXICON = [{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}]
+SENTENCE = "Please tell Nguyen the lights are off."
+LEXICON = [{"word": "Nguyen", "phonemes": "wˈɪn"}]
 CONFIG = SessionConfig(voice="af_heart", text=TextSettings(lexicon=parse_lexicon(LEXICON)), report_phonemes=True)
 
 
@@ -94,7 +94,7 @@ async def test_one_sentence_gives_the_same_phonemes_on_every_path(
         expected = await spoken_phonemes(local)
     finally:
         await local.aclose()
-    assert len(expected) == 1 and "ʃɪvˈɔn" in expected[0], expected
+    assert len(expected) == 1 and "wˈɪn" in expected[0], expected
     assert plain != expected  # the entry changed what the model received
 
     recording.take()
@@ -156,4 +156,4 @@ async def test_a_bad_entry_is_refused_on_the_wire_naming_it(recorded_server: Ser
             input=SENTENCE,
             extra_body={"lexicon": [{"word": "Siobhan", "phonemes": "ʃ1"}]},
         )
-    assert "bad_lexicon" in str(caught.value) and "'Siobhan'" in str(caught.value)
+    assert caught.value.code == "bad_lexicon" and "lexicon entry 0 ('Siobhan')" in str(caught.value)
