@@ -43,9 +43,9 @@ from voicedesk.engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from voicedesk.engine.recorder import UtteranceRecorder
+from voicedesk.engine.measure.recorder import UtteranceRecorder
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS
-from voicedesk.engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ from typing import Literal
 from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import (
     MAX_REQUEST_ID_CHARS,
     MAX_VOICE_SPEC_CHARS,
@@ -26,7 +27,6 @@ from voicedesk.engine.protocol import (
 )
 from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
 from voicedesk.engine.text_config import TextChange
-from voicedesk.engine.voices import DEFAULT_VOICE
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]

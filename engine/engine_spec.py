@@ -15,9 +15,9 @@ from typing import Literal
 
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, LexiconError, load_lexicon_file
 from voicedesk.engine.text.frontend.settings import TextSettings
-from voicedesk.engine.voices import DEFAULT_VOICE
 
 EngineKind = Literal["local", "websocket", "sagemaker"]
 ENGINE_KINDS: tuple[EngineKind, ...] = ("local", "websocket", "sagemaker")

@@ -34,8 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from voicedesk.engine.chunker_held import HeldText
-from voicedesk.engine.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import (
     Audio,
@@ -51,8 +49,6 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
-from voicedesk.engine.quiet_release import QuietRelease
-from voicedesk.engine.sentence_split import split_at_clause
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
     MAX_SPEED,
@@ -64,8 +60,12 @@ from voicedesk.engine.session_limits import (
     validate_buffer_delay,
     validate_speed,
 )
-from voicedesk.engine.ssml_chunks import SsmlDocuments
+from voicedesk.engine.text.chunker_held import HeldText
+from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
+from voicedesk.engine.text.quiet_release import QuietRelease
+from voicedesk.engine.text.sentence_split import split_at_clause
+from voicedesk.engine.text.ssml_chunks import SsmlDocuments
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
@@ -74,7 +74,7 @@ SHUTDOWN_REASON = "server shutting down"
 
 
 class Chunker(Protocol):
-    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.chunker``)."""
+    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.text.chunker``)."""
 
     def feed(self, fragment: str) -> list[str]: ...
     def flush(self) -> str | None: ...
@@ -103,7 +103,7 @@ class SynthesisJob:
     """How the front-end reads this sentence (the session's at the time the sentence was released)."""
     markup_text: str | None = None
     """What the synthesizer reads when it is not ``text``: a chunk of an SSML document wrapped as a document of its
-    own (``engine.ssml_chunks``); ``text`` stays the chunk as sent."""
+    own (``engine.text.ssml_chunks``); ``text`` stays the chunk as sent."""
 
 
 @dataclass(slots=True)

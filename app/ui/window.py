@@ -44,9 +44,9 @@ from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 from voicedesk.engine.text.frontend.lexicon import Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
-from voicedesk.engine.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

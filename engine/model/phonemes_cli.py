@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from voicedesk.engine.voices import DEFAULT_VOICE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def chunks_of(text: str) -> list[str]:
     """The chunks a session speaks this text in (SSML stays whole: its elements must not be cut)."""
     if text.lstrip().startswith("<speak"):
         return [text.strip()]
-    from voicedesk.engine.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
     chunker = IncrementalSentenceChunker()
     chunks = chunker.feed(text)
@@ -57,10 +57,10 @@ def chunks_of(text: str) -> list[str]:
 def run_phonemes(args: argparse.Namespace) -> int:
     from voicedesk.engine.errors import UsageError
     from voicedesk.engine.model.prepared import prepare_pieces
+    from voicedesk.engine.model.voices import language_of, parse_voice_spec
     from voicedesk.engine.text.frontend import load_front_end
     from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, load_lexicon_file
     from voicedesk.engine.text.frontend.settings import TextSettings
-    from voicedesk.engine.voices import language_of, parse_voice_spec
 
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
@@ -87,12 +87,12 @@ def run_phonemes(args: argparse.Namespace) -> int:
 
 def _g2p_pipeline(language: str):  # kokoro is imported here, not when the command is registered
     """The language's ``KPipeline`` without a model: G2P only (misaki, spaCy), no weights needed."""
-    from voicedesk.engine import weights
+    from voicedesk.engine.model import weights
 
     if language in "ab":
         weights.require_spacy_model()
     from kokoro import KPipeline
 
-    from voicedesk.engine import kokoro_synth  # noqa: F401 - silences kokoro's known start-up warnings
+    from voicedesk.engine.model import kokoro_synth  # noqa: F401 - silences kokoro's known start-up warnings
 
     return KPipeline(lang_code=language, repo_id=weights.REPO_ID, model=False)

@@ -1,1 +1,2 @@
-"""Text on its way to the model: the chunker family and the front-end."""
+"""Text to speakable pieces: the chunker family, sentence splitting, quiet release, and the text front-end
+(``frontend``: markup, spoken form, lexicon). Pure; no I/O."""

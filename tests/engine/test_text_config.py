@@ -10,7 +10,6 @@ import pytest
 
 from tests.engine.test_session_core import PCM_100MS
 from voicedesk.endpoint.speech_request import parse_invocation, parse_openai_speech
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.connection import ConnectionLimits, ServerConnection
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Error, SentenceFinished, SessionConfig
@@ -24,6 +23,7 @@ from voicedesk.engine.protocol import (
     encode_event,
 )
 from voicedesk.engine.session import SessionCore, SessionLimits
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconEntry, parse_lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
@@ -206,7 +206,7 @@ def test_each_chunk_of_an_ssml_document_reaches_the_front_end_as_a_document() ->
 
 
 def test_a_long_sentence_is_not_split_inside_an_override_or_an_ssml_chunk() -> None:
-    from voicedesk.engine.sentence_split import split_at_clause
+    from voicedesk.engine.text.sentence_split import split_at_clause
 
     text = "Tell [my good friend, Siobhan Nguyen](/ʃɪvˈɔn nwˈɪn/) that we go to the lake tomorrow, and bring food."
     head, tail = split_at_clause(text, 30)

@@ -144,7 +144,9 @@ class EnglishSpokenForm:
         _lead, core, _tail = strip_punctuation(word)
         return core in self.whitelist or core + "." in self.whitelist or word in self.whitelist
 
-    def __call__(self, units: Sequence[Unit], language: str, settings: TextSettings, changes: list[Change]) -> list:
+    def __call__(
+        self, units: Sequence[Unit], language: str, settings: TextSettings, changes: list[Change]
+    ) -> list[Unit]:
         out: list[Unit] = []
         for group in _text_groups(units):
             if group[0].kind != TEXT:

@@ -43,7 +43,7 @@ def grammar_dir(data_dir: Path | None = None) -> Path:
     if override and data_dir is None:
         return Path(override)
     if data_dir is None:
-        from voicedesk.engine.weights import data_dir as default_data_dir
+        from voicedesk.engine.model.weights import data_dir as default_data_dir
 
         data_dir = default_data_dir()
     return Path(data_dir) / "text-grammars" / f"nemo-{nemo_version() or 'none'}-en"

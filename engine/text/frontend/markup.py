@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 from voicedesk.engine.text.frontend.lexicon import LEXICON_PHONEMES
 from voicedesk.engine.text.frontend.settings import TextSettings
-from voicedesk.engine.text.frontend.spoken import PHONEMES, SPOKEN, TEXT, Change, Unit, words_with_spans
+from voicedesk.engine.text.frontend.spoken import PHONEMES, SPOKEN, Change, Unit, words_with_spans
 
 INLINE_OVERRIDE = re.compile(r"\[([^\]\n]+)\]\(/([^/)\n]+)/\)")
 """misaki's ``[word](/phonemes/)`` (documented in docs/protocol.md)."""
@@ -67,7 +67,8 @@ def plain_units(text: str, offset: int, settings: TextSettings, changes: list[Ch
         yield from _words(text[position : match.start()], offset + position, settings, changes)
         word, phonemes = match.group(1), match.group(2)
         if valid_override(phonemes):
-            yield Unit(word, offset + match.start(), offset + match.end(), PHONEMES, phonemes)
+            # the span is the word's: a window highlights "Siobhan", not the brackets around it
+            yield Unit(word, offset + match.start(1), offset + match.end(1), PHONEMES, phonemes)
         else:
             yield from _words(word, offset + match.start(1), settings, changes)
         position = match.end()
@@ -193,6 +194,3 @@ def _end_sentence(units: list[Unit]) -> None:
     last = units[-1]
     if last.kind == PHONEMES or not last.text.rstrip("\"')”’").endswith(tuple(SENTENCE_END)):
         units[-1] = last.with_text(last.text + ".")
-
-
-__all__ = ["SPOKEN", "TEXT", "plain_units", "to_units"]

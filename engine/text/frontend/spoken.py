@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 TEXT = "text"
 """Written words: the spoken form (numbers, units, symbols) and the lexicon still apply."""
@@ -56,7 +56,7 @@ class SpokenText:
     source: str
     units: tuple[Unit, ...]
     changes: tuple[Change, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
     """Things the listener should know about how this was read (e.g. a spoken-form stage unavailable)."""
 
     @property

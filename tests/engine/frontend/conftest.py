@@ -30,7 +30,7 @@ class Speaker:
         if language not in self._pipelines:
             from kokoro import KPipeline
 
-            from voicedesk.engine import kokoro_synth  # noqa: F401 - kokoro's known warnings, quiet
+            from voicedesk.engine.model import kokoro_synth  # noqa: F401 - kokoro's known warnings, quiet
 
             self._pipelines[language] = KPipeline(lang_code=language, repo_id="hexgrad/Kokoro-82M", model=False)
         return self._pipelines[language]

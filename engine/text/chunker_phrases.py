@@ -1,0 +1,201 @@
+"""Where to force the first chunk's cut when no clause boundary came: at a phrase boundary, not inside a phrase.
+
+The chunker's early first fragment goes out at the first clause boundary; failing one, it is forced at a word
+boundary once it has ``first_fragment_max_words`` words. Cutting blindly there splits phrases ("the living | room",
+"enough | time"), which Kokoro speaks as two broken halves. ``FirstCutPlanner`` is told each word as it completes
+and picks a better boundary. A boundary lies between a word *before* it and a word *after* it; its tier:
+
+1. the word before does not bind to what follows, and the word after opens a clause: a conjunction, a relative
+   pronoun or complementizer ("…the lights | and set…", "…wondering | whether…");
+2. likewise, but the word after is a preposition or "to" ("…in the living room | for you", "enough time | to");
+3. likewise, but the word after opens a noun phrase or a clause subject ("…check | the current settings");
+4. the word before does not bind: no better reason, but not inside a phrase either ("living | room" is a tier 4
+   the lists cannot tell apart, which is why tier 4 comes last).
+
+A word *binds* to the next when nothing may come between them: determiners, possessives, quantifiers and
+premodifiers ("the", "my", "enough", "more"), prepositions and "to", conjunctions and relative pronouns,
+auxiliaries and modals ("will", "can", "I'm"), subject pronouns, "not"/"also"-like adverbs, verbs that take an
+infinitive ("want", "going") and a few phrasal verbs ("turn | on the lights"). A boundary after a binding word
+is never chosen; nor is one after a title, initial or list marker (``cut_may_follow``).
+
+The decision. **Eagerly** (the default): the first tier-1 or tier-2 boundary with at least ``PHRASE_MIN_WORDS``
+words before it is cut as soon as the word after it shows its tier, so first audio waits on as few words as
+prosody allows ("Let me check the current thermostat settings | in the living room for you."), not for the
+``max_words``-th word. Failing one by ``max_words`` words (and in the old, non-eager rule, only then): the latest
+tier-1 boundary, else the latest tier-2 one (each after at least ``min_words`` words); with neither yet, it waits
+up to ``PHRASE_WAIT_WORDS`` more words for one (a clause boundary or sentence end arriving meanwhile cuts first,
+even better); past that bound it cuts at the latest tier-3 boundary, else the latest tier-4 one, else the latest
+one allowed at all.
+
+The lists are English and small on purpose. Text with no English function word among its first words
+(another language, or "one two three …") keeps the plain rule: the first allowed boundary after ``max_words``.
+"""
+
+from __future__ import annotations
+
+from voicedesk.engine.text.chunker_spans import is_number_token, number_binds
+
+PHRASE_WAIT_WORDS = 4
+"""How many words past ``first_fragment_max_words`` the first fragment may wait for a phrase boundary."""
+PHRASE_MIN_WORDS = 5
+"""The fewest words an eager phrase cut leaves in the first fragment: fewer sounds clipped ("Let me check | …").
+A clause boundary (a comma) may still cut after ``min_first_words``: the writer put a pause there."""
+
+CLAUSE_OPENERS = frozenset(
+    """
+    and but or nor yet so & because although though while whereas unless until since if whether
+    when whenever where wherever after before once that which who whom whose
+    """.split()
+)
+"""Tier 1: a boundary before these starts a new clause."""
+
+PREPOSITIONS = frozenset(
+    """
+    to for with from by in on at about into onto over under through during without within between among
+    against across around behind beyond near toward towards upon along via per like than including except
+    despite throughout unlike
+    """.split()
+)
+"""Tier 2: a boundary before these starts a prepositional or infinitive phrase. Not "of" ("the end | of it"),
+nor particles that mostly belong to their verb ("off", "up", "out")."""
+
+PHRASE_OPENERS = frozenset(
+    """
+    a an the this these those my your his her its our their some any every each no all both another
+    i we they he she
+    """.split()
+)
+"""Tier 3: a boundary before these starts a noun phrase or a clause's subject."""
+
+_BINDING = """
+    a an the my your his her its our their some any every each no all both either neither another such what
+    whatever whichever
+    enough more most less least many much few several very too quite rather also just only even still really
+    not never please
+    of
+    am is are was were be been being have has had do does did will would shall should can could may might must
+    i'm you're we're they're he's she's it's that's there's here's what's i've you've we've they've i'll
+    you'll we'll they'll he'll she'll it'll that'll i'd you'd we'd they'd don't doesn't didn't won't wouldn't
+    can't couldn't shouldn't isn't aren't wasn't weren't haven't hasn't hadn't let's let
+    i we they he she
+    want wants wanted need needs needed going trying try tried able supposed used ought hope plan love hate
+    turn turns turned turning switch switches switched log logged sign signed plug plugged hold hang carry
+    """
+BINDING = (frozenset(_BINDING.split()) | CLAUSE_OPENERS | PREPOSITIONS) - {"that"}
+"""Words a boundary never directly follows. Demonstratives ("this", "that") are not: as pronouns they often end
+a phrase ("help you with that | and …")."""
+
+ENGLISH_MARKERS = frozenset(
+    "the and to of you your that with for this it is are was i will would can have what my".split()
+)
+"""Function words common in English and rare as words elsewhere: one of them switches the phrase rule on."""
+
+_EDGE = "\"'“”‘’()[]{}«»‹›「」*_`.,;:!?¡¿…-–—"
+
+
+def phrase_word(token: str) -> str:
+    """A token as the word lists spell it: lower-case, curly apostrophes straightened, edge punctuation
+    stripped ('“Don’t,' → "don't")."""
+    return token.replace("’", "'").strip(_EDGE).lower()
+
+
+def opening_tier(word: str) -> int:
+    """How well a boundary before ``word`` (from ``phrase_word``) starts a phrase: 1 (clause) to 4 (no reason)."""
+    if word in CLAUSE_OPENERS:
+        return 1
+    if word in PREPOSITIONS:
+        return 2
+    if word in PHRASE_OPENERS:
+        return 3
+    return 4
+
+
+FREE_AFTER_NUMBER = CLAUSE_OPENERS | PREPOSITIONS | PHRASE_OPENERS
+"""Words a number does not bind to: a boundary between "at 5" and "and then" may be cut; any other word after
+a number is its unit or what it counts ("-5 °C", "1,200 W", "6:45 AM", "3 million"), see ``number_binds``."""
+
+
+class FirstCutPlanner:
+    """Picks the forced cut of one early first fragment (see module doc); pure, O(1) per word."""
+
+    __slots__ = (
+        "_allowed",
+        "_bound",
+        "_eager_min",
+        "_english",
+        "_gap",
+        "_gap_words",
+        "_latest",
+        "_max_words",
+        "_min_words",
+        "_open",
+        "_open_words",
+    )
+
+    def __init__(self, min_words: int, max_words: int, eager: bool = True) -> None:
+        self._min_words = min_words
+        self._max_words = max_words
+        self._eager_min = max(min_words, PHRASE_MIN_WORDS) if eager else None
+        """Words an eager cut needs before it (None: decide only at ``max_words``, the rule before eager cuts)."""
+        self._open_words = 0
+        self._gap_words = 0
+        self._bound = max_words + PHRASE_WAIT_WORDS
+        self._open: int | None = None
+        """The last boundary a binding word does not precede, waiting for the word after it to get its tier."""
+        self._latest: list[int | None] = [None] * 5
+        """The latest boundary of each tier (index 1-4)."""
+        self._allowed: int | None = None
+        self._english = False
+        self._gap: int | None = None
+        """A boundary right after a number, undecided until the word after it shows it is not the number's unit."""
+
+    def word_done(self, token: str, position: int, words: int, may_follow: bool) -> int | None:
+        """Takes the token that just ended at the boundary ``position`` (``words`` words so far, the token's
+        included; ``may_follow``: a cut may come right after it). Returns where to cut now, or None to wait."""
+        word = phrase_word(token)
+        if word in ENGLISH_MARKERS:
+            self._english = True
+        tier = opening_tier(word)
+        eager = None
+        gap, self._gap = self._gap, None
+        if gap is not None and number_binds(token, FREE_AFTER_NUMBER):
+            gap = None  # "-5 | °C", "1,200 | W": never a boundary
+        if gap is not None:
+            self._allowed = gap
+            self._latest[tier] = gap
+            eager = self._eager(gap, self._gap_words, tier)
+        if self._open is not None:
+            self._latest[tier] = self._open
+            eager = self._eager(self._open, self._open_words, tier)
+            self._open = None
+        number = is_number_token(token)
+        eligible = words >= self._min_words and may_follow
+        if eligible:
+            if number:
+                self._gap, self._gap_words = position, words
+            else:
+                self._allowed = position
+                if word not in BINDING:
+                    self._open, self._open_words = position, words
+        if eager is not None and self._english:
+            return eager
+        if words < self._max_words:
+            return None
+        if not self._english:
+            return position if eligible and not number else gap
+        for tier in (1, 2):
+            if self._latest[tier] is not None:
+                return self._latest[tier]
+        if words < self._bound:
+            return None
+        if self._latest[3] is not None:
+            return self._latest[3]
+        if self._open == position:
+            return position  # the latest tier-4 boundary: its next word is unknown, but it is not inside a phrase
+        return self._latest[4] if self._latest[4] is not None else self._allowed
+
+    def _eager(self, boundary: int, words_before: int, tier: int) -> int | None:
+        """The boundary, if it is good enough to cut at once (tier 1 or 2, with enough words before it)."""
+        if self._eager_min is None or tier > 2 or words_before < self._eager_min:
+            return None
+        return boundary
