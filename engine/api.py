@@ -16,7 +16,7 @@ from voicedesk.engine.model.voices import VoiceInfo
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
-    from voicedesk.engine.model.synthesis import Synthesizer
+    pass
 
 
 class Session(Protocol):
@@ -64,8 +64,6 @@ class EngineInfo:
 
 class Engine(Protocol):
     name: str
-    synthesizer: Synthesizer | None
-    """The model, when it runs in this process (benchmarks time it bare); None for remote engines."""
 
     @property
     def info(self) -> EngineInfo: ...
