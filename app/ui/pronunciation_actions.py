@@ -3,11 +3,13 @@ window opens (``controller.voice.text``), edited in ``PronunciationsDialog`` and
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QMenuBar
 
 from voicedesk.app.choices import whole
 from voicedesk.app.conversation import TurnKind
@@ -17,8 +19,17 @@ from voicedesk.app.settings import lexicon_path
 from voicedesk.app.ui.pronunciations_dialog import PronunciationsDialog
 from voicedesk.engine.text.frontend.lexicon import Lexicon
 
-if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+
+class MainWindow(Protocol):
+    """What these actions use of ``app.ui.window.MainWindow`` (named here, not imported: no cycle)."""
+
+    settings_path: Path
+    controller: Any
+
+    def menuBar(self) -> QMenuBar: ...
+    def notice(self, text: str, level: str = ..., topic: Topic = ...) -> None: ...
+    def spawn(self, coro: Awaitable[object]) -> object: ...
+    def apply_lexicon(self, lexicon: Lexicon) -> None: ...
 
 
 class PronunciationActions:
@@ -30,13 +41,13 @@ class PronunciationActions:
         if loaded.message:
             window.notice(loaded.message, "warning", Topic.SETTINGS)
         self.dialog: PronunciationsDialog | None = None
-        self.action = QAction("Pronunciations…", window)
+        self.action = QAction("Pronunciations…", window)  # type: ignore[call-overload]
         self.action.triggered.connect(self.open)
         _tools_menu(window).addAction(self.action)
 
     def open(self) -> PronunciationsDialog:
         """Shows the dialog (not modal, so a test or a person can keep using the window)."""
-        dialog = PronunciationsDialog(self.lexicon, self.play, self._window)
+        dialog = PronunciationsDialog(self.lexicon, self.play, self._window)  # type: ignore[arg-type]
         dialog.accepted.connect(lambda: self.save(dialog.lexicon()))
         self.dialog = dialog
         dialog.show()

@@ -115,7 +115,7 @@ def _connection(base: Lexicon) -> ServerConnection:
 def _say(connection: ServerConnection, text: str, phonemes: str = "ðə") -> tuple[object, list]:
     connection.execute(decode_command(json.dumps({"text": text})), 0.0)
     job, _ = connection.core.next_job(0.0)
-    return job, connection.job_done(job, PCM_100MS, 0.1, now=0.0, phonemes=phonemes)
+    return job, connection.core.job_done(job, PCM_100MS, 0.1, now=0.0, phonemes=phonemes)
 
 
 def test_a_sessions_lexicon_is_merged_over_the_servers_and_replaces_its_own_earlier_one() -> None:
