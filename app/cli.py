@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from voicedesk.app import bench_cli, say_cli
+from voicedesk.app.house import cli as announcer_cli
 from voicedesk.app.main import add_app_arguments
 from voicedesk.endpoint import deploy_cli, serve_cli
 from voicedesk.endpoint.sagemaker_local import cli as sagemaker_local_cli
@@ -29,6 +30,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     bench_cli,  # bench engine|lab|streaming|…|flow|abuse
     sagemaker_local_cli,  # sagemaker-local
     deploy_cli,  # deploy [status|destroy|image]
+    announcer_cli,  # announcer
 )
 
 
