@@ -158,6 +158,8 @@ def check_discovery(component: str, config: dict) -> None:
 async def test_discovery_messages_are_retained_and_meet_home_assistants_schema(broker, listen):
     async with running_console(broker.port) as house:
         node = house.mqtt.settings.node_id
+        # Subscribed after the broker took the configs (paho's QoS 1 out-queue drained): they arrive as retained.
+        await until(lambda: not house.mqtt.client._out_messages, within_s=20)
         client = listen(f"homeassistant/+/{node}/+/config")
         configs = {}
         while len(configs) < 4:
