@@ -83,9 +83,10 @@ async def synthesize_reference(engine: Engine, voice: str, text: str = REFERENCE
 class LoudnessCache:
     """Measured loudness per (engine, voice), kept in ``path`` (JSON)."""
 
-    def __init__(self, path: Path | None, target: float = TARGET_LUFS) -> None:
+    def __init__(self, path: Path | None, target: float = TARGET_LUFS, reference_text: str = REFERENCE_TEXT) -> None:
         self.path = path
         self.target = target
+        self.reference_text = reference_text
         self._lufs: dict[str, float] = {}
         self._measuring: dict[str, asyncio.Future[float]] = {}
         if path is not None and path.exists():
@@ -118,7 +119,7 @@ class LoudnessCache:
         if pending is None:
 
             async def run() -> float:
-                return measure(await synthesize_reference(engine, voice))
+                return measure(await synthesize_reference(engine, voice, self.reference_text))
 
             pending = self._measuring[key] = asyncio.ensure_future(run())
             pending.add_done_callback(lambda _f: self._measuring.pop(key, None))
