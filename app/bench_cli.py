@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
+from voicedesk.app.bench_lab import announcer_soak
 from voicedesk.app.bench_lab import cli as lab_cli
 from voicedesk.endpoint import bench_abuse, bench_flow
 from voicedesk.engine import bench_engine
@@ -18,6 +19,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     lab_cli,  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
     bench_flow,  # bench flow
     bench_abuse,  # bench abuse
+    announcer_soak,  # bench announcer
 )
 
 

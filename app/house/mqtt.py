@@ -25,6 +25,9 @@ from voicedesk.app.house.runner import HouseRunner, State
 
 log = logging.getLogger(__name__)
 
+SESSION_EXPIRY_S = 3600
+"""How long the broker keeps the console's subscriptions and its QoS 1 announcements while it is away."""
+
 
 @dataclass(frozen=True, slots=True)
 class MqttSettings:
@@ -78,8 +81,19 @@ class MqttBridge:
     # ---- lifecycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Connects in the background (a broker that is not up yet is retried, like one that went away)."""
-        self.client.connect_async(self.settings.host, self.settings.port, self.settings.keepalive_s)
+        """Connects in the background (a broker that is not up yet is retried, like one that went away).
+
+        A persistent session (MQTT 5 session expiry): announcements sent while the console was briefly
+        disconnected are kept by the broker and delivered when it reconnects, and a broker with persistence (Home
+        Assistant's Mosquitto add-on has it on) keeps them across its own restart."""
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        properties = Properties(PacketTypes.CONNECT)
+        properties.SessionExpiryInterval = SESSION_EXPIRY_S
+        self.client.connect_async(
+            self.settings.host, self.settings.port, self.settings.keepalive_s, clean_start=False, properties=properties
+        )
         self.client.loop_start()
 
     async def aclose(self) -> None:
