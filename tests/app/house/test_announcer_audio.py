@@ -88,3 +88,30 @@ async def test_announcements_are_marked_to_the_sound_server_as_announcements():
         )
         assert 'media.role = "announcement"' in listing.stdout
         await until(lambda: outcomes(house))
+
+
+async def test_a_sound_device_that_disappears_fails_the_announcement_and_comes_back_for_the_next():
+    sink = require_null_sink()
+    reload = [f"sink_name={sink}", "rate=24000", "channels=1", "format=float32le"]  # as tests/support/headless.sh
+
+    def pactl(*args: str) -> str:
+        return subprocess.run(["pactl", *args], capture_output=True, text=True, check=True).stdout
+
+    async with running_console(None, realtime_factor=20.0, audio=True) as house:
+        house.runner.submit(Request("One two three four five six. " * 4, id="first", source=Source.HTTP))
+        await until(lambda: house.controller.run is not None and house.player.position_s > 0.3)
+        module = next(line.split()[0] for line in pactl("list", "short", "modules").splitlines() if sink in line)
+        try:
+            pactl("unload-module", module)
+            await until(lambda: outcomes(house), within_s=60)
+        finally:
+            if sink not in pactl("list", "short", "sinks"):
+                pactl("load-module", "module-null-sink", *reload)
+                pactl("set-default-sink", sink)
+        first = outcomes(house)[0]
+        assert (first.outcome.value, first.reason) == ("failed", "the sound device stopped taking audio for 5 s")
+        assert house.runner.state().state == "error"
+        house.runner.submit(Request("Back again.", id="second", source=Source.HTTP))
+        await until(lambda: len(outcomes(house)) == 2, within_s=60)
+        assert outcomes(house)[1].outcome.value == "spoken"
+        assert house.runner.state().state == "idle"
