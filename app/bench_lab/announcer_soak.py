@@ -129,7 +129,10 @@ async def soak(args: argparse.Namespace) -> int:
     properties.SessionExpiryInterval = 3600  # the sender's outcomes wait for it across the restart too
     client.connect_async(host, port, clean_start=False, properties=properties)
     client.loop_start()
+    said_here: dict[str, str] = {}
+    house.runner.reports.append(lambda report: said_here.setdefault(report.id, report.outcome.value))
     await house.start()
+    await asyncio.wait_for(house.mqtt.connected.wait(), 30)  # type: ignore[union-attr]
     sent: list[str] = []
     rss = [_rss_mib()]
     restarted = False
@@ -166,6 +169,9 @@ async def soak(args: argparse.Namespace) -> int:
     quarter = max(len(rss) // 4, 1)
     first, last = sum(rss[:quarter]) / quarter, sum(rss[-quarter:]) / quarter
     print(f"  sent {len(sent)}; outcomes: {dict(kinds)}; missing {len(missing)} {missing[:10]}; twice {twice[:10]}")
+    if missing:
+        ended_here = [item for item in missing if item in said_here]
+        print(f"  of the missing, ended in the announcer but the outcome never reached the sender: {ended_here}")
     print(
         f"  reconnects {house.mqtt.connects - 1 if house.mqtt else 0}; RSS first quarter {first:.1f} MiB, "
         f"last quarter {last:.1f} MiB ({last - first:+.1f}); max {max(rss):.1f}"

@@ -54,6 +54,7 @@ class MqttBridge:
         self.topics = Topics(settings.base)
         self.version = version
         self.connected = asyncio.Event()
+        """Set once the broker confirmed the subscriptions (announcements reach the console)."""
         self.connects = 0
         """Successful connections so far (a reconnect after a broker restart counts again)."""
         self._loop = asyncio.get_running_loop()
@@ -73,6 +74,7 @@ class MqttBridge:
         client.max_queued_messages_set(1000)  # outcomes wait out a broker restart; bounded over a long outage
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
+        client.on_subscribe = self._on_subscribe
         client.on_message = self._on_message
         self.client = client
         runner.reports.append(self.publish_report)
@@ -117,6 +119,12 @@ class MqttBridge:
             )
             for topic, payload in messages.items():
                 client.publish(topic, json.dumps(payload), qos=1, retain=True)
+
+    def _on_subscribe(self, _client: Any, _userdata: Any, _mid: Any, reasons: Any, _properties: Any) -> None:
+        # Connected means "announcements reach us": the broker has confirmed the subscriptions.
+        failed = [str(reason) for reason in reasons if reason.is_failure]
+        if failed:
+            log.error("the MQTT broker %s refused the subscription to %s: %s", self._where, self.topics.say, failed)
         self._loop.call_soon_threadsafe(self._connected)
 
     def _on_disconnect(self, _client: Any, _userdata: Any, _flags: Any, reason: Any, _properties: Any) -> None:
