@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Callable
 from voicedesk.app.house.console import HouseConfig, HouseConsole
 from voicedesk.app.house.mqtt import MqttSettings
 from voicedesk.app.house.queue import Policy, Report
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.paced_synth import PacedSynthesizer
 
 _consoles = itertools.count(1)
 

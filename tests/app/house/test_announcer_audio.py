@@ -13,8 +13,8 @@ from tests.app.house.helpers import outcomes, running_console, until
 from tests.support.audio_capture import SinkCapture, require_null_sink
 from voicedesk.app.house.chimes import built_in
 from voicedesk.app.house.queue import Priority, Request, Source
+from voicedesk.app.lab.paced_synth import paced_duration_s, tone
 from voicedesk.engine.events import SAMPLE_RATE
-from voicedesk.engine.paced_synth import paced_duration_s, tone
 
 FRAME = SAMPLE_RATE // 100  # 10 ms
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from voicedesk.app.house.loudness import LoudnessCache, gain_for, measure, synthesize_reference
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.local import LocalEngine
-from voicedesk.engine.paced_synth import PacedSynthesizer
 
 VOICES = ("af_heart", "am_adam", "bf_emma", "af_heart,am_adam", "am_adam:0.7,bf_emma:0.3")
 REFERENCE = "Attention please. The front door is open."

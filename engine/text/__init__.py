@@ -1,0 +1,1 @@
+"""Text to speakable pieces: the chunker family, sentence splitting, quiet release (pure; no I/O)."""
