@@ -37,18 +37,20 @@ async def running_console(
     **config: object,
 ) -> AsyncIterator[HouseConsole]:
     number = next(_consoles)
+    opener = config.pop("opener", None) or paced_opener(PacedSynthesizer(realtime_factor))
+    engine = config.pop("engine", None) or EngineSpec("local")
     mqtt = None
     if broker_port is not None:
         mqtt = MqttSettings("127.0.0.1", broker_port, base=f"test/console{number}", node_id=f"console{number}")
     house = HouseConsole(
         HouseConfig(
-            engine=EngineSpec("local"),
+            engine=engine,
             voice=SessionConfig("af_heart", max_buffer_delay_ms=0),
             audio=audio,
             mqtt=mqtt,
             policy=policy or Policy(),
             loudness=False,
-            opener=paced_opener(PacedSynthesizer(realtime_factor)),
+            opener=opener,  # type: ignore[arg-type]
             **config,  # type: ignore[arg-type]
         )
     )
