@@ -132,7 +132,7 @@ def build_config(args: argparse.Namespace):
         try:
             quiet = QuietHours.parse(args.quiet_hours, _number(str(args.quiet_volume), "quiet-volume", 0.0, 1.0))
         except ValueError as exc:
-            raise UsageError(f"--{exc}.", "Write --quiet-hours 22:00-07:00.") from None
+            raise UsageError(f"--quiet-hours: {exc}.", "Write e.g. --quiet-hours 22:00-07:00.") from None
     policy = Policy(policy.ttl_s, args.merge_window, policy.volume, quiet)
     mqtt = None
     node_id = node_id_of(args.name)
