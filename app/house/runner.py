@@ -203,6 +203,8 @@ class HouseRunner:
         turn = await self.controller.speak(TurnKind.SPEAK, item.text, whole(item.text), voice)
         if turn is None:
             return self.queue.failed(item, self.last_error or "no engine could take it", self.clock())
+        if self._cut_for_urgent:  # an urgent one arrived while this one was starting: it goes first
+            await self.controller.stop(quiet=True)
         self.publish_state()
         stalled = await self._wait(turn)
         now = self.clock()
