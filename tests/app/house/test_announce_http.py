@@ -83,3 +83,16 @@ def test_the_endpoint_refuses_to_listen_beyond_loopback_without_a_token():
     check_bind("0.0.0.0", "s3cret")
     check_bind("127.0.0.1", None)
     check_bind("::1", None)
+
+
+async def test_post_stop_cuts_what_is_being_said():
+    async with (
+        running_console(None, realtime_factor=0.5, http_port=0) as house,  # slower than speech: still going
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as client,
+    ):
+        await client.post("/announce", content="One sentence here. And another one there. And a third.")
+        await until(lambda: house.controller.run is not None and house.controller.run.turn.sentences)
+        assert (await client.get("/state")).json()["state"] == "speaking"
+        assert (await client.post("/stop")).json() == {"stopped": True}
+        await until(lambda: outcomes(house))
+        assert (outcomes(house)[0].outcome.value, outcomes(house)[0].reason) == ("interrupted", "stopped")
