@@ -227,8 +227,11 @@ class HouseRunner:
                 await asyncio.wait([ended], timeout=0.5)
                 if self.player is None or ended.done():
                     continue
-                position = self.player.buffer.played_samples
-                if not self.player.buffer.playing or position != last:
+                # Samples played or starved for: both mean the device's callback runs (a slow engine starves it,
+                # which is not a lost device); neither moving while playing means the device stopped calling.
+                buffer = self.player.buffer
+                position = buffer.played_samples + buffer.underrun_frames
+                if not buffer.playing or position != last:
                     last, since = position, self.clock()
                 elif self.clock() - since > STALL_S:
                     self.device_error = f"the sound device stopped taking audio for {STALL_S:.0f} s"

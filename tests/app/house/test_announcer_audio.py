@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 
 import numpy as np
+import pytest
 
 from tests.app.house.helpers import outcomes, running_console, until
 from tests.support.audio_capture import SinkCapture, require_null_sink
@@ -90,6 +91,7 @@ async def test_announcements_are_marked_to_the_sound_server_as_announcements():
         await until(lambda: outcomes(house))
 
 
+@pytest.mark.slow
 async def test_a_sound_device_that_disappears_fails_the_announcement_and_comes_back_for_the_next():
     sink = require_null_sink()
     reload = [f"sink_name={sink}", "rate=24000", "channels=1", "format=float32le"]  # as tests/support/headless.sh
@@ -115,3 +117,15 @@ async def test_a_sound_device_that_disappears_fails_the_announcement_and_comes_b
         await until(lambda: len(outcomes(house)) == 2, within_s=60)
         assert outcomes(house)[1].outcome.value == "spoken"
         assert house.runner.state().state == "idle"
+
+
+@pytest.mark.slow
+async def test_a_slow_engine_starving_the_player_is_not_taken_for_a_lost_device():
+    """Sentence two takes 6 s to make while sentence one has long played: the device keeps asking (underrun), so
+    the announcement is spoken, not failed as a vanished sound device (which waits 5 s of silence from it)."""
+    require_null_sink()
+    async with running_console(None, realtime_factor=0.08, audio=True) as house:
+        house.runner.submit(Request("One two. Three four.", id="slow", source=Source.HTTP))
+        await until(lambda: outcomes(house), within_s=90)
+        assert outcomes(house)[0].outcome.value == "spoken", outcomes(house)[0]
+        assert house.player.buffer.underrun_frames > 5 * SAMPLE_RATE
