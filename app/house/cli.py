@@ -34,26 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "with chimes and one loudness for every voice; publish state, outcomes and Home Assistant discovery on "
         "MQTT. See docs/house.md.",
     )
-    mqtt = parser.add_argument_group("MQTT")
-    mqtt.add_argument("--mqtt", metavar="HOST[:PORT]", help="the MQTT broker (default port 1883)")
-    mqtt.add_argument("--mqtt-user", help="broker user name")
-    mqtt.add_argument(
-        "--mqtt-password-env", default=PASSWORD_ENV, metavar="NAME", help=f"variable with the password ({PASSWORD_ENV})"
-    )
-    mqtt.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (the system's CA certificates)")
-    mqtt.add_argument("--name", default=socket.gethostname(), help="the console's name in Home Assistant")
-    mqtt.add_argument("--topic", metavar="BASE", help="topic prefix (default voicedesk/<name>)")
-    mqtt.add_argument("--no-discovery", action="store_true", help="do not announce the console to Home Assistant")
-    mqtt.add_argument("--discovery-prefix", default="homeassistant", help="Home Assistant's discovery prefix")
-    http = parser.add_argument_group("HTTP")
-    http.add_argument("--http-port", type=int, help="serve POST /announce on this port (e.g. 8766)")
-    http.add_argument("--http-host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    http.add_argument(
-        "--http-token-env",
-        default=HTTP_TOKEN_ENV,
-        metavar="NAME",
-        help=f"variable holding the bearer token ({HTTP_TOKEN_ENV}); required off loopback",
-    )
+    add_input_arguments(parser)
     sound = parser.add_argument_group("sound")
     sound.add_argument("--output-device", help="audio output device name (default: the system default)")
     sound.add_argument("--no-audio", action="store_true", help="no sound device: synthesize and report only")
@@ -76,6 +57,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_engine_options(parser)
     parser.add_argument("--no-failover", action="store_true", help="no local engine when the remote one fails")
     parser.set_defaults(handler=run_announcer)
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The house's inputs (MQTT, HTTP): ``voicedesk announcer``'s, and the desktop app's (``voicedesk app``)."""
+    mqtt = parser.add_argument_group("MQTT")
+    mqtt.add_argument("--mqtt", metavar="HOST[:PORT]", help="the MQTT broker (default port 1883)")
+    mqtt.add_argument("--mqtt-user", help="broker user name")
+    mqtt.add_argument(
+        "--mqtt-password-env", default=PASSWORD_ENV, metavar="NAME", help=f"variable with the password ({PASSWORD_ENV})"
+    )
+    mqtt.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (the system's CA certificates)")
+    mqtt.add_argument("--name", default=socket.gethostname(), help="the console's name in Home Assistant")
+    mqtt.add_argument("--topic", metavar="BASE", help="topic prefix (default voicedesk/<name>)")
+    mqtt.add_argument("--no-discovery", action="store_true", help="do not announce the console to Home Assistant")
+    mqtt.add_argument("--discovery-prefix", default="homeassistant", help="Home Assistant's discovery prefix")
+    http = parser.add_argument_group("HTTP")
+    http.add_argument("--http-port", type=int, help="serve POST /announce on this port (e.g. 8766)")
+    http.add_argument("--http-host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    http.add_argument(
+        "--http-token-env",
+        default=HTTP_TOKEN_ENV,
+        metavar="NAME",
+        help=f"variable holding the bearer token ({HTTP_TOKEN_ENV}); required off loopback",
+    )
 
 
 def _per_priority(values: list[str], what: str) -> dict[Priority, str]:
@@ -102,11 +107,44 @@ def _number(value: str, option: str, low: float, high: float) -> float:
     return number
 
 
+def mqtt_from_args(args: argparse.Namespace):
+    from voicedesk.app.house.discovery import node_id_of
+    from voicedesk.app.house.mqtt import MqttSettings
+
+    if not args.mqtt:
+        return None
+    host, _, port = args.mqtt.rpartition(":") if ":" in args.mqtt else (args.mqtt, "", "1883")
+    if not port.isdigit():
+        raise UsageError(f"--mqtt {args.mqtt}: the port is not a number.", "Write --mqtt HOST or HOST:PORT.")
+    node_id = node_id_of(args.name)
+    return MqttSettings(
+        host=host,
+        port=int(port),
+        username=args.mqtt_user,
+        password=os.environ.get(args.mqtt_password_env) or None,
+        base=args.topic or f"voicedesk/{node_id}",
+        node_id=node_id,
+        name=args.name,
+        discovery=not args.no_discovery,
+        discovery_prefix=args.discovery_prefix,
+        tls=args.mqtt_tls,
+    )
+
+
+def house_inputs_from_args(args: argparse.Namespace):
+    """The desktop app's house inputs (None: it takes announcements from the window only)."""
+    from voicedesk.app.house.window_house import HouseInputs
+
+    if not getattr(args, "mqtt", None) and getattr(args, "http_port", None) is None:
+        return None
+    return HouseInputs(
+        mqtt_from_args(args), args.http_host, args.http_port, os.environ.get(args.http_token_env) or None
+    )
+
+
 def build_config(args: argparse.Namespace):
     from voicedesk.app.house.chimes import BUILT_IN, DEFAULT_CHIMES, NONE, ChimeError, Chimes
     from voicedesk.app.house.console import HouseConfig
-    from voicedesk.app.house.discovery import node_id_of
-    from voicedesk.app.house.mqtt import MqttSettings
     from voicedesk.app.house.queue import Policy
 
     if args.mqtt is None and args.http_port is None:
@@ -134,24 +172,7 @@ def build_config(args: argparse.Namespace):
         except ValueError as exc:
             raise UsageError(f"--quiet-hours: {exc}.", "Write e.g. --quiet-hours 22:00-07:00.") from None
     policy = Policy(policy.ttl_s, args.merge_window, policy.volume, quiet)
-    mqtt = None
-    node_id = node_id_of(args.name)
-    if args.mqtt:
-        host, _, port = args.mqtt.rpartition(":") if ":" in args.mqtt else (args.mqtt, "", "1883")
-        if not port.isdigit():
-            raise UsageError(f"--mqtt {args.mqtt}: the port is not a number.", "Write --mqtt HOST or HOST:PORT.")
-        mqtt = MqttSettings(
-            host=host,
-            port=int(port),
-            username=args.mqtt_user,
-            password=os.environ.get(args.mqtt_password_env) or None,
-            base=args.topic or f"voicedesk/{node_id}",
-            node_id=node_id,
-            name=args.name,
-            discovery=not args.no_discovery,
-            discovery_prefix=args.discovery_prefix,
-            tls=args.mqtt_tls,
-        )
+    mqtt = mqtt_from_args(args)
     from platformdirs import user_cache_dir
 
     return HouseConfig(

@@ -87,6 +87,9 @@ class Item:
     def source(self) -> Source:
         return self.request.source
 
+    def describe(self) -> dict[str, object]:
+        return {"id": self.id, "text": self.text, "source": self.source.value, "priority": self.priority.label}
+
 
 @dataclass(frozen=True, slots=True)
 class Report:

@@ -263,14 +263,7 @@ class HouseRunner:
             status.kind if status is not None else self.controller.hub.spec.kind,
             engine_state,
             len(self.queue),
-            None
-            if current is None
-            else {
-                "id": current.id,
-                "text": current.text,
-                "source": current.source.value,
-                "priority": current.priority.label,
-            },
+            None if current is None else current.describe(),
             error,
         )
 
