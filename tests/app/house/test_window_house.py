@@ -48,4 +48,5 @@ def test_mqtt_and_http_announcements_play_in_the_window_with_their_source(make_w
     history = rows(panel.history)
     assert any("From the house." in row and "MQTT · normal" in row for row in history)
     assert any("From a script." in row and "HTTP · low" in row for row in history)
+    panel.switch.buttons["history"].click()
     window.grab().save(str(ARTIFACTS / "house-window-history.png"))
