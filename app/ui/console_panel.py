@@ -199,7 +199,7 @@ class QueueCard(Card):
             origin = f"  · {entry.origin}" if entry.origin else ""  # Typed, Phrase · …, MQTT · urgent, HTTP · low
             row = QListWidgetItem(f"{entry.when}  {STATE_MARKS.get(entry.state, '')}{short}{origin}")
             row.setData(Qt.ItemDataRole.UserRole, number)
-            detail = [text, f"{entry.kind} · {entry.engine} · {entry.voice or 'default voice'}"]
+            detail = [text, f"{entry.kind} · {entry.engine} · {entry.voice or 'default voice'}{origin}"]
             if entry.prompt:
                 detail.insert(0, f"Asked: {entry.prompt}")
             row.setToolTip("\n".join(detail))
