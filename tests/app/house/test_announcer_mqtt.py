@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -190,7 +189,3 @@ async def test_the_stop_button_cuts_what_is_being_said(broker, listen):
         client.publish(topics.stop, "PRESS")
         report = await nxt(client, topics.outcome)
         assert (report["outcome"], report["reason"]) == ("interrupted", "stopped")
-
-
-def test_paho_is_the_client_on_both_sides():
-    assert mqtt.MQTTv5 == 5  # the listener and the bridge both speak MQTT 5 through paho, unchanged
