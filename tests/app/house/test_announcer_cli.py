@@ -6,9 +6,9 @@ from datetime import time as dtime
 
 import pytest
 
-from voicedesk.app.cli import build_parser
 from voicedesk.app.house.cli import build_config
 from voicedesk.app.house.queue import Priority
+from voicedesk.engine.commands import build_parser
 from voicedesk.engine.errors import UsageError
 
 
