@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from voicedesk.app.announcements import Announcement
 from voicedesk.app.announcements import QueueFull as WindowQueueFull
@@ -23,8 +23,12 @@ from voicedesk.app.house.mqtt import MqttBridge, MqttSettings
 from voicedesk.app.house.queue import Item, Offered, Outcome, Priority, QueueFull, Report, Request
 from voicedesk.app.house.runner import State
 
-if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+
+class HouseWindow(Protocol):
+    """What this needs of ``app.ui.window.MainWindow`` (named by shape: the window imports this module)."""
+
+    announce: Any  # app.ui.announce_actions.AnnounceActions
+    hub: Any  # app.engines.EngineHub
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +40,7 @@ class HouseInputs:
 
 
 class WindowHouse:
-    def __init__(self, window: MainWindow, inputs: HouseInputs) -> None:
+    def __init__(self, window: HouseWindow, inputs: HouseInputs) -> None:
         self.window = window
         self.inputs = inputs
         self.chimes = Chimes()  # names accepted in payloads (the window plays no chime)
