@@ -79,6 +79,8 @@ class CloseReason(StrEnum):
     RATE_LIMITED = ErrorCode.RATE_LIMITED.value
     BUDGET_EXCEEDED = ErrorCode.BUDGET_EXCEEDED.value
     REFUSED_AT_OPEN = ErrorCode.BAD_MESSAGE.value
+    EVICTED = ErrorCode.TOO_MANY_SESSIONS.value
+    """The server was full: this idle session made room for a client from an address holding less."""
 
 
 REASON_ERRORS: dict[CloseReason, ErrorCode] = {
@@ -87,6 +89,7 @@ REASON_ERRORS: dict[CloseReason, ErrorCode] = {
     CloseReason.RATE_LIMITED: ErrorCode.RATE_LIMITED,
     CloseReason.BUDGET_EXCEEDED: ErrorCode.BUDGET_EXCEEDED,
     CloseReason.REFUSED_AT_OPEN: ErrorCode.BAD_MESSAGE,
+    CloseReason.EVICTED: ErrorCode.TOO_MANY_SESSIONS,
 }
 """The wire error behind each reason a server ends a session for; its row in ``WIRE_ERRORS`` has the close code."""
 
