@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -48,6 +49,9 @@ from voicedesk.engine.measure.timeline import UtteranceTimeline
 from voicedesk.engine.text.frontend.lexicon import Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
+if TYPE_CHECKING:
+    from voicedesk.app.house.window_house import HouseInputs, WindowHouse
+
 log = logging.getLogger(__name__)
 
 PlayerFactory = Callable[..., object]
@@ -68,8 +72,12 @@ class MainWindow(QMainWindow):
         model_fetcher: Callable[..., object] | None = None,
         model_importer: Callable[..., object] | None = None,
         history_path: Path | None = None,
+        house: HouseInputs | None = None,
     ) -> None:
         super().__init__()
+        self.house_inputs = house
+        self.house: WindowHouse | None = None
+        """Announcements from the house (MQTT, HTTP) into this window's queue, when asked for (app.house)."""
         self.settings_path = settings_path
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
@@ -233,6 +241,11 @@ class MainWindow(QMainWindow):
         self.desktop.apply()
         await self.engines.select()
         self.engines.health.start()
+        if self.house_inputs is not None:
+            from voicedesk.app.house.window_house import WindowHouse
+
+            self.house = WindowHouse(self, self.house_inputs)
+            await self.house.start()
 
     def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
@@ -250,6 +263,8 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.desktop.close()
         try:
+            if self.house is not None:
+                await self.house.aclose()
             await self.engines.health.aclose()
             await self.announce.announcer.aclose()
             await self.controller.aclose()
