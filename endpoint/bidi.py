@@ -65,8 +65,10 @@ class BidiConnection:
         self.lease = lease
         settings = runtime.settings
         now = time.monotonic()
-        core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), settings.limits)
-        self.connection = ServerConnection(core, settings.connection_limits, now, self._admit_request)
+        core = SessionCore(IncrementalSentenceChunker(), SessionConfig(text=settings.text_settings), settings.limits)
+        self.connection = ServerConnection(
+            core, settings.connection_limits, now, self._admit_request, base_lexicon=settings.lexicon
+        )
         self.driver = SessionDriver(
             self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection
         )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.engine_spec import add_lexicon_option, lexicon_from_args
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.session_limits import SessionLimits
 
@@ -61,6 +62,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
     )
     access.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS/WSS with this certificate (chain)")
     access.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (unencrypted)")
+    add_lexicon_option(parser, "every session")
     limits = parser.add_argument_group("limits", "(0 turns a cap off)")
     limits.add_argument(
         "--max-sessions",
@@ -358,5 +360,6 @@ def settings_from_args(
         limits=limits,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        lexicon=lexicon_from_args(args),
     )
     return settings, token

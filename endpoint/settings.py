@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
 from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
     from voicedesk.engine.connection import ConnectionLimits
@@ -44,6 +46,8 @@ class ServerSettings:
     junk_burst: int = 40
     """Junk frames answered at once; the next one over the budget closes the session (``rate_limited``, 1008)."""
     limits: SessionLimits = field(default_factory=SessionLimits)
+    lexicon: Lexicon = EMPTY_LEXICON
+    """The server's pronunciation lexicon (``--lexicon FILE``): every session's own entries are merged over it."""
     send_timeout_s: float = 20.0
     """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
     connection: the slot is freed and the session's work dropped."""
@@ -79,6 +83,11 @@ class ServerSettings:
     ``auto`` on CUDA when a start-up measurement finds it faster, ``on``, or ``off``."""
     tls_cert: str | None = None
     tls_key: str | None = None
+
+    @property
+    def text_settings(self) -> TextSettings:
+        """What a new session starts with: default text options and the server's lexicon."""
+        return TextSettings(lexicon=self.lexicon)
 
     @property
     def connection_limits(self) -> ConnectionLimits:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
-from voicedesk.engine.errors import CloseReason, ErrorCode, close_code_for_reason
+from voicedesk.engine.errors import CloseReason, ErrorCode, VoicedeskError, close_code_for_reason
 from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
 from voicedesk.engine.protocol import (
@@ -36,6 +36,7 @@ from voicedesk.engine.protocol import (
     SynthesizeRequest,
 )
 from voicedesk.engine.session import SessionCore
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 
 IDLE_REASON = CloseReason.IDLE
 ABUSE_REASON = CloseReason.RATE_LIMITED
@@ -95,9 +96,12 @@ class ServerConnection:
         limits: ConnectionLimits,
         now: float,
         admit_request: RequestAdmission | None = None,
+        base_lexicon: Lexicon = EMPTY_LEXICON,
     ) -> None:
         self.core = core
         self.limits = limits
+        self.base_lexicon = base_lexicon
+        """The server's lexicon (``--lexicon``): a session's ``lexicon`` entries are merged over it."""
         self.codec = ServerProtocol(limits.max_frame_bytes)
         self._admit_request = admit_request
         self._output: Encoder = open_encoder("pcm", SAMPLE_RATE)
@@ -169,10 +173,16 @@ class ServerConnection:
                 events = core.cancel(now)
                 self._discard_stale(events)
                 return events
-            case Configure(_voice, speed, delay, sample_rate):
+            case Configure(_voice, speed, delay, sample_rate, phonemes=phonemes):
+                text = None
+                if not command.text_change.empty:
+                    try:
+                        text = command.text_change.applied_to(core.config.text, self.base_lexicon)
+                    except VoicedeskError as exc:
+                        return [Error(exc.code, exc.message)]
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate)):
                     return [refusal]
-                return core.configure(voice, speed, delay)
+                return core.configure(voice, speed, delay, text, phonemes)
             case Close():
                 return core.close(now)
         return []

@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_TYPE = "unknown_type"
     UNKNOWN_VOICE = "unknown_voice"
     BAD_SPEED = "bad_speed"
+    BAD_LEXICON = "bad_lexicon"
     EMPTY_TEXT = "empty_text"
     BAD_TEXT = "bad_text"
     TEXT_TOO_LONG = "text_too_long"
@@ -109,6 +110,7 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.UNKNOWN_TYPE: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.UNKNOWN_VOICE: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.BAD_SPEED: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BAD_LEXICON: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.EMPTY_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.BAD_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.TEXT_TOO_LONG: WireError(413, CloseCode.POLICY_VIOLATION, True),

@@ -17,7 +17,14 @@ import socket
 import sys
 from dataclasses import dataclass
 
-from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.engine.engine_spec import (
+    add_engine_options,
+    add_lexicon_option,
+    add_session_options,
+    config_from_args,
+    lexicon_from_args,
+    spec_from_args,
+)
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 DEFAULT_PORT = 10200  # endpoint.wyoming.server.DEFAULT_PORT, repeated to keep --help from importing wyoming
@@ -39,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
     add_engine_options(parser)
     add_session_options(parser)
+    add_lexicon_option(parser, "every request (it travels to a remote engine with each session)")
     parser.add_argument(
         "--voices",
         help="comma-separated voices to offer (default: every voice the engine can speak with)",
@@ -126,6 +134,7 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         max_chars=args.max_chars,
         read_limits=ReadLimits(idle_timeout_s=args.idle_timeout),
         max_connections_per_client=args.max_connections_per_client or None,
+        lexicon=lexicon_from_args(args),
     )
     return ServicePlan(settings, voice, voices, args.zeroconf, args.zeroconf_name)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event as WyomingEvent
@@ -46,6 +46,8 @@ from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
 from voicedesk.engine.protocol import Configure, Flush, SendText
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,8 @@ class WyomingSettings:
     """Release on quiet: how long a streamed request's text without a sentence end waits for more."""
     samples_per_chunk: int = DEFAULT_SAMPLES_PER_CHUNK
     max_chars: int = DEFAULT_MAX_CHARS
+    lexicon: Lexicon = EMPTY_LEXICON
+    """The server's pronunciation lexicon (``--lexicon``), sent with every session (to a remote engine too)."""
     write_timeout_s: float = 30.0
     """A client that has not taken its audio for this long is dropped (its session is cancelled)."""
     stop_grace_s: float = 5.0
@@ -80,7 +84,10 @@ class WyomingTtsServer:
         self.info = info
         self.settings = settings
         self.session_config = SessionConfig(
-            voice=catalog.default, speed=settings.speed, max_buffer_delay_ms=settings.max_buffer_delay_ms
+            voice=catalog.default,
+            speed=settings.speed,
+            max_buffer_delay_ms=settings.max_buffer_delay_ms,
+            text=TextSettings(lexicon=settings.lexicon),
         )
         self.connections: set[TtsConnection] = set()
         self.sessions_opened = 0
@@ -222,8 +229,9 @@ class TtsConnection(AsyncEventHandler):
                     # A warning, so at most one line per interval (a client can cause one per connection).
                     log.warning("closing a connection after an error (%s)", reason)
                     return False
-                case Configure(voice=voice, speed=speed):
-                    await (await self._session()).configure(voice, speed)
+                case Configure(voice=voice, speed=speed, markup=markup):
+                    text = None if markup is None else replace(self.server.session_config.text, markup=markup)
+                    await (await self._session()).configure(voice, speed, text=text)
                 case SendText(text=text):
                     await (await self._session()).send_text(text)
                 case Flush(request_id=request_id):
