@@ -69,7 +69,9 @@ def _tidy(units: Sequence[Unit]) -> list[Unit]:
             out.append(unit)
             continue
         kept = "".join(ch for ch in unit.text if ch in KEPT_PUNCTUATION)
-        if kept and out and not out[-1].text.endswith(kept):
+        if kept and not out:  # a chunk of punctuation alone ("...") is still a pause the model speaks
+            out.append(unit.with_text(kept))
+        elif kept and not out[-1].text.endswith(kept):
             previous = out[-1]
             out[-1] = Unit(
                 previous.text + kept,

@@ -154,3 +154,8 @@ def test_word_spans_cross_the_wire():
     assert "start_char" not in body["words"][1]
     client = ClientProtocol()
     assert client.receive(frames[0]) == [SentenceFinished(3, 0.5, words, 0.1)]
+
+
+def test_a_chunk_of_punctuation_alone_is_still_a_pause(front_end):
+    assert front_end.to_spoken("...", "a", TextSettings()).text == "..."
+    assert front_end.to_spoken("Hi ... there 🎉", "a", TextSettings()).text == "Hi... there"
