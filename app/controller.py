@@ -15,6 +15,7 @@ import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Protocol
 
 from voicedesk.app.conversation import CutMark, Turn, TurnKind, TurnState
@@ -44,6 +45,7 @@ from voicedesk.engine.events import (
 )
 from voicedesk.engine.measure.recorder import UtteranceRecorder
 from voicedesk.engine.measure.timeline import UtteranceTimeline
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +128,11 @@ class SpeechController:
             except VoicedeskError as exc:
                 self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
                 return None
-            self._turn_voice = voice or self.voice
+            if voice is None:
+                voice = self.voice
+            elif voice.text == DEFAULT_TEXT_SETTINGS:
+                voice = replace(voice, text=self.voice.text)  # a saved phrase's voice still reads text as the window
+            self._turn_voice = voice
             turn = Turn(next(self._turn_ids), kind, prompt, link.label)
             link.new_turn()
             # The timeline's pacing model plays the reply the way this player will (same prebuffer).
@@ -454,7 +460,8 @@ class SpeechController:
 
     async def _configure(self, link: SessionLink) -> None:
         if link.usable:
-            await link.session.configure(voice=self._turn_voice.voice, speed=self._turn_voice.speed)
+            turn = self._turn_voice
+            await link.session.configure(voice=turn.voice, speed=turn.speed, text=turn.text)
 
     def _link_failed(self, link: SessionLink, reason: str) -> None:
         if link.dead:

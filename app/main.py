@@ -34,6 +34,9 @@ def add_app_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="history file to use (default: history.json in voicedesk's data folder)",
     )
+    from voicedesk.app.house.cli import add_input_arguments
+
+    add_input_arguments(parser)  # announcements from the house into the window's queue (docs/house.md)
 
 
 def require_display(environ: dict[str, str] | None = None, platform: str = sys.platform) -> None:
@@ -72,7 +75,10 @@ def run_app(args: argparse.Namespace) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings_path = getattr(args, "settings", None) or default_settings_path()
-    window = MainWindow(settings_path, history_path=getattr(args, "history", None))
+    from voicedesk.app.house.cli import house_inputs_from_args
+
+    house = house_inputs_from_args(args)
+    window = MainWindow(settings_path, history_path=getattr(args, "history", None), house=house)
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     window.shut_down.connect(closed.set)  # the window hides first and shuts down after

@@ -16,7 +16,13 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.engine.engine_spec import (
+    add_engine_options,
+    add_lexicon_option,
+    add_session_options,
+    config_from_args,
+    spec_from_args,
+)
 from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
 from voicedesk.engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted
 
@@ -30,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("text", help="what to say, or '-' to read streaming text from stdin")
     add_session_options(parser)
+    add_lexicon_option(parser, "this text (sent to a remote engine with the session)")
     parser.add_argument("--out", type=Path, help="write a WAV file instead of playing")
     add_engine_options(parser)
     parser.add_argument(

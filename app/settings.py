@@ -30,6 +30,8 @@ from voicedesk.engine.protocol import BIDI_PATH
 from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
 
 SETTINGS_FILE = "settings.json"
+LEXICON_FILE = "lexicon.json"
+"""The app's pronunciation lexicon (``app.lexicon_store``), next to the settings file."""
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
 SOURCE_KINDS = ("scripted", "openai", "bedrock")
 COMPOSER_MODES = ("speak", "agent")
@@ -116,6 +118,12 @@ def default_settings_path() -> Path:
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("voicedesk", appauthor=False)) / SETTINGS_FILE
+
+
+def lexicon_path(settings_path: Path) -> Path:
+    """Where the app keeps its pronunciation lexicon: ``lexicon.json`` beside the settings file (so the platformdirs
+    config folder, or a test's own folder)."""
+    return settings_path.with_name(LEXICON_FILE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,15 +17,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.engine_spec import add_lexicon_option, lexicon_from_args
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.session_limits import SessionLimits
 
 TOKEN_ENV = "VOICEDESK_TOKEN"
 DEFAULTS = ServerSettings()
 DEFAULT_LIMITS = SessionLimits()
-DEFAULT_SESSIONS_PER_CLIENT = DEFAULTS.max_sessions_per_client or 8
+DEFAULT_SESSIONS_PER_CLIENT = DEFAULTS.max_sessions_per_client or 4
 BURST_FRAMES_PER_RATE = 4
-DEFAULT_CONNECTIONS_PER_CLIENT = DEFAULTS.max_connections_per_client or 64
+DEFAULT_CONNECTIONS_PER_CLIENT = DEFAULTS.max_connections_per_client or 32
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)
 _UNIT_S = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -61,6 +62,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
     )
     access.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS/WSS with this certificate (chain)")
     access.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (unencrypted)")
+    add_lexicon_option(parser, "every session")
     limits = parser.add_argument_group("limits", "(0 turns a cap off)")
     limits.add_argument(
         "--max-sessions",
@@ -97,9 +99,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
         type=float,
         default=DEFAULTS.frames_per_s,
         metavar="N",
-        help="frames per second one WebSocket session may send, sustained, with bursts of "
-        f"{BURST_FRAMES_PER_RATE}× that (default {DEFAULTS.frames_per_s:g}); over it frames are dropped with "
-        "rate_limited, and a session over it for 10 s is closed",
+        help="frames per second read from one WebSocket session, sustained, with bursts of "
+        f"{BURST_FRAMES_PER_RATE}× that (default {DEFAULTS.frames_per_s:g}); a faster client is read later (TCP "
+        "slows it), never dropped",
     )
     limits.add_argument(
         "--max-request-audio",
@@ -331,5 +333,6 @@ def settings_from_args(
         limits=limits,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        lexicon=lexicon_from_args(args),
     )
     return settings, token

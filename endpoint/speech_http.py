@@ -130,7 +130,12 @@ async def session_events(runtime: EndpointRuntime, lease: Lease, request: Speech
     The events are taken as the response body is sent: a client that stops reading stops synthesis after
     ``SessionLimits.max_audio_ahead_s`` of audio (backpressure), and the transport's send timeout then aborts it.
     """
-    session = runtime.open_session(lease, SessionConfig(voice=request.voice, speed=request.speed))
+    try:
+        text = request.text_change.applied_to(runtime.settings.text_settings, runtime.settings.lexicon)
+    except VoicedeskError as exc:  # options are checked when parsed; this is a second line of defence
+        yield Error(exc.code, exc.message, request_id=request.request_id)
+        return
+    session = runtime.open_session(lease, SessionConfig(voice=request.voice, speed=request.speed, text=text))
     ended = asyncio.Event()
 
     async def drain() -> None:

@@ -10,7 +10,7 @@ them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from voicedesk.engine import request_fields as fields
@@ -18,8 +18,9 @@ from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.model.voices import DEFAULT_VOICE
-from voicedesk.engine.protocol import MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
+from voicedesk.engine.protocol import MAX_VOICE_SPEC_CHARS, ProtocolError, decode_text_change, parse_json_frame
 from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
+from voicedesk.engine.text_config import TextChange
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]
@@ -58,6 +59,8 @@ class SpeechRequest:
     """False: the whole body at once, with real sizes, ``Content-Length`` and duration headers."""
     request_timestamp: float | None = None
     """When the client sent it (epoch seconds); too old a request is refused with ``request_stale``."""
+    text_change: TextChange = field(default_factory=TextChange)
+    """``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``: as in the WebSocket's ``config``, for this request."""
 
 
 def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, object]:
@@ -163,6 +166,13 @@ def _stream(message: dict[str, object]) -> bool:
     return raw
 
 
+def _text_change(message: dict[str, object]) -> TextChange:
+    try:
+        return decode_text_change(message)
+    except ProtocolError as exc:
+        raise VoicedeskError(exc.code, exc.message) from None
+
+
 def _output(message: dict[str, object], format_key: str, default_format: str) -> tuple[str, int]:
     audio_format = _choice(message, format_key, AUDIO_FORMATS, default_format)
     return audio_format, _sample_rate(message, audio_format)
@@ -170,7 +180,8 @@ def _output(message: dict[str, object], format_key: str, default_format: str) ->
 
 def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
-    ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``)."""
+    ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``), plus this server's text
+    options (``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``)."""
     message = parse_json_object(body)
     request_id = fields.request_id(message.get("request_id"))
     audio_format, sample_rate = _output(message, "format", "wav")
@@ -184,6 +195,7 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
         sample_rate=sample_rate,
         stream=_stream(message),
         request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
+        text_change=_text_change(message),
     )
 
 
@@ -191,7 +203,7 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /v1/audio/speech`` as OpenAI defines it: ``model``, ``input``, ``voice``, ``response_format``
     (default mp3, as OpenAI's), ``speed``, ``stream_format`` (``audio`` or ``sse``). ``model`` and
     ``instructions`` are accepted and ignored: this server has one model. Extensions (``extra_body``):
-    ``sample_rate``, ``stream``, ``request_timestamp``, as on ``/invocations``."""
+    ``sample_rate``, ``stream``, ``request_timestamp``, ``lexicon`` and the text options, as on ``/invocations``."""
     message = parse_json_object(body)
     _string(message, "model", None)
     stream_format = _choice(message, "stream_format", ("audio", "sse"), "audio")
@@ -206,4 +218,5 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
         sample_rate=sample_rate,
         stream=_stream(message),
         request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
+        text_change=_text_change(message),
     )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from voicedesk.engine.events import Event, SessionConfig
 from voicedesk.engine.model.voices import VoiceInfo
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
     pass
@@ -29,9 +30,14 @@ class Session(Protocol):
         """Drops queued text and pending synthesis; ``Cancelled`` follows, and no older audio after it."""
 
     async def configure(
-        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+        self,
+        voice: str | None = None,
+        speed: float | None = None,
+        max_buffer_delay_ms: float | None = None,
+        text: TextSettings | None = None,
     ) -> None:
-        """Changes voice/speed for text sent from now on, and how long held text waits for more (release on quiet)."""
+        """Changes voice/speed for text sent from now on, how long held text waits for more (release on quiet),
+        and how text is read (``text``: markup options and the session's lexicon, replacing the previous ones)."""
 
     async def close(self) -> None:
         """Finishes what was asked, then ends the session with ``Closed``."""

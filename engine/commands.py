@@ -36,6 +36,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("bench", "voicedesk.app.lab.bench_cli", "all"),  # bench engine|lab|streaming|…|flow|abuse
     Command("sagemaker-local", "voicedesk.endpoint.sagemaker_local.cli", "aws"),
     Command("deploy", "voicedesk.endpoint.deploy.cli", "aws"),  # deploy [status|destroy|image]
+    Command("announcer", "voicedesk.app.house.cli", "all"),  # the console without a window (docs/house.md)
 )
 DEFAULT = "app"  # what `voicedesk` with no command runs
 

@@ -17,6 +17,8 @@ from voicedesk.engine.errors import UsageError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, LexiconError, load_lexicon_file
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 EngineKind = Literal["local", "websocket", "sagemaker"]
 ENGINE_KINDS: tuple[EngineKind, ...] = ("local", "websocket", "sagemaker")
@@ -116,10 +118,36 @@ def add_session_options(parser: argparse.ArgumentParser, speed: bool = True) -> 
     )
 
 
+def add_lexicon_option(parser: argparse.ArgumentParser, who: str) -> None:
+    """``--lexicon FILE``: a JSON pronunciation lexicon (see README, "Pronunciations")."""
+    parser.add_argument(
+        "--lexicon",
+        metavar="FILE",
+        help=f'a JSON pronunciation lexicon ([{{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}}, ...]) for {who}; '
+        "a session's own entries (the config message's 'lexicon') override it word by word",
+    )
+
+
+def lexicon_from_args(args: argparse.Namespace) -> Lexicon:
+    """The ``--lexicon`` file, checked before anything starts; a bad entry is a usage error naming it."""
+    path = getattr(args, "lexicon", None)
+    if path is None:
+        return EMPTY_LEXICON
+    try:
+        return load_lexicon_file(path)
+    except LexiconError as exc:
+        raise UsageError(f"--lexicon: {exc.message}", exc.advice) from None
+
+
 def config_from_args(args: argparse.Namespace) -> SessionConfig:
     delay = args.max_buffer_delay
     if not 0 <= delay <= MAX_BUFFER_DELAY_MS:
         raise UsageError(
             f"--max-buffer-delay {delay:g} is out of range.", f"Give 0 to {MAX_BUFFER_DELAY_MS} milliseconds."
         )
-    return SessionConfig(voice=args.voice, speed=getattr(args, "speed", 1.0), max_buffer_delay_ms=round(delay))
+    return SessionConfig(
+        voice=args.voice,
+        speed=getattr(args, "speed", 1.0),
+        max_buffer_delay_ms=round(delay),
+        text=TextSettings(lexicon=lexicon_from_args(args)),
+    )

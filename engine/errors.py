@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_TYPE = "unknown_type"
     UNKNOWN_VOICE = "unknown_voice"
     BAD_SPEED = "bad_speed"
+    BAD_LEXICON = "bad_lexicon"
     EMPTY_TEXT = "empty_text"
     BAD_TEXT = "bad_text"
     TEXT_TOO_LONG = "text_too_long"
@@ -79,6 +80,8 @@ class CloseReason(StrEnum):
     RATE_LIMITED = ErrorCode.RATE_LIMITED.value
     BUDGET_EXCEEDED = ErrorCode.BUDGET_EXCEEDED.value
     REFUSED_AT_OPEN = ErrorCode.BAD_MESSAGE.value
+    EVICTED = ErrorCode.TOO_MANY_SESSIONS.value
+    """The server was full: this idle session made room for a client from an address holding less."""
 
 
 REASON_ERRORS: dict[CloseReason, ErrorCode] = {
@@ -87,6 +90,7 @@ REASON_ERRORS: dict[CloseReason, ErrorCode] = {
     CloseReason.RATE_LIMITED: ErrorCode.RATE_LIMITED,
     CloseReason.BUDGET_EXCEEDED: ErrorCode.BUDGET_EXCEEDED,
     CloseReason.REFUSED_AT_OPEN: ErrorCode.BAD_MESSAGE,
+    CloseReason.EVICTED: ErrorCode.TOO_MANY_SESSIONS,
 }
 """The wire error behind each reason a server ends a session for; its row in ``WIRE_ERRORS`` has the close code."""
 
@@ -106,6 +110,7 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.UNKNOWN_TYPE: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.UNKNOWN_VOICE: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.BAD_SPEED: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BAD_LEXICON: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.EMPTY_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.BAD_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.TEXT_TOO_LONG: WireError(413, CloseCode.POLICY_VIOLATION, True),

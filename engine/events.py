@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from voicedesk.engine.model.voices import DEFAULT_VOICE
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 
 SAMPLE_RATE = 24_000
 """Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""
@@ -54,6 +55,9 @@ class SentenceFinished:
     words: tuple[WordTiming, ...] = ()
     synthesis_s: float = 0.0
     """Wall time the synthesizer spent on this sentence (0 when unknown, e.g. an older server)."""
+    phonemes: str | None = None
+    """The phoneme string the model received for this sentence, when the session asked for it
+    (``SessionConfig.report_phonemes``); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,12 @@ class SessionConfig:
     speed: float = 1.0
     max_buffer_delay_ms: int = DEFAULT_MAX_BUFFER_DELAY_MS
     """Release on quiet: held text is spoken after this much silence from the text source (0: at once)."""
+    text: TextSettings = DEFAULT_TEXT_SETTINGS
+    """How the text is read: markup, URLs, code, emoji and the session's pronunciation lexicon (on a server,
+    merged over the server's own ``--lexicon``)."""
+    report_phonemes: bool = False
+    """Each ``SentenceFinished`` carries the phonemes the model received (to see what will be said, and for
+    tests that compare paths)."""
 
 
 Event = (

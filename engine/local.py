@@ -26,6 +26,7 @@ from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
 from voicedesk.engine.session_limits import SessionLimits
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 
 class LocalSession:
@@ -84,7 +85,11 @@ class LocalSession:
         self._driver.apply(events)
 
     async def configure(
-        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: int | None = None
+        self,
+        voice: str | None = None,
+        speed: float | None = None,
+        max_buffer_delay_ms: int | None = None,
+        text: TextSettings | None = None,
     ) -> None:
         if voice is not None:
             try:
@@ -92,7 +97,7 @@ class LocalSession:
             except VoicedeskError as exc:
                 self._driver.apply([Error(exc.code, exc.message, advice=exc.advice)])
                 return
-        self._driver.apply(self._core.configure(voice, speed, max_buffer_delay_ms))
+        self._driver.apply(self._core.configure(voice, speed, max_buffer_delay_ms, text))
 
     async def close(self) -> None:
         self._driver.apply(self._core.close(self._now()))
@@ -169,7 +174,9 @@ class LocalEngine:
         config = config or SessionConfig()
         voice = await asyncio.to_thread(self.synthesizer.check_voice, config.voice)
         session = LocalSession(self.synthesizer, self.scheduler, SessionConfig(voice), self.limits)
-        await session.configure(speed=config.speed, max_buffer_delay_ms=config.max_buffer_delay_ms)
+        await session.configure(speed=config.speed, max_buffer_delay_ms=config.max_buffer_delay_ms, text=config.text)
+        if config.report_phonemes:
+            session.core.configure(report_phonemes=True)
         return session
 
     async def aclose(self) -> None:

@@ -30,10 +30,20 @@ from voicedesk.engine.events import (
     RequestStarted,
     SentenceFinished,
     SentenceStarted,
+    SessionConfig,
     WordTiming,
 )
 from voicedesk.engine.request_fields import FieldError
 from voicedesk.engine.request_fields import describe as _describe
+from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconError, parse_lexicon
+from voicedesk.engine.text.frontend.settings import (
+    CODE_CHOICES,
+    EMOJI_CHOICES,
+    MARKUP_CHOICES,
+    URL_CHOICES,
+    TextSettings,
+)
+from voicedesk.engine.text_config import TextChange, change_of
 
 Frame = str | bytes
 
@@ -86,6 +96,47 @@ class Configure:
     speed: float | None = None
     max_buffer_delay_ms: float | None = None
     sample_rate: int | None = None
+    lexicon: Lexicon | None = None
+    """The session's pronunciation entries (replacing any it sent before; merged over the server's)."""
+    markup: str | None = None
+    urls: str | None = None
+    code: str | None = None
+    emoji: str | None = None
+    phonemes: bool | None = None
+    """Ask for (or stop) the phonemes the model received in each ``sentence_end``."""
+
+    @property
+    def text_change(self) -> TextChange:
+        return TextChange(self.lexicon, self.markup, self.urls, self.code, self.emoji)
+
+
+def configure_of(config: SessionConfig) -> Configure:
+    """The ``config`` that gives a fresh server session this session's settings: voice, speed, buffer delay, the
+    text options that differ from the defaults, the lexicon (so the app's entries travel to a remote engine) and
+    the phoneme report when asked for."""
+    text = change_of(config.text)
+    return Configure(
+        voice=config.voice,
+        speed=config.speed,
+        max_buffer_delay_ms=config.max_buffer_delay_ms,
+        lexicon=text.lexicon,
+        markup=text.markup,
+        urls=text.urls,
+        code=text.code,
+        emoji=text.emoji,
+        phonemes=True if config.report_phonemes else None,
+    )
+
+
+def text_configure(settings: TextSettings) -> Configure:
+    """A ``config`` that sets every text option to ``settings`` (the lexicon too, even when empty)."""
+    return Configure(
+        lexicon=settings.lexicon,
+        markup=settings.markup,
+        urls=settings.urls,
+        code=settings.code,
+        emoji=settings.emoji,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +185,50 @@ def _optional_number(message: dict[str, object], key: str, code: ErrorCode, requ
         raise ProtocolError(
             code, f"'{key}' must be a number of ordinary size; got a very large number.", request_id
         ) from None
+
+
+def _optional_choice(
+    message: dict[str, object], key: str, choices: tuple[str, ...], request_id: str | None
+) -> str | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if value not in choices:
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE, f"'{key}' must be one of {', '.join(choices)}; got {_describe(value)}.", request_id
+        )
+    return str(value)
+
+
+def _optional_bool(message: dict[str, object], key: str, request_id: str | None) -> bool | None:
+    value = message.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be true or false; got {_describe(value)}.", request_id)
+
+
+def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lexicon | None:
+    """``lexicon``: a list of ``{"word", "phonemes"|"respelling", "case_sensitive"?}``; a bad entry is refused
+    with ``bad_lexicon`` naming it (its index and word), and the session keeps its lexicon as it was."""
+    value = message.get("lexicon")
+    if value is None:
+        return None
+    try:
+        return parse_lexicon(value)
+    except LexiconError as exc:
+        raise ProtocolError(ErrorCode.BAD_LEXICON, f"{exc.message} {exc.advice}", request_id) from None
+
+
+def decode_text_change(message: dict[str, object], request_id: str | None = None) -> TextChange:
+    """The text options of a ``config`` (or an HTTP request body): ``lexicon``, ``markup``, ``urls``, ``code``,
+    ``emoji``. Raises ``ProtocolError`` (``bad_lexicon`` naming the entry, else ``bad_message``)."""
+    return TextChange(
+        lexicon=_optional_lexicon(message, request_id),
+        markup=_optional_choice(message, "markup", MARKUP_CHOICES, request_id),
+        urls=_optional_choice(message, "urls", URL_CHOICES, request_id),
+        code=_optional_choice(message, "code", CODE_CHOICES, request_id),
+        emoji=_optional_choice(message, "emoji", EMOJI_CHOICES, request_id),
+    )
 
 
 def _required_text(message: dict[str, object], request_id: str | None) -> str:
@@ -217,11 +312,18 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
         case "cancel":
             return Cancel()
         case "config":
+            text = decode_text_change(message, request_id)
             return Configure(
                 voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
                 speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
                 max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
                 sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
+                lexicon=text.lexicon,
+                markup=text.markup,
+                urls=text.urls,
+                code=text.code,
+                emoji=text.emoji,
+                phonemes=_optional_bool(message, "phonemes", request_id),
             )
         case "close":
             return Close()
@@ -254,13 +356,19 @@ def encode_command(command: Command) -> str:
                 body["request_id"] = request_id
         case Cancel():
             body = {"type": "cancel"}
-        case Configure(voice, speed, max_buffer_delay_ms, sample_rate):
+        case Configure(voice, speed, max_buffer_delay_ms, sample_rate, lexicon, markup, urls, code, emoji, phonemes):
             body = {"type": "config"}
             optional = {
                 "voice": voice,
                 "speed": speed,
                 "max_buffer_delay_ms": max_buffer_delay_ms,
                 "sample_rate": sample_rate,
+                "lexicon": None if lexicon is None else lexicon.to_json(),
+                "markup": markup,
+                "urls": urls,
+                "code": code,
+                "emoji": emoji,
+                "phonemes": phonemes,
             }
             body.update((key, value) for key, value in optional.items() if value is not None)
         case Close():
@@ -282,18 +390,17 @@ def encode_event(event: Event) -> list[Frame]:
             return [_json({"type": "sentence_start", "seq": seq, "text": text})]
         case Audio(_seq, pcm):
             return [pcm] if pcm else []
-        case SentenceFinished(seq, duration_s, words, synthesis_s):
-            return [
-                _json(
-                    {
-                        "type": "sentence_end",
-                        "seq": seq,
-                        "duration_s": round(duration_s, 6),
-                        "synthesis_s": round(synthesis_s, 6),
-                        "words": [_word_json(w) for w in words],
-                    }
-                )
-            ]
+        case SentenceFinished(seq, duration_s, words, synthesis_s, phonemes):
+            body = {
+                "type": "sentence_end",
+                "seq": seq,
+                "duration_s": round(duration_s, 6),
+                "synthesis_s": round(synthesis_s, 6),
+                "words": [_word_json(w) for w in words],
+            }
+            if phonemes is not None:
+                body["phonemes"] = phonemes
+            return [_json(body)]
         case RequestStarted(request_id):
             return [_json({"type": "synthesis_start", "request_id": request_id})]
         case RequestFinished(request_id, audio_s, elapsed_s, cancelled):
@@ -381,12 +488,14 @@ class ClientProtocol:
                 return [SentenceStarted(self._current_seq, str(message.get("text", "")))]
             case "sentence_end":
                 words = tuple(_word_timing(w) for w in message.get("words", []))
+                phonemes = message.get("phonemes")
                 return [
                     SentenceFinished(
                         int(message["seq"]),
                         float(message.get("duration_s", 0.0)),
                         words,
                         float(message.get("synthesis_s", 0.0)),
+                        None if phonemes is None else str(phonemes),
                     )
                 ]
             case "flushed":

@@ -30,7 +30,7 @@ Time and flow control (see docs/protocol.md, "What a client can rely on"):
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from voicedesk.engine.errors import CloseReason, ErrorCode
@@ -61,8 +61,10 @@ from voicedesk.engine.session_limits import (
 )
 from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
+from voicedesk.engine.text.ssml_chunks import SsmlDocuments
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
@@ -96,6 +98,11 @@ class SynthesisJob:
     """The first sentence since the last flush/cancel: the most urgent kind of job."""
     audio_before_s: float
     """Audio of this utterance already produced ahead of this sentence (for deadline scheduling)."""
+    text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
+    """How the front-end reads this sentence (the session's at the time the sentence was released)."""
+    markup_text: str | None = None
+    """What the synthesizer reads when it is not ``text``: a chunk of an SSML document wrapped as a document of its
+    own (``engine.text.ssml_chunks``); ``text`` stays the chunk as sent."""
 
 
 @dataclass(slots=True)
@@ -115,6 +122,8 @@ class _Pending:
     speed: float
     first_of_utterance: bool
     request: _Request | None = None
+    text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
+    markup_text: str | None = None
 
 
 @dataclass(slots=True)
@@ -150,6 +159,7 @@ class SessionCore:
     _closed: bool = False
     _winding_down: bool = False
     _release: QuietRelease = field(init=False)
+    _ssml: SsmlDocuments = field(default_factory=SsmlDocuments)
 
     def __post_init__(self) -> None:
         self._release = QuietRelease(self.chunker, self.config.max_buffer_delay_ms)  # type: ignore[arg-type]
@@ -192,6 +202,7 @@ class SessionCore:
         tail = self.chunker.flush()
         for chunk in [*chunks, tail] if tail else chunks:
             self._enqueue(chunk, voice, speed, request)
+        self._ssml.reset()
         self._markers.append(_Marker(self._next_order - 1, request_id, request))
         self._utterance_started = False
         return self._answer_markers(now)
@@ -206,6 +217,7 @@ class SessionCore:
         if self._closed:
             return []
         self._release.reset()
+        self._ssml.reset()
         events: list[Event] = []
         for marker in self._markers:
             events.extend(self._answer(marker, now, cancelled=True))
@@ -221,9 +233,15 @@ class SessionCore:
         return events
 
     def configure(
-        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+        self,
+        voice: str | None = None,
+        speed: float | None = None,
+        max_buffer_delay_ms: float | None = None,
+        text: TextSettings | None = None,
+        report_phonemes: bool | None = None,
     ) -> list[Event]:
-        """Applies to sentences released from now on. The adapter checks the voice exists."""
+        """Applies to sentences released from now on. The adapter checks the voice exists (and builds ``text``
+        from the client's change, so a bad lexicon is refused before it gets here)."""
         if refusal := self._refuse_if_closing():
             return refusal
         if speed is not None:
@@ -242,10 +260,13 @@ class SessionCore:
                 ]
             max_buffer_delay_ms = delay
         config = self.config
-        self.config = SessionConfig(
+        self.config = replace(
+            config,
             voice=config.voice if voice is None else voice,
             speed=config.speed if speed is None else speed,
             max_buffer_delay_ms=config.max_buffer_delay_ms if max_buffer_delay_ms is None else max_buffer_delay_ms,
+            text=config.text if text is None else text,
+            report_phonemes=config.report_phonemes if report_phonemes is None else report_phonemes,
         )
         self._release.max_buffer_delay_ms = self.config.max_buffer_delay_ms
         return []
@@ -301,7 +322,8 @@ class SessionCore:
             return None
         pending = self._queue[0]
         parts = None
-        if split_above_phonemes is not None and estimate_phonemes(pending.text) > split_above_phonemes:
+        ssml = pending.markup_text is not None or pending.text.lstrip().startswith("<speak")
+        if not ssml and split_above_phonemes is not None and estimate_phonemes(pending.text) > split_above_phonemes:
             parts = split_at_clause(pending.text, split_above_phonemes)
         if parts is None:
             self._queue.popleft()
@@ -310,11 +332,9 @@ class SessionCore:
             head, tail = parts
             # The tail keeps the sentence's place in the queue (a flush after it still waits for it) and is no
             # longer the first of its utterance.
-            self._queue[0] = _Pending(pending.order, tail, pending.voice, pending.speed, False, pending.request)
+            self._queue[0] = replace(pending, text=tail, first_of_utterance=False)
             self._queued_chars -= len(pending.text) - len(tail)
-            pending = _Pending(
-                pending.order, head, pending.voice, pending.speed, pending.first_of_utterance, pending.request
-            )
+            pending = replace(pending, text=head)
         if pending.first_of_utterance:
             self._utterance_audio_s = 0.0
         job = SynthesisJob(
@@ -325,6 +345,8 @@ class SessionCore:
             utterance=self._utterance,
             first_of_utterance=pending.first_of_utterance,
             audio_before_s=self._utterance_audio_s,
+            text_settings=pending.text_settings,
+            markup_text=pending.markup_text,
         )
         self._next_seq += 1
         self._in_flight = job
@@ -348,7 +370,9 @@ class SessionCore:
         words: tuple[WordTiming, ...] = (),
         synthesis_s: float = 0.0,
         now: float = 0.0,
+        phonemes: str | None = None,
     ) -> list[Event]:
+        """``phonemes``: what the model received, reported in ``SentenceFinished`` if the session asked for it."""
         if not self._is_current(job):
             return []
         pending = self._in_flight_pending
@@ -362,7 +386,8 @@ class SessionCore:
             self._produced_s += audio_s
             if pending is not None and pending.request is not None:
                 pending.request.audio_s += audio_s
-        events.append(SentenceFinished(job.seq, duration_s, words, synthesis_s))
+        reported = phonemes if self.config.report_phonemes and phonemes is not None else None
+        events.append(SentenceFinished(job.seq, duration_s, words, synthesis_s, reported))
         events.extend(self._answer_markers(now))
         events.extend(self._over_budget())
         events.extend(self._maybe_close())
@@ -472,6 +497,8 @@ class SessionCore:
     ) -> None:
         first = not self._utterance_started
         self._utterance_started = True
+        settings = self.config.text
+        markup_text = self._ssml.frame(text) if settings.markup in ("auto", "ssml") else None
         pending = _Pending(
             self._next_order,
             text,
@@ -479,6 +506,8 @@ class SessionCore:
             self.config.speed if speed is None else speed,
             first,
             request,
+            settings,
+            markup_text,
         )
         self._queue.append(pending)
         self._queued_chars += len(text)
@@ -488,6 +517,7 @@ class SessionCore:
         rest = self._release.flush()
         if rest:
             self._enqueue(rest)
+        self._ssml.reset()
         self._markers.append(_Marker(self._next_order - 1, request_id))
         self._utterance_started = False
         return self._answer_markers(now)

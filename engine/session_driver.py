@@ -24,6 +24,7 @@ from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,8 @@ class RenderedSentence:
     duration_s: float
     words: tuple[WordTiming, ...]
     synthesis_s: float
+    phonemes: str = ""
+    """What the model received (``SynthesisResult.phonemes``)."""
 
 
 def render_sentence(
@@ -77,10 +80,15 @@ def render_sentence(
 ) -> RenderedSentence:
     """Synthesize one sentence and shape its edges for a seamless join. Runs on the worker thread."""
     started = time.perf_counter()
-    result = synthesizer.synthesize(job.text, job.voice, job.speed, should_stop)
+    text = job.text if job.markup_text is None else job.markup_text
+    if job.text_settings == DEFAULT_TEXT_SETTINGS:
+        # Synthesizers written before the text front-end take no settings; the defaults need none.
+        result = synthesizer.synthesize(text, job.voice, job.speed, should_stop)
+    else:
+        result = synthesizer.synthesize(text, job.voice, job.speed, should_stop, settings=job.text_settings)
     shaped = shape_sentence(result.audio, job.text, result.words)
     pcm = float_to_pcm16(shaped.audio)
-    return RenderedSentence(pcm, shaped.duration_s, shaped.words, time.perf_counter() - started)
+    return RenderedSentence(pcm, shaped.duration_s, shaped.words, time.perf_counter() - started, result.phonemes)
 
 
 class SessionDriver:
@@ -186,7 +194,7 @@ class SessionDriver:
             if job.first_of_utterance or self._utterance_t0 is None:
                 self._utterance_t0 = now - job.audio_before_s
             events = self.core.job_done(
-                job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s, now
+                job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s, now, rendered.phonemes
             )
         elif isinstance(exc, VoicedeskError):
             events = self.core.job_failed(job, exc.code, exc.message, now)

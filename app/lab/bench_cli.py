@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
-from voicedesk.app.lab import bench_abuse, bench_engine, bench_flow
+from voicedesk.app.lab import announcer_soak, bench_abuse, bench_engine, bench_flow
 from voicedesk.app.lab import cli as lab_cli
 from voicedesk.app.lab import frontend as frontend_bench
 
@@ -19,6 +19,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     bench_flow,  # bench flow
     bench_abuse,  # bench abuse
     frontend_bench,  # bench frontend
+    announcer_soak,  # bench announcer
 )
 
 

@@ -1,4 +1,4 @@
-"""``voicedesk bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server``: the latency lab
+"""``voicedesk bench lab|streaming|first-cut|seed|ab|concurrency|transport|cold|capacity|server``: the latency lab
 (docs/bench.md). ``server`` is an alias: the concurrency and transport scenarios against an endpoint.
 
 Registration stays import-light (no torch, no engine code) so ``voicedesk --help`` is fast.
@@ -17,6 +17,8 @@ from voicedesk.engine.errors import UsageError
 SUBCOMMANDS = {
     "lab": "run the selected scenarios (default: all but capacity) into one report",
     "streaming": "agent's first token → first audible sample, streaming vs generate-then-speak (ratio)",
+    "first-cut": "a long first sentence at 20 and 80 tokens/s: first audio with the eager phrase cut vs the cut "
+    "at the 12th word (local engine)",
     "seed": "three sentences on one persistent session: one audio segment per sentence",
     "ab": "the same text through --engine and --engine-b in alternation, per-sentence latency side by side",
     "concurrency": "1, 2, 4 … sessions at once: p50/p95 time to first audio, session open time and stalls per level",
@@ -27,7 +29,7 @@ SUBCOMMANDS = {
     "server": "alias of `bench lab --scenarios concurrency,transport` against an endpoint: --url URL, or one "
     "started in-process around the local model (--serve)",
 }
-ALL = ("cold", "streaming", "seed", "ab", "concurrency", "transport", "capacity")
+ALL = ("cold", "streaming", "first-cut", "seed", "ab", "concurrency", "transport", "capacity")
 DEFAULT = ("cold", "streaming", "seed", "ab", "concurrency", "transport")
 """What ``bench lab`` runs without --scenarios (capacity ramps until a target is passed: asked for by name)."""
 SERVER_SCENARIOS = ("concurrency", "transport")

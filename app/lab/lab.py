@@ -11,6 +11,7 @@ from voicedesk.app.lab.ab import run_ab
 from voicedesk.app.lab.capacity import run_capacity
 from voicedesk.app.lab.concurrency import run_concurrency
 from voicedesk.app.lab.context import LabContext
+from voicedesk.app.lab.first_cut import run_first_cut
 from voicedesk.app.lab.report import SCENARIO_ORDER
 from voicedesk.app.lab.runs import ScenarioResult
 from voicedesk.app.lab.scenarios import Scenario, run_cold, run_seed, run_streaming
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 SCENARIOS: dict[str, Scenario] = {
     "cold": run_cold,
     "streaming": run_streaming,
+    "first-cut": run_first_cut,
     "seed": run_seed,
     "ab": run_ab,
     "concurrency": run_concurrency,

@@ -20,7 +20,7 @@ from voicedesk.app.lab.context import LabConfig
 from voicedesk.app.lab.runs import ScenarioResult
 
 LAB_SCHEMA = "voicedesk.bench-lab/1"
-SCENARIO_ORDER = ("cold", "streaming", "seed", "ab", "concurrency", "transport", "capacity")
+SCENARIO_ORDER = ("cold", "streaming", "first-cut", "seed", "ab", "concurrency", "transport", "capacity")
 """The order ``bench lab`` runs them: cold first, so its first request really is the first after start."""
 
 

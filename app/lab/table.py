@@ -265,9 +265,25 @@ def _cold(sc: Row) -> list[str]:
     return lines
 
 
+def _first_cut(sc: Row) -> list[str]:
+    s = sc["summary"]
+    lines = [
+        f"  first chunk, eager: {s['first_chunk']['eager']!r}",
+        f"  first chunk, at the 12th word: {s['first_chunk']['at_max']!r}",
+    ]
+    rows = [["tokens/s", "eager TTFA p50", "p95", "at 12th word p50", "p95", "ratio"]]
+    for rate, row in s["rates"].items():
+        eager, at_max = row["eager"]["time_to_first_audio_s"], row["at_max"]["time_to_first_audio_s"]
+        rows.append(
+            [rate, ms(eager["p50"]), ms(eager["p95"]), ms(at_max["p50"]), ms(at_max["p95"]), num(row["ratio"], 3)]
+        )
+    return [*lines, *_columns(rows), f"  ratio: {s['ratio_of']}"]
+
+
 SECTIONS: dict[str, Callable[[Row], list[str]]] = {
     "cold": _cold,
     "streaming": _streaming,
+    "first-cut": _first_cut,
     "seed": _seed,
     "ab": _ab,
     "concurrency": _concurrency,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import astuple
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,8 @@ class AnnounceActions:
         self._items: dict[int, Announcement] = {}
         """Turn id → the announcement it says (for the history and retries)."""
         self._agent_key: tuple[object, ...] | None = None
+        self.ended: list[Callable[[Announcement | None, Turn], None]] = []
+        """Told of every turn that ends, with the announcement it said (the house's outcomes: app.house)."""
 
     # ---- asking for speech ------------------------------------------------------------------------
 
@@ -195,6 +198,8 @@ class AnnounceActions:
 
     def turn_ended(self, turn: Turn) -> None:
         item = self._items.pop(turn.id, None)
+        for listener in self.ended:
+            listener(item, turn)
         window = self.window
         if turn.state is TurnState.FAILED and item is not None:
             self._give_back(item)

@@ -196,9 +196,10 @@ class QueueCard(Card):
             entry = entries[number]
             text = " ".join(entry.text.split())
             short = text if len(text) <= 70 else text[:69] + "…"
-            row = QListWidgetItem(f"{entry.when}  {STATE_MARKS.get(entry.state, '')}{short}")
+            origin = f"  · {entry.origin}" if entry.origin else ""  # Typed, Phrase · …, MQTT · urgent, HTTP · low
+            row = QListWidgetItem(f"{entry.when}  {STATE_MARKS.get(entry.state, '')}{short}{origin}")
             row.setData(Qt.ItemDataRole.UserRole, number)
-            detail = [text, f"{entry.kind} · {entry.engine} · {entry.voice or 'default voice'}"]
+            detail = [text, f"{entry.kind} · {entry.engine} · {entry.voice or 'default voice'}{origin}"]
             if entry.prompt:
                 detail.insert(0, f"Asked: {entry.prompt}")
             row.setToolTip("\n".join(detail))

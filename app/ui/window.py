@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -36,6 +38,7 @@ from voicedesk.app.ui.engine_actions import EngineActions
 from voicedesk.app.ui.file_actions import FileActions
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.output_actions import OutputActions
+from voicedesk.app.ui.pronunciation_actions import PronunciationActions
 from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
@@ -43,6 +46,11 @@ from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
 from voicedesk.engine.measure.timeline import UtteranceTimeline
+from voicedesk.engine.text.frontend.lexicon import Lexicon
+from voicedesk.engine.text.frontend.settings import TextSettings
+
+if TYPE_CHECKING:
+    from voicedesk.app.house.window_house import HouseInputs, WindowHouse
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +72,12 @@ class MainWindow(QMainWindow):
         model_fetcher: Callable[..., object] | None = None,
         model_importer: Callable[..., object] | None = None,
         history_path: Path | None = None,
+        house: HouseInputs | None = None,
     ) -> None:
         super().__init__()
+        self.house_inputs = house
+        self.house: WindowHouse | None = None
+        """Announcements from the house (MQTT, HTTP) into this window's queue, when asked for (app.house)."""
         self.settings_path = settings_path
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
@@ -89,6 +101,7 @@ class MainWindow(QMainWindow):
         self.engines = EngineActions(self, model_fetcher, model_importer)
         self.desktop = DesktopIntegration(self)
         self.outputs = OutputActions(self)
+        self.pronunciations = PronunciationActions(self)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
@@ -228,6 +241,11 @@ class MainWindow(QMainWindow):
         self.desktop.apply()
         await self.engines.select()
         self.engines.health.start()
+        if self.house_inputs is not None:
+            from voicedesk.app.house.window_house import WindowHouse
+
+            self.house = WindowHouse(self, self.house_inputs)
+            await self.house.start()
 
     def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
@@ -245,6 +263,8 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.desktop.close()
         try:
+            if self.house is not None:
+                await self.house.aclose()
             await self.engines.health.aclose()
             await self.announce.announcer.aclose()
             await self.controller.aclose()
@@ -368,7 +388,14 @@ class MainWindow(QMainWindow):
         if self.sidebar.voice.chosen_missing():
             return  # keeps the last voice that works; the Voice card says why and offers the download
         voice = self.settings.voice
-        self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms))
+        text = TextSettings(lexicon=self.pronunciations.lexicon)
+        self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms), text)
+
+    def apply_lexicon(self, lexicon: Lexicon) -> None:
+        """The saved pronunciations: every turn from the next one on speaks with them."""
+        self.controller.voice = replace(
+            self.controller.voice, text=replace(self.controller.voice.text, lexicon=lexicon)
+        )
 
     def voice_changed(self) -> None:
         if self._loading:

@@ -17,7 +17,14 @@ import socket
 import sys
 from dataclasses import dataclass
 
-from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.engine.engine_spec import (
+    add_engine_options,
+    add_lexicon_option,
+    add_session_options,
+    config_from_args,
+    lexicon_from_args,
+    spec_from_args,
+)
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 DEFAULT_PORT = 10200  # endpoint.wyoming.server.DEFAULT_PORT, repeated to keep --help from importing wyoming
@@ -39,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
     add_engine_options(parser)
     add_session_options(parser)
+    add_lexicon_option(parser, "every request (it travels to a remote engine with each session)")
     parser.add_argument(
         "--voices",
         help="comma-separated voices to offer (default: every voice the engine can speak with)",
@@ -58,6 +66,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-chars", type=int, default=20_000, help="longest text of one request, in characters (default 20000)"
     )
+    parser.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        default=8,
+        metavar="N",
+        help="connections one address may hold (default 8; 0: no cap, e.g. behind a proxy)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="close a connection that sends nothing for this long (default 300)",
+    )
     parser.set_defaults(handler=run_wyoming)
 
 
@@ -71,6 +93,7 @@ class ServicePlan:
 
 
 def plan_from_args(args: argparse.Namespace) -> ServicePlan:
+    from voicedesk.endpoint.wyoming.guarded_read import ReadLimits
     from voicedesk.endpoint.wyoming.server import WyomingSettings
     from voicedesk.engine.model.voices import format_voice_spec, parse_voice_spec
     from voicedesk.engine.session import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
@@ -100,6 +123,8 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
                     f"--voices lists voice names separated by commas; {name!r} is not one (a weight belongs to a "
                     "blend, which is set with --voice)."
                 )
+    if args.max_connections_per_client < 0 or not args.idle_timeout > 0:
+        raise bad("--max-connections-per-client must be 0 or more, --idle-timeout more than 0.")
     settings = WyomingSettings(
         host=args.host,
         port=args.port,
@@ -107,6 +132,9 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         max_buffer_delay_ms=config_from_args(args).max_buffer_delay_ms,
         samples_per_chunk=args.samples_per_chunk,
         max_chars=args.max_chars,
+        read_limits=ReadLimits(idle_timeout_s=args.idle_timeout),
+        max_connections_per_client=args.max_connections_per_client or None,
+        lexicon=lexicon_from_args(args),
     )
     return ServicePlan(settings, voice, voices, args.zeroconf, args.zeroconf_name)
 

@@ -16,7 +16,9 @@ The protocol as it is served:
   started as soon as the first sentence is ready, then ``synthesize-stopped``. The ``synthesize`` a streaming
   client repeats inside the stream for older servers is ignored.
 - Requests may follow each other on one connection; they are answered in order.
-- Bad input (an unknown voice or language, empty or oversized text, SSML, a stream event out of place) and any
+- ``text_format`` ``ssml`` is read as SSML by the text front-end (``config`` ``markup: ssml``); ``text`` (or none)
+  as the front-end's ``auto`` (markdown, or SSML when the text starts with ``<speak>``).
+- Bad input (an unknown voice or language, empty or oversized text, malformed SSML, a stream event out of place) and any
   engine failure while a request is open get an ``error`` event (``text`` says what to do, ``code`` is
   voicedesk's error code) and the connection is closed: Home Assistant ignores ``error`` events, so the close is
   what ends its wait.
@@ -102,6 +104,8 @@ class TtsConversation:
         self._ids = itertools.count(1)
         self._session_voice = catalog.default
         """The voice the session speaks with now (sessions open with the catalog's default)."""
+        self._session_markup = "auto"
+        """How the session reads text now (sessions open with the front-end's ``auto``)."""
         self._finished = False
 
     @property
@@ -116,6 +120,7 @@ class TtsConversation:
     def session_reset(self) -> None:
         """The adapter dropped the session; the next one opens with the default voice."""
         self._session_voice = self._catalog.default
+        self._session_markup = "auto"
 
     # ---- client → server ----------------------------------------------------------------------------
 
@@ -126,9 +131,12 @@ class TtsConversation:
             return self._client_event(event)
         except VoicedeskError as exc:
             return self._fail(exc.code, str(exc))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # What Python said is for this server's developers, not for a client; the client learns what to fix.
             return self._fail(
-                ErrorCode.BAD_MESSAGE, f"The {event.type!r} event is malformed ({type(exc).__name__}: {exc})."
+                ErrorCode.BAD_MESSAGE,
+                f"The {event.type[:64]!r} event is malformed: its data does not have the fields and types the Wyoming "
+                "protocol gives it (see docs/wyoming.md).",
             )
 
     def _client_event(self, event: WyomingEvent) -> list[Action]:
@@ -193,16 +201,23 @@ class TtsConversation:
         return [*actions, SendText(text), Flush(rid)]
 
     def _begin(self, voice: SynthesizeVoice | None, text_format: object) -> list[Action]:
-        if text_format not in (None, SynthesizeTextFormat.TEXT, "text"):
-            shown = text_format.value if isinstance(text_format, SynthesizeTextFormat) else text_format
+        if text_format in (SynthesizeTextFormat.SSML, "ssml"):
+            markup = "ssml"
+        elif text_format in (None, SynthesizeTextFormat.TEXT, "text"):
+            markup = "auto"
+        else:
             raise VoicedeskError(
-                ErrorCode.BAD_MESSAGE, f"Text format {shown!r} is not supported; send plain text (text_format 'text')."
+                ErrorCode.BAD_MESSAGE, f"Text format {text_format!r} is not supported; send 'text' or 'ssml'."
             )
         spec = self._catalog.resolve(voice.name if voice else None, voice.language if voice else None)
-        if spec == self._session_voice:
+        if spec == self._session_voice and markup == self._session_markup:
             return []
-        self._session_voice = spec
-        return [Configure(voice=spec)]
+        change = Configure(
+            voice=None if spec == self._session_voice else spec,
+            markup=None if markup == self._session_markup else markup,
+        )
+        self._session_voice, self._session_markup = spec, markup
+        return [change]
 
     def _check_length(self, chars: int, what: str) -> None:
         if chars > self._max_chars:

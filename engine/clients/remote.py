@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Protocol
 
 from voicedesk.engine.errors import ConnectionFailed, VoicedeskError
@@ -26,8 +27,11 @@ from voicedesk.engine.protocol import (
     Flush,
     Frame,
     SendText,
+    configure_of,
     encode_command,
+    text_configure,
 )
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +110,24 @@ class RemoteSession:
         await self._send(Cancel())
 
     async def configure(
-        self, voice: str | None = None, speed: float | None = None, max_buffer_delay_ms: float | None = None
+        self,
+        voice: str | None = None,
+        speed: float | None = None,
+        max_buffer_delay_ms: float | None = None,
+        text: TextSettings | None = None,
     ) -> None:
         config = self._config
-        self._config = SessionConfig(
-            config.voice if voice is None else voice,
-            config.speed if speed is None else speed,
-            config.max_buffer_delay_ms if max_buffer_delay_ms is None else round(max_buffer_delay_ms),
+        self._config = replace(
+            config,
+            voice=config.voice if voice is None else voice,
+            speed=config.speed if speed is None else speed,
+            max_buffer_delay_ms=config.max_buffer_delay_ms
+            if max_buffer_delay_ms is None
+            else round(max_buffer_delay_ms),
+            text=config.text if text is None else text,
         )
-        await self._send(Configure(voice, speed, max_buffer_delay_ms))
+        change = Configure() if text is None else text_configure(text)
+        await self._send(replace(change, voice=voice, speed=speed, max_buffer_delay_ms=max_buffer_delay_ms))
 
     async def close(self) -> None:
         self._closing = True
@@ -195,4 +208,4 @@ class RemoteSession:
 
 
 def _configure_frame(config: SessionConfig) -> str:
-    return encode_command(Configure(config.voice, config.speed, config.max_buffer_delay_ms))
+    return encode_command(configure_of(config))

@@ -48,7 +48,7 @@ from voicedesk.engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from voicedesk.engine.protocol import Cancel, Close, Command, Configure, Flush, SendText
+from voicedesk.engine.protocol import Cancel, Close, Command, Configure, Flush, SendText, configure_of
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +69,8 @@ class _OpenSentence:
 
 
 def settings_of(config: SessionConfig) -> Configure:
-    """A session's settings as the ``config`` command that sets them all (every field the two share)."""
-    names = {f.name for f in fields(Configure)} & {f.name for f in fields(SessionConfig)}
-    return Configure(**{name: getattr(config, name) for name in names})
+    """A session's settings as the ``config`` command that sets them all (text options and lexicon included)."""
+    return configure_of(config)
 
 
 def merged(settings: Configure, change: Configure) -> Configure:

@@ -39,7 +39,9 @@ class Synthesizer(Protocol):
         settings: TextSettings | None = None,
     ) -> SynthesisResult:
         """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
-        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults."""
+        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults.
+        The session passes it only when a session's text settings are not the defaults, so synthesizers written
+        before the front-end keep working."""
         ...
 
     def check_voice(self, voice: str) -> str:

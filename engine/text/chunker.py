@@ -4,11 +4,12 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
 
 - **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
   the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
-  ``min_first_words`` words. Failing both, it is forced once it has ``first_fragment_max_words`` words, at a phrase
-  boundary (``engine.text.chunker_phrases``): before a conjunction, relative pronoun, preposition or "to", never inside
-  a phrase ("the living | room", "enough | time"), waiting up to a few more words for one ("Let me check the
-  current thermostat settings in the living room | for you."). First audio then waits for a few words, not for a
-  long first sentence (peers' top complaint). Later chunks are whole sentences.
+  ``min_first_words`` words, or at its first good phrase boundary (``engine.text.chunker_phrases``: before a
+  conjunction, relative pronoun, preposition or "to", with five words before it: "Let me check the current
+  thermostat settings | in the living room for you.") as soon as the word after it shows it is one. Failing all,
+  it is forced once it has ``first_fragment_max_words`` words, at a phrase boundary, never inside a phrase ("the
+  living | room", "enough | time"), waiting up to a few more words for one. First audio then waits for a few
+  words, not for a long first sentence (peers' top complaint). Later chunks are whole sentences.
 - **Sentence ends.** ``.`` ``!`` ``?`` ``…`` and runs of them (``?!``, ``...``) end a sentence before whitespace;
   CJK ``。！？`` end it at once (no space follows them); every newline ends one (list items, agent replies).
   Closing quotes and brackets after the punctuation stay with their sentence.
@@ -35,6 +36,12 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
   look-ahead, for CJK closers, or to merge a short sentence) and where the last sentence end is; after a quiet
   spell the session calls ``release_sentences()`` (up to that end) or ``release_all()``. Neither ends the
   utterance (``flush`` does); the early first fragment is spent once anything was released.
+- **What the front-end reads whole stays whole** (``engine.text.chunker_spans``): no cut inside an inline override
+  ``[word](/phonemes/)`` or a markdown link ``[text](url)``, nor between a number and its unit or the word it
+  counts (``-5 °C``, ``1,200 W``, ``20 km/h``, ``6:45 AM``, unless that word opens a clause or phrase: "at 5 |
+  and"). In an SSML document (``<speak>…</speak>``) only sentence ends at its top level are cut (never inside a
+  tag or an element below the root, never at a clause or newline; a sentence followed by a tag keeps it). The
+  phoneme estimate counts what is spoken: an override costs its phonemes, a link its text.
 - **Fragmentation invariance.** Every decision depends only on the characters, never on how they were split
   into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks
   and the same ``held``.
@@ -60,7 +67,7 @@ from voicedesk.engine.text.chunker_phonemes import (
     estimate_phonemes,
     is_cjk,
 )
-from voicedesk.engine.text.chunker_phrases import FirstCutPlanner
+from voicedesk.engine.text.chunker_phrases import FREE_AFTER_NUMBER, FirstCutPlanner
 from voicedesk.engine.text.chunker_rules import (
     CJK_CLAUSE_MARKS,
     CJK_TERMINALS,
@@ -75,6 +82,7 @@ from voicedesk.engine.text.chunker_rules import (
     run_ends_sentence,
     run_ends_unless_lower,
 )
+from voicedesk.engine.text.chunker_spans import SpanGuard, is_number_token, number_binds
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -129,6 +137,7 @@ class IncrementalSentenceChunker:
         first_fragment_max_words: int = 12,
         min_sentence_chars: int = 20,
         max_chunk_phonemes: int = 510,
+        eager_phrase_cut: bool = True,
     ) -> None:
         for name, value, low in (
             ("min_first_words", min_first_words, 1),
@@ -144,6 +153,9 @@ class IncrementalSentenceChunker:
                 f"({min_first_words})."
             )
         self._early_first = bool(early_first_fragment)
+        self._eager_phrase_cut = bool(eager_phrase_cut)
+        """Cut the first fragment at its first good phrase boundary, not at ``first_fragment_max_words``
+        (``engine.text.chunker_phrases``); off only to measure the old rule against it."""
         self._min_first_words = min_first_words
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars
@@ -235,6 +247,7 @@ class IncrementalSentenceChunker:
         self._first = self._early_first
         self._line_has_content = False
         self._prev = ""
+        self._guard = SpanGuard()
         self._new_chunk()
 
     def _new_chunk(self) -> None:
@@ -255,9 +268,15 @@ class IncrementalSentenceChunker:
         self._last_sentence: tuple[int, int] | None = None
         self._last_clause: tuple[int, int] | None = None
         self._last_word: tuple[int, int] | None = None
+        self._number_gap: tuple[int, int] | None = None
+        """A word boundary right after a number, a ceiling cut only once the next word is not its unit."""
         self._continues = False
         """The chunk goes on with a sentence whose start was cut off (not at a sentence end): no floor applies."""
-        self._planner = FirstCutPlanner(self._min_first_words, self._max_first_words) if self._first else None
+        self._planner = (
+            FirstCutPlanner(self._min_first_words, self._max_first_words, self._eager_phrase_cut)
+            if self._first
+            else None
+        )
 
     def _take(self) -> list[str]:
         self._compact()
@@ -311,9 +330,11 @@ class IncrementalSentenceChunker:
 
     def _step(self, i: int, c: str) -> None:
         self.scanned_chars += 1
+        guard = self._guard
+        guard.add(i, c)
         kind, _ = char_kind(c)
         space = kind == SPACE
-        newline = space and c in NEWLINES
+        newline = space and c in NEWLINES and not guard.ssml  # SSML: a newline is layout, not a sentence end
         if self._start is None:
             if space:
                 if newline:
@@ -336,6 +357,8 @@ class IncrementalSentenceChunker:
         pending = self._pending
         assert pending is not None
         self._pending = None
+        if c == "<" and self._guard.ssml:
+            return False  # "Done. <break/>": the tag goes with the sentence before it, never alone
         ends = newline or run_ends_sentence(pending.single_period, pending.word, c, at_line_start=pending.at_line_start)
         return ends and self._boundary(pending.end, _SENTENCE)
 
@@ -381,12 +404,18 @@ class IncrementalSentenceChunker:
         return False
 
     def _account(self, i: int, c: str, kind: int, space: bool, newline: bool) -> None:
-        self._est.add(c)
+        guard = self._guard
+        if guard.in_override_target:
+            self._est.add_fixed(QUARTERS)  # "(/ʃɪvˈɔn/)" is what the model reads: a phoneme a character
+        elif guard.in_link_target:
+            self._est.add_fixed(1)  # a link is read by its text, its target is not spoken
+        else:
+            self._est.add(c)
         if space:
             token_start = self._token_start
             if token_start is not None:
                 self._token_start = None
-                self._last_word = (i, self._est.quarters)
+                self._word_boundary(token_start, i)
                 if self._planner is not None and self._first_word_done(token_start, i):
                     return
             if newline:
@@ -403,7 +432,8 @@ class IncrementalSentenceChunker:
             alnum = kind == CJK or c.isalnum()
             if alnum:
                 prev = self._prev
-                if i > self._start and prev.isalnum() and (kind == CJK or is_cjk(prev)):
+                unspaced = i > self._start and prev.isalnum() and (kind == CJK or is_cjk(prev))
+                if unspaced and self._cuttable(i):
                     # A word boundary inside unspaced text ("机器|人", "用|Python").
                     self._last_word = (i, self._est.quarters)
                     if self._first and self._words >= self._max_first_words and self._cut(i, sentence_end=False):
@@ -446,6 +476,7 @@ class IncrementalSentenceChunker:
         else:
             token = self._slice(token_start, i)
             may_follow = cut_may_follow(token, at_line_start=self._token_at_line_start)
+        may_follow = may_follow and self._cuttable(i)
         cut = self._planner.word_done(token, i, self._words, may_follow)
         if cut is None or (cut < i and may_follow and self._pending is not None):
             return False  # nothing yet, or the token ends a sentence if the next character agrees: better cut
@@ -453,10 +484,30 @@ class IncrementalSentenceChunker:
 
     # ---- cutting --------------------------------------------------------------------------------------
 
+    def _cuttable(self, p: int) -> bool:
+        """A word or clause boundary at ``p`` may be cut: not inside a span, nor anywhere in SSML (there only
+        top-level sentence ends are)."""
+        return not self._guard.ssml and not self._guard.inside(p)
+
+    def _word_boundary(self, token_start: int, i: int) -> None:
+        """A token ended at ``i``: remember the boundary for the ceiling, unless it splits a number from its unit."""
+        token = self._slice(token_start, i) if i - token_start <= _MAX_WORD else ""
+        gap, self._number_gap = self._number_gap, None
+        if gap is not None and not number_binds(token, FREE_AFTER_NUMBER):
+            self._last_word = gap
+        if self._guard.inside(i):
+            return  # (in SSML, a top-level word boundary is still a last resort for the ceiling)
+        if token and is_number_token(token):
+            self._number_gap = (i, self._est.quarters)
+        else:
+            self._last_word = (i, self._est.quarters)
+
     def _boundary(self, p: int, kind: int) -> bool:
         """A confirmed sentence end or clause boundary at ``p``: cut there if the rules say so, else remember it."""
         if self._first_alnum is None or self._first_alnum >= p or self._start is None:
             return False  # nothing speakable before it
+        if self._guard.inside(p) or (kind == _CLAUSE and self._guard.ssml):
+            return False  # inside "[word](/phonemes/)", a link, an SSML tag or element
         if self._first and self._words >= self._min_first_words:
             return self._cut(p, sentence_end=kind == _SENTENCE)
         mark = (p, self._est.quarters)
@@ -497,6 +548,7 @@ class IncrementalSentenceChunker:
             self._out.append(chunk)
         self._first = False
         self._new_chunk()
+        self._guard.restart(p)
         self._continues = not sentence_end
         self._line_has_content = True
         self._prev = self._buf[p - 1 - self._base]

@@ -30,6 +30,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from voicedesk.engine.text.chunker_spans import SpanGuard
+
 QUARTERS = 4
 """Internal unit: a quarter phoneme."""
 
@@ -175,6 +177,12 @@ class PhonemeEstimator:
             self._close_part()
         self.closed += weight
 
+    def add_fixed(self, quarters: int) -> None:
+        """Adds a character whose cost is known from its context (an inline override's phonemes, a link target)."""
+        if self.part_letters:
+            self._close_part()
+        self.closed += quarters
+
     @property
     def quarters(self) -> int:
         return self.closed + self._part_cost()
@@ -210,8 +218,17 @@ class PhonemeEstimator:
 
 
 def estimate_phonemes(text: str) -> int:
-    """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc)."""
+    """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc), read as
+    the front-end reads it: an inline override ``[word](/phonemes/)`` costs its phonemes, a link ``[text](url)``
+    its text (``engine.text.chunker_spans``)."""
     estimator = PhonemeEstimator()
-    for c in text:
-        estimator.add(c)
+    guard = SpanGuard()
+    for i, c in enumerate(text):
+        guard.add(i, c)
+        if guard.in_override_target:
+            estimator.add_fixed(QUARTERS)
+        elif guard.in_link_target:
+            estimator.add_fixed(1)
+        else:
+            estimator.add(c)
     return estimator.phonemes

@@ -18,10 +18,14 @@ auxiliaries and modals ("will", "can", "I'm"), subject pronouns, "not"/"also"-li
 infinitive ("want", "going") and a few phrasal verbs ("turn | on the lights"). A boundary after a binding word
 is never chosen; nor is one after a title, initial or list marker (``cut_may_follow``).
 
-The decision, once the fragment has ``max_words`` words: the latest tier-1 boundary, else the latest tier-2 one
-(each after at least ``min_words`` words); with neither yet, it waits up to ``PHRASE_WAIT_WORDS`` more words for
-one (a clause boundary or sentence end arriving meanwhile cuts first, even better); past that bound it cuts at
-the latest tier-3 boundary, else the latest tier-4 one, else the latest one allowed at all.
+The decision. **Eagerly** (the default): the first tier-1 or tier-2 boundary with at least ``PHRASE_MIN_WORDS``
+words before it is cut as soon as the word after it shows its tier, so first audio waits on as few words as
+prosody allows ("Let me check the current thermostat settings | in the living room for you."), not for the
+``max_words``-th word. Failing one by ``max_words`` words (and in the old, non-eager rule, only then): the latest
+tier-1 boundary, else the latest tier-2 one (each after at least ``min_words`` words); with neither yet, it waits
+up to ``PHRASE_WAIT_WORDS`` more words for one (a clause boundary or sentence end arriving meanwhile cuts first,
+even better); past that bound it cuts at the latest tier-3 boundary, else the latest tier-4 one, else the latest
+one allowed at all.
 
 The lists are English and small on purpose. Text with no English function word among its first words
 (another language, or "one two three …") keeps the plain rule: the first allowed boundary after ``max_words``.
@@ -29,8 +33,13 @@ The lists are English and small on purpose. Text with no English function word a
 
 from __future__ import annotations
 
+from voicedesk.engine.text.chunker_spans import is_number_token, number_binds
+
 PHRASE_WAIT_WORDS = 4
 """How many words past ``first_fragment_max_words`` the first fragment may wait for a phrase boundary."""
+PHRASE_MIN_WORDS = 5
+"""The fewest words an eager phrase cut leaves in the first fragment: fewer sounds clipped ("Let me check | …").
+A clause boundary (a comma) may still cut after ``min_first_words``: the writer put a pause there."""
 
 CLAUSE_OPENERS = frozenset(
     """
@@ -101,14 +110,35 @@ def opening_tier(word: str) -> int:
     return 4
 
 
+FREE_AFTER_NUMBER = CLAUSE_OPENERS | PREPOSITIONS | PHRASE_OPENERS
+"""Words a number does not bind to: a boundary between "at 5" and "and then" may be cut; any other word after
+a number is its unit or what it counts ("-5 °C", "1,200 W", "6:45 AM", "3 million"), see ``number_binds``."""
+
+
 class FirstCutPlanner:
     """Picks the forced cut of one early first fragment (see module doc); pure, O(1) per word."""
 
-    __slots__ = ("_allowed", "_bound", "_english", "_latest", "_max_words", "_min_words", "_open")
+    __slots__ = (
+        "_allowed",
+        "_bound",
+        "_eager_min",
+        "_english",
+        "_gap",
+        "_gap_words",
+        "_latest",
+        "_max_words",
+        "_min_words",
+        "_open",
+        "_open_words",
+    )
 
-    def __init__(self, min_words: int, max_words: int) -> None:
+    def __init__(self, min_words: int, max_words: int, eager: bool = True) -> None:
         self._min_words = min_words
         self._max_words = max_words
+        self._eager_min = max(min_words, PHRASE_MIN_WORDS) if eager else None
+        """Words an eager cut needs before it (None: decide only at ``max_words``, the rule before eager cuts)."""
+        self._open_words = 0
+        self._gap_words = 0
         self._bound = max_words + PHRASE_WAIT_WORDS
         self._open: int | None = None
         """The last boundary a binding word does not precede, waiting for the word after it to get its tier."""
@@ -116,6 +146,8 @@ class FirstCutPlanner:
         """The latest boundary of each tier (index 1-4)."""
         self._allowed: int | None = None
         self._english = False
+        self._gap: int | None = None
+        """A boundary right after a number, undecided until the word after it shows it is not the number's unit."""
 
     def word_done(self, token: str, position: int, words: int, may_follow: bool) -> int | None:
         """Takes the token that just ended at the boundary ``position`` (``words`` words so far, the token's
@@ -123,18 +155,34 @@ class FirstCutPlanner:
         word = phrase_word(token)
         if word in ENGLISH_MARKERS:
             self._english = True
+        tier = opening_tier(word)
+        eager = None
+        gap, self._gap = self._gap, None
+        if gap is not None and number_binds(token, FREE_AFTER_NUMBER):
+            gap = None  # "-5 | °C", "1,200 | W": never a boundary
+        if gap is not None:
+            self._allowed = gap
+            self._latest[tier] = gap
+            eager = self._eager(gap, self._gap_words, tier)
         if self._open is not None:
-            self._latest[opening_tier(word)] = self._open
+            self._latest[tier] = self._open
+            eager = self._eager(self._open, self._open_words, tier)
             self._open = None
+        number = is_number_token(token)
         eligible = words >= self._min_words and may_follow
         if eligible:
-            self._allowed = position
-            if word not in BINDING:
-                self._open = position
+            if number:
+                self._gap, self._gap_words = position, words
+            else:
+                self._allowed = position
+                if word not in BINDING:
+                    self._open, self._open_words = position, words
+        if eager is not None and self._english:
+            return eager
         if words < self._max_words:
             return None
         if not self._english:
-            return position if may_follow else None
+            return position if eligible and not number else gap
         for tier in (1, 2):
             if self._latest[tier] is not None:
                 return self._latest[tier]
@@ -145,3 +193,9 @@ class FirstCutPlanner:
         if self._open == position:
             return position  # the latest tier-4 boundary: its next word is unknown, but it is not inside a phrase
         return self._latest[4] if self._latest[4] is not None else self._allowed
+
+    def _eager(self, boundary: int, words_before: int, tier: int) -> int | None:
+        """The boundary, if it is good enough to cut at once (tier 1 or 2, with enough words before it)."""
+        if self._eager_min is None or tier > 2 or words_before < self._eager_min:
+            return None
+        return boundary

@@ -19,6 +19,7 @@ import re
 
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.text.chunker_phrases import BINDING, opening_tier, phrase_word
+from voicedesk.engine.text.chunker_spans import SpanGuard
 
 _CLAUSE_END = re.compile(r"(?:[,;:](?=\s)|[—―](?=\S|\s)|\s[-–](?=\s)|[，、；：])[\"'”’)\]]*")
 _WORD = re.compile(r"\S+")
@@ -53,11 +54,30 @@ def _phrase_cuts(text: str) -> list[tuple[str, str]]:
     return cuts
 
 
+def _outside_spans(text: str, cuts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The cuts that fall outside what the front-end reads whole (an inline override, a link: see
+    ``engine.text.chunker_spans``), the place of each taken from its head."""
+    if "[" not in text:
+        return cuts
+    guard = SpanGuard()
+    blocked = []
+    for i, c in enumerate(text):
+        guard.add(i, c)
+        blocked.append(guard.inside(i))
+    kept = []
+    for head, tail in cuts:
+        at = text.index(tail, len(head))
+        if not blocked[len(head)] and not blocked[at]:
+            kept.append((head, tail))
+    return kept
+
+
 def split_at_clause(text: str, max_phonemes: int) -> tuple[str, str] | None:
     """The sentence cut in two, its first part at most ``max_phonemes`` long where a good boundary allows (see
-    module doc); None when no boundary leaves both parts at least ``MIN_PART_WORDS`` words."""
-    clauses = _clause_cuts(text)
-    for cuts in (clauses, _phrase_cuts(text)):
+    module doc); None when no boundary leaves both parts at least ``MIN_PART_WORDS`` words, or when every one
+    falls inside an inline override or a link."""
+    clauses = _outside_spans(text, _clause_cuts(text))
+    for cuts in (clauses, _outside_spans(text, _phrase_cuts(text))):
         fitting = [cut for cut in cuts if estimate_phonemes(cut[0]) <= max_phonemes]
         if fitting:
             return fitting[-1]

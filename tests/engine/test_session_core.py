@@ -296,9 +296,9 @@ def test_a_short_sentence_is_not_kept_for_a_next_sentence_that_is_still_arriving
 
 def test_short_sentences_in_hand_together_still_merge():
     core = _core()
-    core.synthesize("Ok. Let me look at that for you right away.", 0.0, request_id="r")
+    core.synthesize("Ok. Let me look into it right away.", 0.0, request_id="r")
     events = _run_all(core)
-    assert _texts(events) == ["Ok. Let me look at that for you right away."]
+    assert _texts(events) == ["Ok. Let me look into it right away."]
 
 
 def test_zero_buffer_delay_releases_whatever_is_held_at_each_message():

@@ -152,7 +152,7 @@ def test_a_voice_is_chosen_by_name_or_language() -> None:
         (Synthesize(text="Hi.", voice=SynthesizeVoice(language="de_DE")).event(), "unknown_voice", "en_US"),
         (Synthesize(text="  \n").event(), "empty_text", "empty"),
         (Synthesize(text="x" * 1001).event(), "text_too_long", "1,000"),
-        (Synthesize(text="<speak/>", text_format=SynthesizeTextFormat.SSML).event(), "bad_message", "plain text"),
+        (WyomingEvent(type="synthesize", data={"text": "Hi", "text_format": "rtf"}), "bad_message", "'ssml'"),
         (WyomingEvent(type="synthesize", data={}), "bad_message", "malformed"),
         (SynthesizeChunk("Hi.").event(), "bad_message", "synthesize-start first"),
         (SynthesizeStop().event(), "bad_message", "synthesize-start first"),
@@ -207,3 +207,14 @@ def test_audio_and_flushes_that_belong_to_no_request_are_dropped() -> None:
 def test_hangup_is_the_last_action() -> None:
     actions = conversation().client_event(SynthesizeChunk("x").event())
     assert isinstance(actions[-1], Hangup)
+
+
+def test_ssml_is_read_as_ssml_and_the_next_text_request_as_text_again() -> None:
+    conv = conversation()
+    ssml = '<speak>Hello <say-as interpret-as="characters">HA</say-as>.</speak>'
+    actions = conv.client_event(Synthesize(text=ssml, text_format=SynthesizeTextFormat.SSML).event())
+    assert actions[:2] == [Configure(markup="ssml"), SendText(ssml)]
+    actions = conv.client_event(Synthesize(text="<speak>also SSML, by auto</speak>").event())
+    assert actions[:2] == [Configure(markup="auto"), SendText("<speak>also SSML, by auto</speak>")]
+    actions = conv.client_event(Synthesize(text="Plain again.").event())
+    assert actions[0] == SendText("Plain again.")  # nothing to change

@@ -1,0 +1,111 @@
+"""Home Assistant MQTT discovery: the console as a device with a "speaking" binary sensor, a "say" text entity,
+a "stop" button and a "state" sensor, announced by retained config messages (no YAML on the Home Assistant side).
+
+Pure: topics and payloads only; ``app.house.mqtt`` publishes them on every (re)connect, and clears them (empty
+retained payloads) when asked to. Keys follow Home Assistant's MQTT discovery schema (full names, no
+abbreviations): https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DISCOVERY_PREFIX = "homeassistant"
+
+
+def node_id_of(name: str) -> str:
+    """A discovery node id from a host or console name (Home Assistant allows [a-zA-Z0-9_-])."""
+    return re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_") or "voicedesk"
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    base: str
+    """e.g. voicedesk/kitchen; every topic of one console is under it."""
+
+    @property
+    def say(self) -> str:
+        return f"{self.base}/say"
+
+    @property
+    def stop(self) -> str:
+        return f"{self.base}/stop"
+
+    @property
+    def state(self) -> str:
+        return f"{self.base}/state"
+
+    @property
+    def outcome(self) -> str:
+        return f"{self.base}/outcome"
+
+    @property
+    def error(self) -> str:
+        return f"{self.base}/error"
+
+    @property
+    def availability(self) -> str:
+        return f"{self.base}/availability"
+
+
+def discovery_messages(
+    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX
+) -> dict[str, dict[str, object]]:
+    """Config topic → payload, for each entity of the console."""
+    device = {
+        "identifiers": [f"voicedesk_{node_id}"],
+        "name": name,
+        "manufacturer": "voicedesk",
+        "model": "voicedesk announcer",
+        "sw_version": version,
+    }
+    common = {
+        "device": device,
+        "availability_topic": topics.availability,
+        "payload_available": "online",
+        "payload_not_available": "offline",
+    }
+    speaking = {
+        **common,
+        "name": "Speaking",
+        "unique_id": f"voicedesk_{node_id}_speaking",
+        "state_topic": topics.state,
+        "value_template": "{{ 'ON' if value_json.state == 'speaking' else 'OFF' }}",
+        "payload_on": "ON",
+        "payload_off": "OFF",
+        "icon": "mdi:account-voice",
+    }
+    say = {
+        **common,
+        "name": "Say",
+        "unique_id": f"voicedesk_{node_id}_say",
+        "command_topic": topics.say,
+        "mode": "text",
+        "min": 1,
+        "max": 255,
+        "icon": "mdi:bullhorn",
+    }
+    stop = {
+        **common,
+        "name": "Stop",
+        "unique_id": f"voicedesk_{node_id}_stop",
+        "command_topic": topics.stop,
+        "payload_press": "PRESS",
+        "icon": "mdi:stop",
+    }
+    state = {
+        **common,
+        "name": "State",
+        "unique_id": f"voicedesk_{node_id}_state",
+        "state_topic": topics.state,
+        "value_template": "{{ value_json.state }}",
+        "json_attributes_topic": topics.state,
+        "icon": "mdi:information-outline",
+    }
+    return {
+        f"{prefix}/binary_sensor/{node_id}/speaking/config": speaking,
+        f"{prefix}/text/{node_id}/say/config": say,
+        f"{prefix}/button/{node_id}/stop/config": stop,
+        f"{prefix}/sensor/{node_id}/state/config": state,
+    }

@@ -1,0 +1,54 @@
+"""A session's text options on the wire: the ``config`` fields ``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``
+and ``phonemes``, and how a change applies to the session's ``TextSettings``.
+
+Pure: no I/O. The server's own lexicon (``voicedesk serve --lexicon FILE``) is the base every session's entries
+are merged over, so a session's entry for a word replaces the server's, and a session that sends a new ``lexicon``
+replaces its earlier entries (not the server's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
+
+TEXT_OPTIONS = ("markup", "urls", "code", "emoji")
+"""The ``TextSettings`` choices a ``config`` may set by name (the lexicon travels as ``lexicon``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """What one ``config`` says about the text options; None leaves a field as it is."""
+
+    lexicon: Lexicon | None = None
+    markup: str | None = None
+    urls: str | None = None
+    code: str | None = None
+    emoji: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return all(getattr(self, name) is None for name in ("lexicon", *TEXT_OPTIONS))
+
+    def applied_to(self, settings: TextSettings, base: Lexicon = EMPTY_LEXICON) -> TextSettings:
+        """``settings`` with this change; a new lexicon is merged over ``base`` (the server's). Raises
+        ``TextSettingsError`` (``bad_message``) for an option that is not one of its choices."""
+        changed = {name: value for name in TEXT_OPTIONS if (value := getattr(self, name)) is not None}
+        if self.lexicon is not None:
+            changed["lexicon"] = self.lexicon.merged_over(base) if base else self.lexicon
+        return replace(settings, **changed) if changed else settings
+
+
+def change_of(settings: TextSettings, base: Lexicon = EMPTY_LEXICON) -> TextChange:
+    """The change that turns a server's defaults into ``settings``: what a client sends so that a remote session
+    reads text as this one would (options left at their defaults are not sent; entries in ``base`` are not)."""
+    own = tuple(entry for entry in settings.lexicon.entries if entry not in base.entries)
+    return TextChange(
+        lexicon=Lexicon(own) if own else None,
+        **{
+            name: value
+            for name in TEXT_OPTIONS
+            if (value := getattr(settings, name)) != getattr(DEFAULT_TEXT_SETTINGS, name)
+        },
+    )

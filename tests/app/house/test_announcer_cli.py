@@ -1,0 +1,55 @@
+"""``voicedesk announcer``'s options, read into the console's configuration; wrong ones refused with what to write."""
+
+from __future__ import annotations
+
+from datetime import time as dtime
+
+import pytest
+
+from voicedesk.app.house.cli import build_config
+from voicedesk.app.house.queue import Priority
+from voicedesk.engine.commands import build_parser
+from voicedesk.engine.errors import UsageError
+
+
+def config_of(*argv: str):
+    return build_config(build_parser().parse_args(["announcer", *argv]))
+
+
+def test_options_become_the_console_configuration(tmp_path, monkeypatch):
+    monkeypatch.setenv("VOICEDESK_MQTT_PASSWORD", "pw")
+    monkeypatch.setenv("VOICEDESK_ANNOUNCER_TOKEN", "tok")
+    config = config_of(
+        "--mqtt", "broker.lan:1884", "--mqtt-user", "console", "--name", "Hallway console",
+        "--http-port", "8766", "--http-host", "0.0.0.0",
+        "--chime", "urgent=none", "--chime", "low=dingdong", "--volume", "low=0.3", "--ttl", "low=60",
+        "--quiet-hours", "22:00-07:00", "--quiet-volume", "0.2", "--voice", "am_adam", "--no-audio",
+        "--engine", "websocket", "ws://gpu-box:8080",
+    )  # fmt: skip
+    mqtt = config.mqtt
+    assert (mqtt.host, mqtt.port, mqtt.username, mqtt.password) == ("broker.lan", 1884, "console", "pw")
+    assert (mqtt.base, mqtt.node_id, mqtt.name) == ("voicedesk/Hallway_console", "Hallway_console", "Hallway console")
+    assert (config.http_host, config.http_port, config.http_token) == ("0.0.0.0", 8766, "tok")
+    assert config.chimes.for_announcement(None, Priority.URGENT) is None
+    assert config.chimes.defaults[Priority.LOW] == "dingdong"
+    assert config.policy.volume[Priority.LOW] == 0.3 and config.policy.ttl_s[Priority.LOW] == 60
+    quiet = config.policy.quiet_hours
+    assert (quiet.start, quiet.end, quiet.volume) == (dtime(22), dtime(7), 0.2)
+    assert config.voice.voice == "am_adam" and not config.audio
+    assert (config.engine.kind, config.engine.target) == ("websocket", "ws://gpu-box:8080")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ((), "has no input"),
+        (("--http-port", "1", "--chime", "loud=ding"), "unknown priority 'loud'"),
+        (("--http-port", "1", "--chime", "urgent=/nonexistent.wav"), "cannot read the chime"),
+        (("--http-port", "1", "--volume", "low=2"), "not a number from 0 to 1"),
+        (("--http-port", "1", "--quiet-hours", "late"), "HH:MM-HH:MM"),
+        (("--mqtt", "broker:abc"), "the port is not a number"),
+    ],
+)
+def test_wrong_options_say_what_to_write(argv, message):
+    with pytest.raises(UsageError, match=message):
+        config_of(*argv)
