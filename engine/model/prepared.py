@@ -62,7 +62,9 @@ def prepare_pieces(pipeline: KPipeline, spoken: SpokenText, language: str) -> tu
     pieces: list[PreparedPiece] = []
     for rate, pause_s, units in spoken.runs():
         text = " ".join(unit.g2p_text for unit in units)
-        added = _english(pipeline, text, units, rate) if language in "ab" else _other(pipeline, text, rate)
+        added = (
+            _english(pipeline, text, units, rate, spoken.source) if language in "ab" else _other(pipeline, text, rate)
+        )
         pieces.extend(added)
         if pause_s and pieces:
             last = pieces[-1]
@@ -70,9 +72,9 @@ def prepare_pieces(pipeline: KPipeline, spoken: SpokenText, language: str) -> tu
     return tuple(pieces)
 
 
-def _english(pipeline: KPipeline, text: str, units: tuple, rate: float) -> list[PreparedPiece]:
+def _english(pipeline: KPipeline, text: str, units: tuple, rate: float, source: str) -> list[PreparedPiece]:
     _, tokens = pipeline.g2p(text)
-    located = locate_tokens(units, [t.text for t in tokens])
+    located = locate_tokens(units, [t.text for t in tokens], source)
     spans = {id(token): span for token, span in zip(tokens, located, strict=True)}
     pieces = []
     for _graphemes, phonemes, chunk in pipeline.en_tokenize(tokens):

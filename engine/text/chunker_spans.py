@@ -226,12 +226,14 @@ class SpanGuard:
 # ---- numbers and their units ---------------------------------------------------------------------------
 
 _EDGE = "\"'“”‘’()[]{}«»‹›*_`.,;:!?…"
+_NUMBER_LEAD = "+-−±~#$€£¥"
 
 
 def is_number_token(token: str) -> bool:
-    """A token that ends in a digit once its closing punctuation is stripped: "-5", "1,200", "6:45", "$3"."""
-    word = token.rstrip(_EDGE)
-    return bool(word) and word[-1].isdigit()
+    """A token that is a number once its punctuation is stripped: "-5", "1,200", "6:45", "$3"; not a word that
+    ends in digits ("w17", "COVID-19"), which would chain every such word to the next and leave no place to cut."""
+    word = token.strip(_EDGE).lstrip(_NUMBER_LEAD)
+    return bool(word) and word[0].isdigit() and word[-1].isdigit()
 
 
 def number_binds(next_token: str, free_words: frozenset[str]) -> bool:

@@ -39,7 +39,6 @@ SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Un
 ``changes`` what it did)."""
 
 KEPT_PUNCTUATION = ".,;:!?…—"
-STRAY_MARKS = "*_~`"
 
 
 class FrontEnd:
@@ -67,12 +66,12 @@ def _tidy(units: Sequence[Unit]) -> list[Unit]:
             out.append(unit)
             continue
         if any(ch.isalnum() for ch in unit.text):
-            # markdown marks a chunk cut open (``**bold`` whose closing marks come in the next chunk)
-            bare = unit.text.strip(STRAY_MARKS)
-            out.append(unit if bare == unit.text else unit.with_text(bare))
+            out.append(unit)
             continue
         kept = "".join(ch for ch in unit.text if ch in KEPT_PUNCTUATION)
-        if kept and out and not out[-1].text.endswith(kept):
+        if kept and not out:  # a chunk of punctuation alone ("...") is still a pause the model speaks
+            out.append(unit.with_text(kept))
+        elif kept and not out[-1].text.endswith(kept):
             previous = out[-1]
             out[-1] = Unit(
                 previous.text + kept,

@@ -19,6 +19,7 @@ from voicedesk.engine.text.frontend.spoken import PHONEMES, SPOKEN, Change, Unit
 INLINE_OVERRIDE = re.compile(r"\[([^\]\n]+)\]\(/([^/)\n]+)/\)")
 """misaki's ``[word](/phonemes/)`` (documented in docs/protocol.md)."""
 SENTENCE_END = ".!?…:;"
+STRAY_MARKS = "*_~`"
 ZERO_WIDTH = {0x200D, 0xFE0E, 0xFE0F, 0x20E3}
 
 
@@ -77,6 +78,14 @@ def plain_units(text: str, offset: int, settings: TextSettings, changes: list[Ch
 
 def _words(text: str, offset: int, settings: TextSettings, changes: list[Change]) -> Iterator[Unit]:
     for word, start, end in words_with_spans(text, offset):
+        if settings.markup != "plain" and any(ch.isalpha() for ch in word):
+            # marks of emphasis a chunk cut open (``**living`` whose closing marks come with the next chunk)
+            bare = word.strip(STRAY_MARKS)
+            start, end, word = (
+                start + len(word) - len(word.lstrip(STRAY_MARKS)),
+                end - (len(word) - len(word.rstrip(STRAY_MARKS))),
+                bare,
+            )
         if not any(is_emoji(ch) for ch in word):
             yield Unit(word, start, end)
             continue

@@ -118,8 +118,21 @@ def words_with_spans(text: str, offset: int = 0) -> Iterable[tuple[str, int, int
         yield text[start:], offset + start, offset + len(text)
 
 
-def locate_tokens(units: tuple[Unit, ...], token_texts: Iterable[str]) -> list[tuple[int, int] | None]:
-    """The source span of each G2P token (misaki ``MToken.text``, in order), found by walking the units' words.
+def trim_span(source: str, start: int, end: int) -> tuple[int, int]:
+    """The span without the punctuation around the word (``-5°C,`` → ``-5°C``), unless nothing else is left."""
+    low, high = start, end
+    while low < high and source[low] in LEADING_PUNCTUATION:
+        low += 1
+    while high > low and source[high - 1] in TRAILING_PUNCTUATION:
+        high -= 1
+    return (low, high) if low < high else (start, end)
+
+
+def locate_tokens(
+    units: tuple[Unit, ...], token_texts: Iterable[str], source: str | None = None
+) -> list[tuple[int, int] | None]:
+    """The source span of each G2P token (misaki ``MToken.text``, in order), found by walking the units' words;
+    with ``source``, trimmed of the punctuation around the word.
 
     misaki splits and merges words its own way (``twenty-one``, ``e.g.``, overrides), so each token is searched in
     the spoken words from where the previous one ended; a token not found gets ``None``."""
@@ -140,6 +153,7 @@ def locate_tokens(units: tuple[Unit, ...], token_texts: Iterable[str]) -> list[t
             spans.append(None)
             continue
         first, last = units[owners[at]], units[owners[at + len(token) - 1]]
-        spans.append((first.start, max(last.end, first.start)))
+        span = (first.start, max(last.end, first.start))
+        spans.append(trim_span(source, *span) if source is not None else span)
         cursor = at + len(token)
     return spans

@@ -57,7 +57,7 @@ def test_g2p_tokens_carry_the_source_span(front_end, speaker):
     by_word = {t.text: text[t.start_char : t.end_char] for t in tokens if t.start_char is not None}
     assert by_word["twenty"] == "21°C" and by_word["Celsius"] == "21°C"
     assert by_word["Siobhan"] == "Siobhan"  # the word, not the override's brackets
-    assert by_word["home"] == "home."
+    assert by_word["home"] == "home"  # the word, without the sentence's full stop
     assert "ʃɪvˈɔn" in pieces[0].phonemes
     assert all(t.start_char is not None for t in tokens), [t.text for t in tokens if t.start_char is None]
 
@@ -154,3 +154,8 @@ def test_word_spans_cross_the_wire():
     assert "start_char" not in body["words"][1]
     client = ClientProtocol()
     assert client.receive(frames[0]) == [SentenceFinished(3, 0.5, words, 0.1)]
+
+
+def test_a_chunk_of_punctuation_alone_is_still_a_pause(front_end):
+    assert front_end.to_spoken("...", "a", TextSettings()).text == "..."
+    assert front_end.to_spoken("Hi ... there 🎉", "a", TextSettings()).text == "Hi... there"

@@ -119,6 +119,15 @@ def test_the_ceiling_does_not_separate_a_number_from_its_unit() -> None:
         assert not chunk.startswith(("°C", "W ", "km/h", "AM")), chunks
 
 
+def test_words_that_end_in_digits_are_not_numbers_and_are_never_cut_inside() -> None:
+    # "w16 w17 …" once chained word to word as number and unit, so the ceiling found no boundary and cut "w|17".
+    words = [f"w{i}" for i in range(80)] + ["COVID-19", "case", "B2", "unit"] * 5
+    text = " ".join(words)
+    chunks = chunk_all(text, max_chunk_phonemes=80, early_first_fragment=False)
+    check_chunks(text, chunks, 80)
+    assert " ".join(chunks).split() == words
+
+
 # ---- the estimate counts what is spoken --------------------------------------------------------------------
 
 
