@@ -68,6 +68,13 @@ class VoiceInfo:
     downloaded: bool
     known: bool
     """One of the Kokoro-82M v1.0 voices (False: a custom pack found in the local cache)."""
+    language_ready: bool = True
+    """Its language's G2P and data are set up here (``engine.model.languages``); a voice is usable when this and
+    ``downloaded`` hold."""
+
+    @property
+    def usable(self) -> bool:
+        return self.downloaded and self.language_ready
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The model side: Kokoro's weights, voices, languages and the synthesizer."""
