@@ -208,7 +208,8 @@ class KokoroSynthesizer:
             weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
         status = languages.language_status(lang_code)
         if not status.ready:
-            raise VoiceError(languages.not_ready_message(status), f"Set it up with {status.fix}.")
+            # The command goes in the message: a client of a remote server sees what its operator has to run.
+            raise VoiceError(f"{languages.not_ready_message(status)} Set it up with {status.fix}.")
         built = self._build_pipeline(lang_code)
         with self._lock:
             return self._pipelines.setdefault(lang_code, built)

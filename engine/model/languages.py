@@ -111,7 +111,7 @@ def parse_languages(text: str | Iterable[str]) -> list[str]:
         elif name in LANGUAGES:
             codes.append(name)
         else:
-            found = [c for c, lang in LANGUAGES.items() if name in (lang.tag, lang.tag.split("-")[0])]
+            found = [c for c, lang in LANGUAGES.items() if name in (lang.tag, lang.tag.split("-")[0], lang.espeak)]
             if not found:
                 raise VoicedeskError(
                     ErrorCode.BAD_MESSAGE,

@@ -66,3 +66,19 @@ def test_two_sentences_with_a_number_speak_in_the_voice_language(synthesizer, vo
     spelled, _ = g2p(re.sub(r"\d+", lambda m: words(int(m.group())), text, count=1))
     assert with_digits == spelled, f"{text!r}: the number is not read as {words(7)!r}"
     assert with_digits.replace(" ", "") == spoken or code in "ab"
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "name"),
+    [("j", "明日はGoogleで調べます。", "Google"), ("z", "我用Google搜索。", "Google"), ("j", "ＮＡＳＡの話です。", "NASA")],
+)
+def test_an_english_name_inside_japanese_or_mandarin_is_spoken_in_english(synthesizer, code, text, name):
+    phonemes, _ = synthesizer.pipeline(code).g2p(text)
+    english, _ = synthesizer.pipeline("a").g2p(name)
+    assert english.strip() in phonemes
+    assert not any(c.isupper() and c not in synthesizer.model.vocab for c in phonemes)
+
+
+def test_an_english_name_inside_spanish_is_read_by_spanish_rules(synthesizer):
+    phonemes, _ = synthesizer.pipeline("e").g2p("Busca en Google, por favor.")
+    assert "ɣˈuɣəl" in phonemes  # espeak-ng's Spanish reading: spoken, not dropped
