@@ -75,6 +75,7 @@ from voicedesk.engine.chunker_rules import (
     run_ends_sentence,
     run_ends_unless_lower,
 )
+from voicedesk.engine.text.language_rules import char_kind_for
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -129,6 +130,7 @@ class IncrementalSentenceChunker:
         first_fragment_max_words: int = 12,
         min_sentence_chars: int = 20,
         max_chunk_phonemes: int = 510,
+        language: str | None = None,
     ) -> None:
         for name, value, low in (
             ("min_first_words", min_first_words, 1),
@@ -148,12 +150,17 @@ class IncrementalSentenceChunker:
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars
         self._max_quarters = max_chunk_phonemes * QUARTERS
+        self._kind_of = char_kind_for(language)
         self.scanned_chars = 0
         """Characters examined so far, rescans after cuts included: the chunker's work, for tests."""
         self._out: list[str] = []
         self._reset_utterance()
 
     # ---- public API ---------------------------------------------------------------------------------
+
+    def set_language(self, language: str | None) -> None:
+        """The voice's language (Kokoro's code) for the phoneme estimate of the chunks begun from now on."""
+        self._kind_of = char_kind_for(language)
 
     def feed(self, fragment: str) -> list[str]:
         """Takes the next piece of text; returns the chunks it completed, in order (often none)."""
@@ -239,7 +246,7 @@ class IncrementalSentenceChunker:
 
     def _new_chunk(self) -> None:
         self._start: int | None = None
-        self._est = PhonemeEstimator()
+        self._est = PhonemeEstimator(kind_of=self._kind_of)
         self._words = 0
         self._cjk_chars = 0
         self._token_start: int | None = None

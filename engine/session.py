@@ -36,7 +36,7 @@ from typing import Protocol
 
 from voicedesk.engine.chunker_held import HeldText
 from voicedesk.engine.chunker_phonemes import estimate_phonemes
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import (
     Audio,
     Cancelled,
@@ -64,6 +64,7 @@ from voicedesk.engine.session_limits import (
     validate_buffer_delay,
     validate_speed,
 )
+from voicedesk.engine.voices import language_of, parse_voice_spec
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
@@ -154,6 +155,17 @@ class SessionCore:
 
     def __post_init__(self) -> None:
         self._release = QuietRelease(self.chunker, self.config.max_buffer_delay_ms)  # type: ignore[arg-type]
+        self._follow_voice_language()
+
+    def _follow_voice_language(self) -> None:
+        """The chunker estimates phonemes the way the voice's language's G2P makes them (``language_rules``)."""
+        set_language = getattr(self.chunker, "set_language", None)
+        if set_language is None:
+            return
+        try:
+            set_language(language_of(parse_voice_spec(self.config.voice)[0].source))
+        except VoicedeskError:  # not a voice spec at all: the adapter refuses it; English weights meanwhile
+            set_language(None)
 
     # ---- inputs -------------------------------------------------------------------------------------
 
@@ -249,6 +261,8 @@ class SessionCore:
             max_buffer_delay_ms=config.max_buffer_delay_ms if max_buffer_delay_ms is None else max_buffer_delay_ms,
         )
         self._release.max_buffer_delay_ms = self.config.max_buffer_delay_ms
+        if voice is not None:
+            self._follow_voice_language()
         return []
 
     def close(self, now: float) -> list[Event]:
