@@ -140,3 +140,25 @@ def test_installing_reports_what_pip_says_when_the_wheels_are_missing(monkeypatc
 )
 def test_numbers_are_written_out_the_way_the_language_writes_them(code, written, spoken):
     assert spoken_form(written, code) == spoken
+
+
+@pytest.mark.parametrize(("code", "extra"), list(EXTRA_NAMES.items()))
+def test_the_image_locks_each_language_within_the_extras_ranges(code, extra):
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    def pins(path: Path) -> dict[str, str]:
+        lines = [line.split("#")[0].strip().rstrip("\\").strip() for line in path.read_text().splitlines()]
+        found = [Requirement(line) for line in lines if line and not line.startswith("--")]
+        return {canonicalize_name(r.name): next(iter(r.specifier)).version for r in found}
+
+    wanted = pins(REPO / "packaging" / f"requirements-lang-{extra}.in")
+    locked = pins(REPO / "packaging" / f"requirements-lang-{extra}.txt")
+    ranges = {canonicalize_name(r.name): r.specifier for r in map(Requirement, LANGUAGES[code].packages)}
+    assert set(wanted) == set(ranges)
+    for name, version in wanted.items():
+        assert locked[name] == version and version in ranges[name], name
+    endpoint = pins(REPO / "packaging" / "requirements-endpoint.txt")
+    assert all(endpoint[n] == v for n, v in locked.items() if n in endpoint)  # one numpy in the image
+    dockerfile = (REPO / "packaging" / "Dockerfile").read_text()
+    assert f"packaging/requirements-lang-{extra}.txt" in dockerfile and "ARG LANGUAGES=" in dockerfile
