@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
-from voicedesk.app.bench_lab import cli as lab_cli
-from voicedesk.endpoint import bench_abuse, bench_flow
-from voicedesk.engine import bench_engine
+from voicedesk.app.lab import bench_abuse, bench_engine, bench_flow
+from voicedesk.app.lab import cli as lab_cli
 
 BENCHMARKS: tuple[ModuleType, ...] = (
     bench_engine,  # bench engine

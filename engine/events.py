@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voicedesk.engine.voices import DEFAULT_VOICE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 
 SAMPLE_RATE = 24_000
 """Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""

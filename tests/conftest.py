@@ -59,7 +59,7 @@ def synthesizer(hf_home: Path) -> Iterator[object]:
     import torch
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
-    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
     yield KokoroSynthesizer.load(device=TEST_DEVICE)
 

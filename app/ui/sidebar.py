@@ -26,7 +26,7 @@ from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.widgets import Card, field_label, hint
 from voicedesk.engine.model.languages import language_status
-from voicedesk.engine.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES, language_of
+from voicedesk.engine.model.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES, language_of
 
 SOURCE_PAGES = ("scripted", "openai", "bedrock")
 

@@ -42,7 +42,7 @@ from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
-from voicedesk.engine.timeline import UtteranceTimeline
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

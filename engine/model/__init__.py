@@ -1,1 +1,1 @@
-"""The model side: Kokoro's weights, voices, languages and the synthesizer."""
+"""The model side: the Kokoro synthesizer, its voices and weights, model import and the models command."""

@@ -1,1 +1,1 @@
-"""Text on its way to the model: the chunker family and the front-end."""
+"""Text to speakable pieces: the chunker family, sentence splitting, quiet release (pure; no I/O)."""
