@@ -49,6 +49,7 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
+from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
     MAX_SPEED,
@@ -60,7 +61,6 @@ from voicedesk.engine.session_limits import (
     validate_buffer_delay,
     validate_speed,
 )
-from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.text.quiet_release import QuietRelease

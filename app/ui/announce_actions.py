@@ -28,7 +28,7 @@ from voicedesk.app.urls import SecretConsent, host_of
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.model.languages import LANGUAGES
-from voicedesk.engine.voices import language_of
+from voicedesk.engine.model.voices import language_of
 
 if TYPE_CHECKING:
     from voicedesk.app.ui.window import MainWindow

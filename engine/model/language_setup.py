@@ -77,7 +77,7 @@ def install_language_packages(
 
 
 def voices_of(codes: Iterable[str]) -> list[str]:
-    from voicedesk.engine.voices import KNOWN_VOICES
+    from voicedesk.engine.model.voices import KNOWN_VOICES
 
     wanted = set(codes)
     return [v for v in KNOWN_VOICES if v[0] in wanted]

