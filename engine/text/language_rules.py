@@ -63,6 +63,30 @@ def char_kind_for(language: str | None) -> CharKind:
     return kind
 
 
+CJK_PHRASE_WAIT = 8
+"""Characters past the first fragment's limit to wait for a phrase boundary before cutting at any character."""
+
+_ZH_PHRASE_ENDS = frozenset("的了着过和与在是把被就都也还又很")
+"""Mandarin particles and function characters a phrase ends after (没有|, 的|, 了|): jieba is the G2P's, not ours."""
+
+
+def _hiragana(c: str) -> bool:
+    return 0x3040 <= ord(c) <= 0x309F
+
+
+def cjk_phrase_boundary(language: str | None, before: str, after: str) -> bool:
+    """Whether the early first fragment of unspaced text may be cut between ``before`` and ``after``.
+
+    Japanese: where a particle or inflection (hiragana) meets the next content word (kanji, katakana):
+    "友達と|一緒に", never "一|緒". Mandarin: after a particle or function character ("去了|车站"). Other
+    languages: anywhere between CJK characters, as before."""
+    if language == "j":
+        return _hiragana(before) and not _hiragana(after)
+    if language == "z":
+        return before in _ZH_PHRASE_ENDS
+    return True
+
+
 def estimate_phonemes_for(text: str, language: str | None) -> int:
     """The chunker's estimate of ``text`` for a voice of ``language`` (Kokoro's code)."""
     from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator

@@ -114,3 +114,34 @@ def test_the_session_chunks_by_the_voices_language(voice, most_chars):
     job, _events = core.next_job(0.0)
     # English weights (16 phonemes a character) cut Japanese every ~30 characters; Japanese ones fill the chunk.
     assert (len(job.text) <= most_chars) and (voice == "af_heart" or len(job.text) > 80)
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "first"),
+    [
+        (
+            "j",
+            "私は昨日の午後に友達と一緒に新しくできた駅前の大きな本屋へ行きました。それから帰りました。",
+            "私は昨日の午後に友達と一緒に",
+        ),
+        (
+            "z",
+            "我昨天下午和朋友一起去了车站前面新开的那家很大的书店然后在咖啡馆喝了咖啡。今天天气很好。",
+            "我昨天下午和朋友一起去了",
+        ),
+        # Without the language, any character boundary at the limit (mid-word: "一|緒").
+        (None, "私は昨日の午後に友達と一緒に新しくできた駅前の大きな本屋へ行きました。", "私は昨日の午後に友達と一"),
+        # No phrase boundary in sight: cut after a few more characters all the same, never waiting for the end.
+        (
+            "j",
+            "東京都特許許可局長今日急遽休暇許可拒否東京都特許許可局長今日急遽休暇許可拒否。",
+            "東京都特許許可局長今日急遽休暇許可拒否東",
+        ),
+    ],
+)
+def test_the_early_first_fragment_of_unspaced_text_ends_at_a_phrase_of_the_language(language, text, first):
+    chunks = chunks_of(text, language)
+    assert chunks[0] == first
+    rng = random.Random(7)
+    for _ in range(10):
+        assert chunks_of(text, language, random_pieces(text, rng)) == chunks
