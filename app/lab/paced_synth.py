@@ -25,6 +25,7 @@ import numpy as np
 from voicedesk.engine.errors import VoiceError
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model.synthesis import SynthesisResult
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 SECONDS_PER_CHAR = 0.06
 """Audio per character of text at speed 1 (about Kokoro's English pace)."""
@@ -74,8 +75,14 @@ class PacedSynthesizer:
         return f"paced stand-in ({self.realtime_factor:g}x real time)"
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
     ) -> SynthesisResult:
+        """``settings`` is accepted and not applied: the stand-in's tone does not depend on the spoken form."""
         duration_s = paced_duration_s(text, speed)
         compute_s = duration_s / self.realtime_factor
         call = PacedCall(text, voice, speed, planned_slices=max(1, round(compute_s / SLICE_S)))

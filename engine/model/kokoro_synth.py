@@ -1,9 +1,12 @@
 """The local synthesizer: Kokoro-82M through the ``kokoro`` package (one ``KModel``, a ``KPipeline`` per language).
 
-``KokoroSynthesizer.load()`` finds the model in the Hugging Face cache (``engine.model.weights``: no network, a clear
-``WeightsMissingError`` when something is missing), puts it on CUDA when there is one, builds the English G2P
-and runs a warm-up. ``synthesize`` runs the unmodified ``KPipeline`` (misaki G2P, its 510-phoneme chunking,
-word timestamps), so the engine path and a bare ``KPipeline`` do the same work.
+``KokoroSynthesizer.load()`` finds the model in the Hugging Face cache (``engine.model.weights``: no network, a
+clear ``WeightsMissingError`` when something is missing), puts it on CUDA when there is one, builds the English G2P,
+loads the text front-end's grammars and runs a warm-up.
+
+A sentence is spoken in two steps: ``prepare`` (CPU: the text front-end, misaki G2P through ``KPipeline``, its
+510-phoneme chunking) gives a picklable ``PreparedSentence``; ``render`` runs the model's forwards on its pieces
+(``KPipeline.infer`` and ``join_timestamps``, so word timestamps are Kokoro's own). ``synthesize`` is both.
 
 Voice packs are loaded and blended here and handed to the pipeline as tensors, so ``KPipeline`` never looks
 a voice up on the hub itself.
@@ -18,7 +21,9 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +32,7 @@ from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, Weigh
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model import languages, weights
 from voicedesk.engine.model.language_g2p import LanguageG2P
+from voicedesk.engine.model.prepared import PreparedSentence, prepare_pieces
 from voicedesk.engine.model.synthesis import SynthesisResult
 from voicedesk.engine.model.voices import (
     DEFAULT_LANGUAGE,
@@ -40,6 +46,8 @@ from voicedesk.engine.model.voices import (
     language_of,
     parse_voice_spec,
 )
+from voicedesk.engine.text.frontend import FrontEnd, shared_front_end
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 
 if TYPE_CHECKING:
     import torch
@@ -54,7 +62,8 @@ warnings.filterwarnings("ignore", message=r".*weight_norm.* is deprecated", cate
 warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
 
 DEVICE_UNAVAILABLE = ErrorCode.DEVICE_UNAVAILABLE
-WARM_UP_TEXT = "Hello there."
+WARM_UP_TEXT = "Hello there, it is 21°C."
+"""Has a number and a unit, so the spoken form's grammars are warm too."""
 MAX_CACHED_BLENDS = 64
 """Blends are cheap to recompute; the cap keeps a client sending ever-new blends from growing memory."""
 
@@ -112,7 +121,9 @@ def word_timings(tokens: Iterable[Any] | None, offset_s: float, end_s: float) ->
             continue
         start_s = min(max(offset_s + float(start), offset_s), end_s)
         end_s_word = min(max(offset_s + float(end), start_s), end_s)
-        found.append(WordTiming(text, start_s, end_s_word))
+        found.append(
+            WordTiming(text, start_s, end_s_word, getattr(token, "start_char", None), getattr(token, "end_char", None))
+        )
     return found
 
 
@@ -123,7 +134,7 @@ def make_monotonic(words: Iterable[WordTiming]) -> tuple[WordTiming, ...]:
     for word in words:
         start = max(word.start_s, previous_end)
         end = max(word.end_s, start)
-        ordered.append(WordTiming(word.word, start, end))
+        ordered.append(replace(word, start_s=start, end_s=end))
         previous_end = end
     return tuple(ordered)
 
@@ -132,8 +143,15 @@ class KokoroSynthesizer:
     """Implements ``engine.model.synthesis.Synthesizer``. ``synthesize`` is meant for one worker thread; the voice
     and pipeline caches are locked because ``check_voice`` is called from other threads meanwhile."""
 
-    def __init__(self, model: KModel, repo_id: str = weights.REPO_ID, cache_dir: str | Path | None = None):
+    def __init__(
+        self,
+        model: KModel,
+        repo_id: str = weights.REPO_ID,
+        cache_dir: str | Path | None = None,
+        front_end: FrontEnd | None = None,
+    ):
         self.model = model
+        self._front_end = front_end
         self.repo_id = repo_id
         self._cache_dir = cache_dir
         self._lock = threading.Lock()
@@ -170,7 +188,9 @@ class KokoroSynthesizer:
         resolved = select_device(device)
         model = cls._construct_model(repo_id, files)
         model = model.to(resolved).eval()
-        synthesizer = cls(model, repo_id, cache_dir)
+        synthesizer = cls(model, repo_id, cache_dir, shared_front_end())  # grammars load now, not on a request
+        for note in synthesizer.front_end.notes:
+            log.warning("%s", note)
         synthesizer.pipeline(DEFAULT_LANGUAGE)  # spaCy + lexicons load now, not on the first request
         if warm_up:
             synthesizer.warm_up()
@@ -193,6 +213,12 @@ class KokoroSynthesizer:
     @property
     def device(self) -> str:
         return str(self.model.device)
+
+    @property
+    def front_end(self) -> FrontEnd:
+        if self._front_end is None:
+            self._front_end = shared_front_end()
+        return self._front_end
 
     def pipeline(self, lang_code: str) -> KPipeline:
         """The shared-model ``KPipeline`` for a Kokoro language code, built on first use. A language whose G2P is
@@ -239,36 +265,65 @@ class KokoroSynthesizer:
     # ---- Synthesizer protocol ------------------------------------------------------------------------
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        """Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model runs."""
+        """``render(prepare(...))``. Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model
+        runs, and ``VoicedeskError`` (``bad_text``) for text that cannot be read (malformed SSML)."""
+        return self.render(self.prepare(text, voice, settings), voice, speed, should_stop)
+
+    def prepare(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
+        """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes."""
+        spec, _pack = self.resolve_voice(voice)
+        language = language_of(parse_voice_spec(spec)[0].source)
+        spoken = self.front_end.to_spoken(text, language, settings or DEFAULT_TEXT_SETTINGS)
+        pieces = prepare_pieces(self.pipeline(language), spoken, language)
+        return PreparedSentence(text, spec, language, spoken, pieces)
+
+    def render(
+        self,
+        prepared: PreparedSentence,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> SynthesisResult:
+        """The model half: one forward per piece, its word timings carrying their source spans."""
+        if not speed > 0:
+            raise VoicedeskError(ErrorCode.BAD_SPEED, f"speed must be above 0; got {speed!r}.")
+        _spec, pack = self.resolve_voice(voice)
         self._should_stop.check = should_stop
         try:
-            return self._synthesize(text, voice, speed)
+            return self._render(prepared, pack, speed)
         finally:
             self._should_stop.check = None
 
-    def _synthesize(self, text: str, voice: str, speed: float) -> SynthesisResult:
-        spec, pack = self.resolve_voice(voice)
-        if not speed > 0:
-            raise VoicedeskError(ErrorCode.BAD_SPEED, f"speed must be above 0; got {speed!r}.")
-        pipeline = self.pipeline(language_of(parse_voice_spec(spec)[0].source))
+    def _render(self, prepared: PreparedSentence, pack: torch.Tensor, speed: float) -> SynthesisResult:
+        from kokoro import KPipeline
+
+        pack = pack.to(self.model.device)
         pieces: list[np.ndarray] = []
         words: list[WordTiming] = []
-        phonemes: list[str] = []
         offset = 0
-        # One chunk can still come back in several pieces (newlines, or over 510 phonemes): join them.
-        for result in pipeline(text, voice=pack, speed=speed):
-            if result.audio is None:
-                continue
-            audio = result.audio.detach().cpu().numpy().astype(np.float32, copy=False).reshape(-1)
-            start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
-            words.extend(word_timings(result.tokens, start_s, end_s))
+        for piece in prepared.pieces:
+            output = KPipeline.infer(self.model, piece.phonemes, pack, speed * piece.rate)
+            audio = output.audio.detach().cpu().numpy().astype(np.float32, copy=False).reshape(-1)
+            if piece.tokens and output.pred_dur is not None:
+                tokens = [SimpleNamespace(**_token_fields(t)) for t in piece.tokens]
+                KPipeline.join_timestamps(tokens, output.pred_dur)
+                start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
+                words.extend(word_timings(tokens, start_s, end_s))
             pieces.append(audio)
-            phonemes.append(result.phonemes)
             offset += len(audio)
+            if piece.pause_after_s > 0:
+                silence = np.zeros(round(piece.pause_after_s * SAMPLE_RATE), dtype=np.float32)
+                pieces.append(silence)
+                offset += len(silence)
         audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
-        return SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=" ".join(phonemes))
+        return SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=prepared.phonemes)
 
     def check_voice(self, voice: str) -> str:
         """Loads (and caches) the voice and its language's pipeline; returns the canonical spec."""
@@ -294,8 +349,9 @@ class KokoroSynthesizer:
         import torch
 
         neutral = torch.zeros(VOICE_PACK_SHAPE, dtype=torch.float32)
-        for _ in self.pipeline(DEFAULT_LANGUAGE)(WARM_UP_TEXT, voice=neutral, speed=1.0):
-            pass
+        spoken = self.front_end.to_spoken(WARM_UP_TEXT, DEFAULT_LANGUAGE, DEFAULT_TEXT_SETTINGS)
+        pieces = prepare_pieces(self.pipeline(DEFAULT_LANGUAGE), spoken, DEFAULT_LANGUAGE)
+        self._render(PreparedSentence(WARM_UP_TEXT, "", DEFAULT_LANGUAGE, spoken, pieces), neutral, 1.0)
 
     # ---- voices --------------------------------------------------------------------------------------
 
@@ -367,3 +423,16 @@ class KokoroSynthesizer:
             f"`{weights.FETCH_COMMAND} --voices NAME[,NAME...]` or `--voices all`; a voice pack of your own "
             "can be given as the path to its .pt file.",
         )
+
+
+def _token_fields(token: object) -> dict[str, object]:
+    """A prepared token as the mutable object ``KPipeline.join_timestamps`` fills in (``start_ts``/``end_ts``)."""
+    return {
+        "text": token.text,  # type: ignore[attr-defined]
+        "phonemes": token.phonemes,  # type: ignore[attr-defined]
+        "whitespace": token.whitespace,  # type: ignore[attr-defined]
+        "start_char": token.start_char,  # type: ignore[attr-defined]
+        "end_char": token.end_char,  # type: ignore[attr-defined]
+        "start_ts": None,
+        "end_ts": None,
+    }

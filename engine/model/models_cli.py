@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "fetch",
         help="download the model, voices and spaCy pipeline (with progress bars)",
         description="Downloads config.json, kokoro-v1_0.pth and voice packs from huggingface.co/hexgrad/Kokoro-82M "
-        "and spaCy's en_core_web_sm from huggingface.co/spacy/en_core_web_sm. Files already cached are kept.",
+        "and spaCy's en_core_web_sm from huggingface.co/spacy/en_core_web_sm, then builds the English "
+        "text-normalization grammars (NeMo; about a minute, once). Files already there are kept.",
     )
     fetch.add_argument(
         "--voices",
@@ -85,6 +86,10 @@ def run_fetch(args: argparse.Namespace) -> int:
         named = weights.resolve_fetch_voices(voices) if voices else []
         voices = ",".join(dict.fromkeys([*named, *language_setup.voices_of(codes)]))
     weights.fetch(voices=voices)
+    from voicedesk.engine.text.frontend.grammars import build_grammars, nemo_version
+
+    if nemo_version() is not None:  # the spoken form's compiled grammars, so no request ever waits for them
+        print(f"Text-normalization grammars: {build_grammars()}")
     print("Done.", end=" ")
     return run_status(argparse.Namespace(all_voices=False), header=False)
 

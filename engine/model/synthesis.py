@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.text.frontend.settings import TextSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +31,15 @@ class Synthesizer(Protocol):
     def device(self) -> str: ...
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early."""
+        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
+        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults."""
         ...
 
     def check_voice(self, voice: str) -> str:

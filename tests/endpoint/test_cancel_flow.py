@@ -137,7 +137,12 @@ class _StopWatch:
         return self.inner.device  # type: ignore[attr-defined]
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: object = None,
     ) -> SynthesisResult:
         record = {"text": text, "polls": 0, "stop_seen_at_poll": None, "outcome": "running"}
         self.calls.append(record)
@@ -150,7 +155,7 @@ class _StopWatch:
             return stop
 
         try:
-            result = self.inner.synthesize(text, voice, speed, polled)  # type: ignore[attr-defined]
+            result = self.inner.synthesize(text, voice, speed, polled, settings)  # type: ignore[attr-defined]
         except Exception as exc:
             record["outcome"] = type(exc).__name__
             raise
