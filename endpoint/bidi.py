@@ -17,14 +17,14 @@ import time
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from voicedesk.endpoint.log_safety import BadFrameLog, escape
+from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
-from voicedesk.endpoint.speech_request import check_fresh
 from voicedesk.engine.connection import ServerConnection, VoiceCheck
 from voicedesk.engine.errors import VoicedeskError, close_code_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.protocol import SynthesizeRequest, encode_event
+from voicedesk.engine.request_fields import check_fresh
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
@@ -67,12 +67,16 @@ class BidiConnection:
         now = time.monotonic()
         core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), settings.limits)
         self.connection = ServerConnection(core, settings.connection_limits, now, self._admit_request)
-        self.driver = SessionDriver(self.connection, runtime.synthesizer, runtime.scheduler, lease.id, self._emit)
+        self.driver = SessionDriver(
+            self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection
+        )
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
-        self._bad_frames = BadFrameLog(log, lease.id[:8])
+        self._counted = (0, 0)
+        """Bad frames and slowed reads already told to ``BAD_FRAMES``."""
         lease.stop = self.stop
         lease.drain = self.drain
+        lease.evict = self.evict
 
     def _admit_request(self, request: SynthesizeRequest) -> Error | None:
         """Staleness and saturation, as on the HTTP routes (the AWS sample's request_stale / queue_saturated)."""
@@ -109,7 +113,6 @@ class BidiConnection:
                 if isinstance(outcome, Exception):  # a bug: the session ends, and the log says why (once)
                     log.error("session %s failed", self.lease.id[:8], exc_info=outcome)
             self.stop()
-            self._bad_frames.flush()
             self.runtime.release(self.lease)
             self._finished.set()
             log.info("session %s ended", self.lease.id[:8])
@@ -119,6 +122,11 @@ class BidiConnection:
         if not self.connection.core.closed:
             self.driver.apply(self.connection.peer_gone(time.monotonic()))
         self.driver.stop()
+
+    def evict(self, message: str) -> None:
+        """Closes this session to make room for a client from an address with little in use (``too_many_sessions``,
+        1013): the error and ``closed`` go out first."""
+        self.driver.apply(self.connection.evict(message, time.monotonic()))
 
     async def drain(self) -> None:
         """Shutdown: the sentence being synthesized finishes, the rest is cancelled, then ``closed`` and 1001."""
@@ -133,8 +141,11 @@ class BidiConnection:
 
     async def _receive_loop(self) -> None:
         connection = self.connection
-        pause = 1.0 / connection.limits.frames_per_s
         while True:
+            # Flow control, never loss: a client sending faster than its frame rate is read later. Its frames wait
+            # in the kernel (uvicorn pauses reading until we take the next message) and TCP slows the sender.
+            delay = connection.read_delay(time.monotonic())
+            await asyncio.sleep(delay)  # also yields the loop after every frame: one flood cannot starve the rest
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -143,16 +154,19 @@ class BidiConnection:
                 frame = message.get("bytes")
             if frame is None:
                 continue
-            dropped = connection.dropped_frames
             events, check = connection.receive_frame(frame, time.monotonic())
             self.driver.apply(events)
-            self._bad_frames.update(connection.bad_frames, connection.dropped_frames)
+            self._count_bad_frames()
+            self.lease.last_active = connection.last_activity
             if check is not None:
                 self.driver.apply(await self._execute_checked(check))
-            # One connection's flood must not starve the others: every frame yields the loop, and a connection over
-            # its rate limit is read no faster than the limit refills. Its frames then wait in the kernel and TCP
-            # pushes back on the sender, instead of this loop decoding and dropping them as fast as they come.
-            await asyncio.sleep(pause if connection.dropped_frames != dropped else 0)
+
+    def _count_bad_frames(self) -> None:
+        bad, paced = self.connection.bad_frames, self.connection.pacing.paced_reads
+        if (bad, paced) != self._counted:
+            told_bad, told_paced = self._counted
+            self.runtime.bad_frame_log.add(self.lease.id[:8], bad - told_bad, paced - told_paced)
+            self._counted = (bad, paced)
 
     async def _execute_checked(self, check: VoiceCheck) -> list[Event]:
         try:
@@ -186,6 +200,7 @@ class BidiConnection:
                 else:
                     await websocket.send_text(frame)
                 # Taking a frame may have freed room for synthesis (backpressure) or moved the idle clock.
+                self.lease.last_active = connection.last_activity
                 self.driver.pump()
         except (WebSocketDisconnect, RuntimeError, OSError):
             return

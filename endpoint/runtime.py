@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from voicedesk.endpoint.log_safety import escape
+from voicedesk.endpoint.fair_admission import idlest_of_busiest
+from voicedesk.endpoint.log_safety import BadFrameLog, escape
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
@@ -52,8 +53,12 @@ class Lease:
     """Winds the session down on shutdown (finish the current sentence, say goodbye, close)."""
     stop: Callable[[], None] | None = None
     """Drops the session's work at once (the server is stopping for good)."""
+    evict: Callable[[str], None] | None = None
+    """Closes the session, telling its client why, to make room on a full server (None: it cannot be evicted)."""
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     opened_at: float = field(default_factory=time.monotonic)
+    last_active: float = field(default_factory=time.monotonic)
+    """When the client last gave text to speak or took audio (the adapter keeps it): the idlest is evicted first."""
 
 
 class EndpointRuntime:
@@ -69,6 +74,9 @@ class EndpointRuntime:
         self._leases: dict[str, Lease] = {}
         self._loader: asyncio.Task[None] | None = None
         self.sessions_opened = 0
+        self.sessions_evicted = 0
+        self.bad_frame_log = BadFrameLog(logging.getLogger("voicedesk.endpoint.bidi"))
+        """Every WebSocket session's unreadable frames and slowed reads, one summary line per interval."""
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 
@@ -169,7 +177,7 @@ class EndpointRuntime:
     def admit(self, kind: str, client: str | None = None) -> Lease:
         self.check_available()
         settings = self.settings
-        if len(self._leases) >= settings.max_sessions:
+        if len(self._leases) >= settings.max_sessions and not self._make_room(client):
             raise VoicedeskError(
                 ErrorCode.TOO_MANY_SESSIONS,
                 f"This server already runs {len(self._leases)} sessions (limit {settings.max_sessions}); "
@@ -188,6 +196,25 @@ class EndpointRuntime:
         self._leases[lease.id] = lease
         self.sessions_opened += 1
         return lease
+
+    def _make_room(self, client: str | None) -> bool:
+        """A full server: the idlest session of the address holding the most is closed for a newcomer whose address
+        holds clearly less (off without a per-client cap: behind a proxy every session has the same address)."""
+        if self.settings.max_sessions_per_client is None:
+            return False
+        evictable = [lease for lease in self._leases.values() if lease.evict is not None]
+        victim = idlest_of_busiest(evictable, client)
+        if victim is None or victim.evict is None:
+            return False
+        del self._leases[victim.id]
+        self.sessions_evicted += 1
+        log.info("server full: session %s of the busiest address closed to make room", victim.id[:8])
+        victim.evict(
+            f"This server is full ({self.settings.max_sessions} sessions) and your address holds more of them than "
+            "anyone; this session, the idlest, was closed to make room for another client. Reconnect later, or keep "
+            "fewer sessions open at once."
+        )
+        return True
 
     def release(self, lease: Lease) -> None:
         self._leases.pop(lease.id, None)

@@ -23,9 +23,9 @@ from voicedesk.engine.session_limits import SessionLimits
 TOKEN_ENV = "VOICEDESK_TOKEN"
 DEFAULTS = ServerSettings()
 DEFAULT_LIMITS = SessionLimits()
-DEFAULT_SESSIONS_PER_CLIENT = DEFAULTS.max_sessions_per_client or 8
+DEFAULT_SESSIONS_PER_CLIENT = DEFAULTS.max_sessions_per_client or 4
 BURST_FRAMES_PER_RATE = 4
-DEFAULT_CONNECTIONS_PER_CLIENT = DEFAULTS.max_connections_per_client or 64
+DEFAULT_CONNECTIONS_PER_CLIENT = DEFAULTS.max_connections_per_client or 32
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)
 _UNIT_S = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -97,9 +97,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
         type=float,
         default=DEFAULTS.frames_per_s,
         metavar="N",
-        help="frames per second one WebSocket session may send, sustained, with bursts of "
-        f"{BURST_FRAMES_PER_RATE}× that (default {DEFAULTS.frames_per_s:g}); over it frames are dropped with "
-        "rate_limited, and a session over it for 10 s is closed",
+        help="frames per second read from one WebSocket session, sustained, with bursts of "
+        f"{BURST_FRAMES_PER_RATE}× that (default {DEFAULTS.frames_per_s:g}); a faster client is read later (TCP "
+        "slows it), never dropped",
     )
     limits.add_argument(
         "--max-request-audio",

@@ -25,9 +25,10 @@ class ServerSettings:
     """Torch device for the model; None picks CUDA when present."""
     max_sessions: int = 16
     """Concurrent WebSocket sessions plus HTTP streams; more are refused with ``too_many_sessions``."""
-    max_sessions_per_client: int | None = 8
+    max_sessions_per_client: int | None = 4
     """Sessions one peer address may hold at once (None: no per-client cap, as behind SageMaker's sidecar,
-    where every session comes from localhost)."""
+    where every session comes from localhost). On a full server, a newcomer from an address holding less takes
+    the place of the idlest session of the address holding the most (``endpoint.fair_admission``); off with None."""
     idle_timeout_s: float = 300.0
     """A WebSocket client that neither sends a valid command nor takes audio for this long is closed."""
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
@@ -35,11 +36,13 @@ class ServerSettings:
     ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
     frames_per_s: float = 100.0
-    """Frames one WebSocket session may send per second, sustained; frames over it are dropped (``rate_limited``)
-    and the connection is read no faster."""
+    """Frames read from one WebSocket session per second, sustained; a faster client is read later (TCP slows it
+    down), never dropped."""
     frame_burst: int = 400
-    abuse_after_s: float = 10.0
-    """A session over its frame rate for this long is closed with 1008."""
+    junk_per_s: float = 2.0
+    """Frames that cannot be understood, per second per session, sustained; each is answered with its error."""
+    junk_burst: int = 40
+    """Junk frames answered at once; the next one over the budget closes the session (``rate_limited``, 1008)."""
     limits: SessionLimits = field(default_factory=SessionLimits)
     send_timeout_s: float = 20.0
     """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
@@ -52,9 +55,10 @@ class ServerSettings:
     """Request line plus headers; larger requests get 400 before they are buffered."""
     max_connections: int = 256
     """Open TCP connections (any state); more are closed at once."""
-    max_connections_per_client: int | None = 64
+    max_connections_per_client: int | None = 32
     """Open TCP connections from one peer address; more are closed at once (None: no cap, as behind SageMaker's
-    sidecar or a reverse proxy, where every connection has the same address)."""
+    sidecar or a reverse proxy, where every connection has the same address). On a full server, a newcomer from
+    an address holding less takes the place of the idlest connection of the address holding the most."""
     shutdown_grace_s: float = 20.0
     """On SIGTERM, how long sessions get to finish their current sentence; whatever is left is then stopped and
     its transport aborted, so the process exits within SageMaker's 30 s."""
@@ -78,5 +82,6 @@ class ServerSettings:
             idle_timeout_s=self.idle_timeout_s,
             frames_per_s=self.frames_per_s,
             frame_burst=self.frame_burst,
-            abuse_after_s=self.abuse_after_s,
+            junk_per_s=self.junk_per_s,
+            junk_burst=self.junk_burst,
         )

@@ -5,8 +5,10 @@ on an open network needs and uvicorn does not apply on its own.
   connection and between keep-alive requests); otherwise it is aborted. Slow-header ("slowloris") connections no
   longer hold sockets open. The token is checked after the headers, so this guard needs none.
 - **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
-- **Connection caps.** Beyond ``max_connections`` open connections, or ``max_connections_per_client`` from one
-  address, a new one is aborted at once (refusals are logged as a count, once per interval).
+- **Connection caps.** Beyond ``max_connections_per_client`` from one address, a new connection is aborted at
+  once. Beyond ``max_connections`` in all, the idlest connection of the address holding the most makes room for a
+  newcomer from an address holding clearly less (``endpoint.fair_admission``); otherwise the newcomer is aborted.
+  Refusals are logged as a count, once per interval.
 - **Malformed requests** get uvicorn's 400, but with a JSON body like every other error.
 - **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
   (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
@@ -30,8 +32,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from voicedesk.endpoint.fair_admission import idlest_of_busiest
 from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
 from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, error_body
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,8 @@ class GuardedH11Protocol(H11Protocol):
         self._timed_cycle: object | None = None
         self._lingering = False
         """The request cycle that was current when the timer was armed: a new one means a head arrived."""
+        self.last_active = time.monotonic()
+        """When the client last sent bytes (the idlest connection is the one closed to make room)."""
         refusal = self._over_cap()
         if refusal is not None:
             self.refusals.refused(refusal)
@@ -76,25 +82,35 @@ class GuardedH11Protocol(H11Protocol):
 
     def _over_cap(self) -> str | None:
         settings = self.settings
-        if len(self.connections) > settings.max_connections:
-            return "connection cap"
         cap, host = settings.max_connections_per_client, self.client[0] if self.client else None
         if cap is not None and host is not None:
             held = sum(1 for c in self.connections if (getattr(c, "client", None) or (None,))[0] == host)
             if held > cap:
                 return "per-client connection cap"
+        if len(self.connections) > settings.max_connections:
+            if cap is not None and self._make_room(host):
+                return None
+            return "connection cap"
         return None
+
+    def _make_room(self, host: str | None) -> bool:
+        """Aborts the idlest connection of the busiest address, if this one's address holds clearly less."""
+        others = [c for c in self.connections if c is not self and hasattr(c, "last_active")]
+        victim = idlest_of_busiest(others, host)
+        if victim is None:
+            return False
+        self.connections.discard(victim)  # counted out now; its connection_lost comes later
+        victim.transport.abort()  # type: ignore[attr-defined]
+        self.refusals.refused("fair share (the idlest connection of the busiest address, closed to make room)")
+        return True
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 cannot parse (malformed, or headers over ``max_header_bytes``)."""
-        body = json.dumps(
-            {
-                "type": "error",
-                "code": "bad_message",
-                "message": f"The HTTP request could not be parsed: it is malformed, or its request line and headers "
-                f"are over {self.settings.max_header_bytes:,} bytes.",
-            }
-        ).encode()
+        message = (
+            f"The HTTP request could not be parsed: it is malformed, or its request line and headers are over "
+            f"{self.settings.max_header_bytes:,} bytes."
+        )
+        body = json.dumps(error_body(VoicedeskError(ErrorCode.BAD_MESSAGE, message))).encode()
         headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
         for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
@@ -109,6 +125,7 @@ class GuardedH11Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         if self._lingering:
             return
+        self.last_active = time.monotonic()
         super().data_received(data)
         if self.cycle is not self._timed_cycle:
             self._cancel_header_timer()  # a new request's head is complete
@@ -145,6 +162,14 @@ class GuardedH11Protocol(H11Protocol):
 
 class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
     settings: ServerSettings
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self.last_active = time.monotonic()
+        super().connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.last_active = time.monotonic()
+        super().data_received(data)
 
     async def send(self, message: Any) -> None:
         if not self.writable.is_set():

@@ -2,10 +2,11 @@
 
 ``ServerConnection`` is to the WebSocket handler what python-websockets' ``ServerProtocol`` is to its asyncio
 wrapper. It owns the session core and the codec and decides everything a connection means: which frames go out
-and in what order, how much audio may wait in the send queue, when the client counts as idle, when a flooding
-client is throttled and then closed, how a shutdown winds the session down, and which close code ends it. The
-adapter (``endpoint.bidi``) only moves bytes, keeps the clock, checks voices off the event loop, runs the
-session's jobs through ``engine.session_driver.SessionDriver`` and applies a timeout to every send.
+and in what order, how much audio may wait in the send queue, when the client counts as idle, how fast its
+frames are read (``read_delay``: a fast sender is read later, never dropped), when a client sending junk is
+closed, how a shutdown winds the session down, and which close code ends it. The adapter (``endpoint.bidi``)
+only moves bytes, keeps the clock, waits ``read_delay`` before each read, checks voices off the event loop, runs
+the session's jobs through ``engine.session_driver.SessionDriver`` and applies a timeout to every send.
 
 Inputs return the session events they cause; the adapter hands them to the driver (``driver.apply``), whose emit
 callback brings them back through ``session_events`` into the send queue, so every event takes one path.
@@ -18,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
-from voicedesk.engine.errors import ErrorCode
-from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
+from voicedesk.engine.errors import CloseReason, ErrorCode, close_code_for_reason
+from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished
+from voicedesk.engine.input_budget import JunkBudget, ReadPacing
 from voicedesk.engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
     Cancel,
@@ -33,25 +35,12 @@ from voicedesk.engine.protocol import (
     ServerProtocol,
     SynthesizeRequest,
 )
-from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
+from voicedesk.engine.session import SessionCore
 
-WS_NORMAL = 1000
-WS_GOING_AWAY = 1001
-WS_POLICY_VIOLATION = 1008
-WS_TRY_AGAIN_LATER = 1013
-
-IDLE_REASON = "idle_timeout"
-ABUSE_REASON = "rate_limited"
-REFUSED_AT_OPEN_REASON = "bad_message"
-
-_CLOSE_CODES = {
-    "closed": WS_NORMAL,
-    IDLE_REASON: WS_NORMAL,
-    SHUTDOWN_REASON: WS_GOING_AWAY,
-    ABUSE_REASON: WS_POLICY_VIOLATION,
-    "budget_exceeded": WS_POLICY_VIOLATION,
-    REFUSED_AT_OPEN_REASON: WS_POLICY_VIOLATION,
-}
+IDLE_REASON = CloseReason.IDLE
+ABUSE_REASON = CloseReason.RATE_LIMITED
+REFUSED_AT_OPEN_REASON = CloseReason.REFUSED_AT_OPEN
+EVICTED_REASON = CloseReason.EVICTED
 
 
 def _refuse_format(audio_format: str, request_id: str | None) -> Error:
@@ -63,23 +52,21 @@ def _refuse_format(audio_format: str, request_id: str | None) -> Error:
     )
 
 
-INVALID_FRAME_COST = 10
-"""A frame that cannot be understood costs this many frames of the rate limit: junk floods run dry fast."""
-
-
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     """Largest request frame decoded; bigger ones get ``frame_too_large``."""
     idle_timeout_s: float = 300.0
-    """A client that neither sends a valid command nor takes audio for this long, while the server owes it
-    nothing, is closed (``idle_timeout``)."""
+    """A client that neither gives text to speak nor takes audio for this long, while the server owes it
+    nothing, is closed (``idle_timeout``). ``config``, ``flush``, empty text and junk do not keep it open."""
     frames_per_s: float = 100.0
-    """Sustained client frames per second (a token bucket)."""
+    """Sustained client frames read per second (a token bucket); a faster sender is read later, never dropped."""
     frame_burst: int = 400
-    """Frames a client may send at once above the sustained rate."""
-    abuse_after_s: float = 10.0
-    """A client over the rate limit for this long is closed with 1008."""
+    """Frames read at once above the sustained rate."""
+    junk_per_s: float = 2.0
+    """Frames that cannot be understood, per second, sustained; each is answered with its error."""
+    junk_burst: int = 40
+    """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
 @dataclass(slots=True)
@@ -118,30 +105,36 @@ class ServerConnection:
         self._close: tuple[int, str] | None = None
         self._closing = False
         self._last_progress = now
-        self._tokens = float(limits.frame_burst)
-        self._tokens_at = now
-        self._over_limit_since: float | None = None
-        self._rate_error_at: float | None = None
+        self.pacing = ReadPacing(limits.frames_per_s, limits.frame_burst, now)
+        self._junk = JunkBudget(limits.junk_per_s, limits.junk_burst, now)
         self.bad_frames = 0
         """Frames that could not be understood (the adapter logs their count, not each one)."""
-        self.dropped_frames = 0
-        """Frames dropped by the rate limit."""
+        self.frames_read = 0
+        """Frames read from the client, valid or not (none is ever dropped unread)."""
 
     # ---- client → server ----------------------------------------------------------------------------
 
+    def read_delay(self, now: float) -> float:
+        """Seconds the adapter waits before reading the next frame (0: read now). A client sending faster than
+        ``frames_per_s`` is read later: its frames wait in the kernel and TCP slows the sender; none is lost."""
+        return 0.0 if self._closing else self.pacing.delay(now)
+
     def receive_frame(self, frame: Frame, now: float) -> tuple[list[Event], VoiceCheck | None]:
-        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command."""
+        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command.
+
+        Every valid frame is processed, in order. A frame that cannot be understood is answered with its error
+        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008)."""
         if self._closing:
             return [], None
-        if not self._take_tokens(1, now):
-            return self._throttled(now), None
+        self.frames_read += 1
+        self.pacing.frame_read(now)
         try:
             command = self.codec.receive(frame)
         except ProtocolError as exc:
             self.bad_frames += 1
-            self._take_tokens(INVALID_FRAME_COST - 1, now)
-            return [exc.to_event()], None
-        self._last_progress = now
+            if self._junk.allow(now):
+                return [exc.to_event()], None
+            return self._too_much_junk(exc, now), None
         if isinstance(command, SynthesizeRequest | Configure) and command.voice is not None:
             return [], VoiceCheck(command, command.voice)
         return self.execute(command, now), None
@@ -164,8 +157,11 @@ class ServerConnection:
                     return [refusal]
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate, request_id)):
                     return [refusal]
+                self._last_progress = now
                 return core.synthesize(text, now, voice, speed, request_id)
             case SendText(text):
+                if text.strip():  # only text to speak keeps a session open, not empty or blank fragments
+                    self._last_progress = now
                 return core.send_text(text, now)
             case Flush(request_id):
                 return core.flush(now, request_id)
@@ -230,7 +226,7 @@ class ServerConnection:
             self._out.extend(_OutFrame(f) for f in self.codec.send(event))
             if isinstance(event, Closed):
                 self._closing = True
-                self._close = (_CLOSE_CODES.get(event.reason, WS_NORMAL), event.reason)
+                self._close = (close_code_for_reason(event.reason), event.reason)
 
     def _queue_audio(self, event: Audio) -> None:
         self.codec.send(event)  # counts the bytes of the 24 kHz original
@@ -285,35 +281,23 @@ class ServerConnection:
             return []
         return self.core.wind_down(now)
 
+    def evict(self, message: str, now: float) -> list[Event]:
+        """The server is full and this session, the idlest of the address holding the most, makes room for a
+        client from an address with little in use: told why, then closed (``too_many_sessions``, 1013)."""
+        if self._closing:
+            return []
+        error = Error(ErrorCode.TOO_MANY_SESSIONS, message, fatal=True)
+        return [error, *self.core.abort(EVICTED_REASON, now)]
+
+    @property
+    def last_activity(self) -> float:
+        """When this client last gave text to speak or took audio (for the idle timer and fair eviction)."""
+        return self._last_progress
+
     def peer_gone(self, now: float) -> list[Event]:
         """The client disconnected: drop everything at once."""
         self._out.clear()
         return self.core.abort("aborted", now)
-
-    # ---- the driver's view of the session (SessionDriver calls these) --------------------------------
-
-    def next_job(self, now: float, split_above_phonemes: int | None = None):  # type: ignore[no-untyped-def]
-        return self.core.next_job(now, split_above_phonemes)
-
-    def job_done(
-        self,
-        job: SynthesisJob,
-        pcm: bytes,
-        duration_s: float,
-        words: tuple[WordTiming, ...] = (),
-        synthesis_s: float = 0.0,
-        now: float = 0.0,
-    ) -> list[Event]:
-        return self.core.job_done(job, pcm, duration_s, words, synthesis_s, now)
-
-    def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str, now: float = 0.0) -> list[Event]:
-        return self.core.job_failed(job, code, message, now)
-
-    def is_current(self, job: SynthesisJob) -> bool:
-        return self.core.is_current(job)
-
-    def abort(self, reason: str, now: float = 0.0) -> list[Event]:
-        return self.core.abort(reason, now)
 
     # ---- internals ----------------------------------------------------------------------------------
 
@@ -331,38 +315,12 @@ class ServerConnection:
                 self._out = kept
                 self.core.audio_consumed(dropped)
 
-    def _take_tokens(self, cost: float, now: float) -> bool:
-        limits = self.limits
-        self._tokens = min(limits.frame_burst, self._tokens + (now - self._tokens_at) * limits.frames_per_s)
-        self._tokens_at = now
-        if self._tokens >= cost:
-            self._tokens -= cost
-            if self._tokens >= limits.frame_burst / 2:
-                self._over_limit_since = None
-            return True
-        self._tokens = max(0.0, self._tokens - cost)
-        return False
-
-    def _throttled(self, now: float) -> list[Event]:
-        self.dropped_frames += 1
-        limits = self.limits
-        if self._over_limit_since is None:
-            self._over_limit_since = now
-        if now - self._over_limit_since >= limits.abuse_after_s:
-            error = Error(
-                ErrorCode.RATE_LIMITED,
-                f"This connection kept sending more than {limits.frames_per_s:g} frames per second for "
-                f"{limits.abuse_after_s:g} s, so it was closed. Send text in larger pieces.",
-                fatal=True,
-            )
-            return [error, *self.core.abort(ABUSE_REASON, now)]
-        if self._rate_error_at is not None and now - self._rate_error_at < 1.0:
-            return []
-        self._rate_error_at = now
-        return [
-            Error(
-                ErrorCode.RATE_LIMITED,
-                f"Too many frames: the limit is {limits.frames_per_s:g} per second (bursts of {limits.frame_burst}); "
-                "frames over it are dropped unanswered. Send text in larger pieces.",
-            )
-        ]
+    def _too_much_junk(self, exc: ProtocolError, now: float) -> list[Event]:
+        junk = self._junk
+        error = Error(
+            ErrorCode.RATE_LIMITED,
+            f"Too many frames that could not be understood (more than {junk.burst} at once, or {junk.junk_per_s:g} a "
+            f"second over time; the last: {exc.code}), so the connection was closed. Send valid JSON commands.",
+            fatal=True,
+        )
+        return [error, *self.core.abort(ABUSE_REASON, now)]

@@ -45,6 +45,13 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", default="cpu", help="the server's --device (cpu)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument(
+        "--only",
+        choices=("all", "hardening", "flow"),
+        default="all",
+        help="hardening: the attacks on voicedesk serve with Kokoro; flow: fast agents, a healthy client beside a "
+        "1,000 frames/s agent, four attacking addresses and a fifth (paced stand-in synthesizer); default all",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -99,7 +106,7 @@ def _free_port() -> int:
 def start_server(device: str, header_timeout_s: float, log_dir: Path) -> ServerProcess:
     port = _free_port()
     log_path = log_dir / "server.log"
-    command = [sys.executable, "-m", "voicedesk.app.cli", "serve", "--port", str(port), "--device", device]
+    command = [sys.executable, "-m", "voicedesk.engine.commands", "serve", "--port", str(port), "--device", device]
     command += ["--header-timeout", str(header_timeout_s)]
     env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_TOKEN"}
     with log_path.open("wb") as log:
@@ -254,13 +261,33 @@ async def run_abuse(args: argparse.Namespace, progress) -> AbuseReport:  # type:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from voicedesk.app.lab.abuse_flow import format_flow, run_flow
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 8192)), hard))
-    report = asyncio.run(run_abuse(args, lambda msg: print(msg, file=sys.stderr, flush=True)))
+    progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    only = getattr(args, "only", "all")
+    flow = asyncio.run(run_flow(args.rounds, progress)) if only in ("all", "flow") else None
+    if only == "flow":
+        if args.json:
+            Path(args.json).write_text(json.dumps({"flow": flow}, indent=2) + "\n")
+        print("\n".join(format_flow(flow)))  # type: ignore[arg-type]
+        return 0 if flow_passed(flow) else 1  # type: ignore[arg-type]
+    report = asyncio.run(run_abuse(args, progress))
+    if flow is not None:
+        report.phases["flow"] = flow
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
     print(format_report(report))
-    return 0 if passed(report) else 1
+    if flow is not None:
+        print("\n".join(format_flow(flow)))
+    return 0 if passed(report) and (flow is None or flow_passed(flow)) else 1
+
+
+def flow_passed(flow: dict[str, object]) -> bool:
+    """Every word of every fast agent spoken in order and flushed, without error (the timings are reported)."""
+    runs = [v for k, v in flow.items() if k.startswith("fast agent")]
+    return all(r["in_order"] and r["flushed"] and not r["errors"] for r in runs)  # type: ignore[index]
 
 
 def passed(report: AbuseReport) -> bool:

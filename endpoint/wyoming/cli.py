@@ -58,6 +58,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-chars", type=int, default=20_000, help="longest text of one request, in characters (default 20000)"
     )
+    parser.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        default=8,
+        metavar="N",
+        help="connections one address may hold (default 8; 0: no cap, e.g. behind a proxy)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="close a connection that sends nothing for this long (default 300)",
+    )
     parser.set_defaults(handler=run_wyoming)
 
 
@@ -71,9 +85,10 @@ class ServicePlan:
 
 
 def plan_from_args(args: argparse.Namespace) -> ServicePlan:
+    from voicedesk.endpoint.wyoming.guarded_read import ReadLimits
     from voicedesk.endpoint.wyoming.server import WyomingSettings
     from voicedesk.engine.model.voices import format_voice_spec, parse_voice_spec
-    from voicedesk.engine.session import SessionLimits, validate_speed
+    from voicedesk.engine.session import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
 
     def bad(message: str) -> VoicedeskError:
         return UsageError(message)
@@ -82,7 +97,7 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         raise bad(f"--port {args.port} is not a TCP port (0 to 65535).")
     speed = validate_speed(args.speed)
     if speed is None:
-        raise VoicedeskError(ErrorCode.BAD_SPEED, f"--speed must be a number from 0.25 to 4.0; got {args.speed}.")
+        raise bad(f"--speed must be a number from {MIN_SPEED:g} to {MAX_SPEED:g}; got {args.speed}.")
     if not 1 <= args.samples_per_chunk <= 24_000:
         raise bad("--samples-per-chunk must be from 1 to 24000 (one second).")
     limit = SessionLimits().max_message_chars
@@ -100,6 +115,8 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
                     f"--voices lists voice names separated by commas; {name!r} is not one (a weight belongs to a "
                     "blend, which is set with --voice)."
                 )
+    if args.max_connections_per_client < 0 or not args.idle_timeout > 0:
+        raise bad("--max-connections-per-client must be 0 or more, --idle-timeout more than 0.")
     settings = WyomingSettings(
         host=args.host,
         port=args.port,
@@ -107,6 +124,8 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         max_buffer_delay_ms=config_from_args(args).max_buffer_delay_ms,
         samples_per_chunk=args.samples_per_chunk,
         max_chars=args.max_chars,
+        read_limits=ReadLimits(idle_timeout_s=args.idle_timeout),
+        max_connections_per_client=args.max_connections_per_client or None,
     )
     return ServicePlan(settings, voice, voices, args.zeroconf, args.zeroconf_name)
 
@@ -154,7 +173,6 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     from voicedesk.endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
     from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
     from voicedesk.engine.factory import open_engine
-    from voicedesk.engine.local import LocalEngine
     from voicedesk.engine.model.voices import KNOWN_VOICES
 
     settings: WyomingSettings = plan.settings  # type: ignore[assignment]
@@ -169,10 +187,9 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     try:
         if plan.voices is not None:
             candidates = list(plan.voices)
-        elif isinstance(engine, LocalEngine):
-            candidates = await asyncio.to_thread(engine.synthesizer.list_voices)
         else:
-            candidates = list(KNOWN_VOICES)
+            listed = await engine.voices()
+            candidates = list(KNOWN_VOICES) if listed is None else [v.name for v in listed if v.downloaded]
         usable = await probe_voices(engine, plan.voice, candidates, speed=settings.speed)
         missing = [name for name in candidates if name not in usable]
         if plan.voices is not None and missing:

@@ -126,9 +126,12 @@ class TtsConversation:
             return self._client_event(event)
         except VoicedeskError as exc:
             return self._fail(exc.code, str(exc))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # What Python said is for this server's developers, not for a client; the client learns what to fix.
             return self._fail(
-                ErrorCode.BAD_MESSAGE, f"The {event.type!r} event is malformed ({type(exc).__name__}: {exc})."
+                ErrorCode.BAD_MESSAGE,
+                f"The {event.type[:64]!r} event is malformed: its data does not have the fields and types the Wyoming "
+                "protocol gives it (see docs/wyoming.md).",
             )
 
     def _client_event(self, event: WyomingEvent) -> list[Action]:

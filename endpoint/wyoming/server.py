@@ -9,6 +9,13 @@ task turns the session's events into ``audio-*`` / ``synthesize-stopped`` / ``er
 When the client goes away (or is dropped), the session is cancelled and closed: the scheduler drops its queued
 sentences, a remote engine's stream is aborted, and nothing keeps running for a client that is gone. A client
 that stops reading is dropped once a write has waited ``write_timeout_s``.
+
+Guarded like ``voicedesk serve``: events are read by ``endpoint.wyoming.guarded_read`` (sizes checked before
+they are buffered, an idle timeout between events, a time limit on each started event, no non-finite numbers);
+what cannot be read is answered with an ``error`` event (a code and what to do, never Python's exception text)
+and the connection closed. One address may hold ``max_connections_per_client`` connections, the server
+``max_connections``. This module's warnings are rate-limited (one line per kind per interval), so a client
+opening connections to send junk cannot write the log at its own pace.
 """
 
 from __future__ import annotations
@@ -16,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event as WyomingEvent
 from wyoming.info import Info
 from wyoming.server import AsyncEventHandler, AsyncTcpServer
 
+from voicedesk.endpoint.log_safety import escape, guard_server_logs
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
 from voicedesk.endpoint.wyoming.conversation import (
     DEFAULT_MAX_CHARS,
@@ -32,6 +40,7 @@ from voicedesk.endpoint.wyoming.conversation import (
     Reply,
     TtsConversation,
 )
+from voicedesk.endpoint.wyoming.guarded_read import ClientIdle, ReadLimits, WyomingInputError, read_event
 from voicedesk.endpoint.wyoming.info import PROGRAM_NAME
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
@@ -57,6 +66,11 @@ class WyomingSettings:
     write_timeout_s: float = 30.0
     """A client that has not taken its audio for this long is dropped (its session is cancelled)."""
     stop_grace_s: float = 5.0
+    read_limits: ReadLimits = field(default_factory=ReadLimits)
+    """Event sizes, the idle timeout between events and the time limit on a started event."""
+    max_connections: int = 64
+    max_connections_per_client: int | None = 8
+    """Connections one address may hold (None: no cap, e.g. behind a proxy)."""
 
 
 class WyomingTtsServer:
@@ -71,6 +85,7 @@ class WyomingTtsServer:
         self.connections: set[TtsConnection] = set()
         self.sessions_opened = 0
         self._tcp: AsyncTcpServer | None = None
+        guard_server_logs((__name__,))
 
     async def start(self) -> None:
         """Listens on the settings' host and port (raises ``OSError`` when the port is taken)."""
@@ -91,8 +106,20 @@ class WyomingTtsServer:
 
     def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TtsConnection:
         connection = TtsConnection(self, reader, writer)
+        connection.refusal = self._over_cap(connection.host)
         self.connections.add(connection)
         return connection
+
+    def _over_cap(self, host: str | None) -> str | None:
+        settings = self.settings
+        if len(self.connections) >= settings.max_connections:
+            return f"This server holds {len(self.connections)} connections (its limit); retry later."
+        cap = settings.max_connections_per_client
+        if cap is not None and host is not None:
+            held = sum(1 for c in self.connections if c.host == host)
+            if held >= cap:
+                return f"Your address already holds {held} connections here (limit {cap}); close one first."
+        return None
 
 
 class TtsConnection(AsyncEventHandler):
@@ -111,17 +138,44 @@ class TtsConnection(AsyncEventHandler):
         self.session: Session | None = None
         self.closed = asyncio.Event()
         self._responder: asyncio.Task[None] | None = None
+        self.refusal: str | None = None
+        """Set when a connection cap is reached: the client is told so, then closed."""
         peer = writer.get_extra_info("peername")
+        self.host: str | None = str(peer[0]) if isinstance(peer, tuple) else None
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a client"
         log.debug("%s connected", self.peer)
 
     # ---- AsyncEventHandler ----------------------------------------------------------------------------
 
     async def run(self) -> None:
+        """The library's read loop, with ``guarded_read`` instead of its ``async_read_event``."""
+        self._is_running = True
         try:
-            await super().run()  # its ``finally`` calls ``disconnect``
-        except ConnectionError as exc:  # the library lets a reset while reading escape; it is only a client leaving
+            if self.refusal is not None:
+                log.warning("refused a connection: connection cap reached")
+                await self._write(WyomingError(text=self.refusal, code=str(ErrorCode.TOO_MANY_SESSIONS)).event())
+                return
+            limits = self.server.settings.read_limits
+            while self._is_running:
+                try:
+                    event = await read_event(self.reader, limits)
+                except WyomingInputError as exc:
+                    log.warning("closed a connection that sent an unreadable event (%s)", exc.code)
+                    await self._write(WyomingError(text=exc.message, code=str(exc.code)).event())
+                    return
+                except ClientIdle:
+                    log.info("%s sent nothing for %g s; closing it", self.peer, limits.idle_timeout_s)
+                    seconds = f"{limits.idle_timeout_s:g}"
+                    message = f"Nothing was sent for {seconds} s, so the connection was closed; connect again."
+                    await self._write(WyomingError(text=message, code=str(ErrorCode.IDLE_TIMEOUT)).event())
+                    return
+                if event is None or not await self.handle_event(event):
+                    return
+        except ConnectionError as exc:  # a reset while reading: only a client leaving
             log.info("%s dropped the connection (%s)", self.peer, exc)
+        finally:
+            await self.disconnect()
+            self.writer.close()
 
     async def handle_event(self, event: WyomingEvent) -> bool:
         try:
@@ -130,9 +184,9 @@ class TtsConnection(AsyncEventHandler):
             log.warning("%s: %s", self.peer, exc)
             await self._write(WyomingError(text=str(exc), code=str(exc.code)).event())
             return False
-        except Exception as exc:  # a bug: answer it like any other error instead of dropping the client silently
-            log.exception("%s: handling %s failed", self.peer, event.type)
-            message = f"The server failed on this {event.type!r} event: {type(exc).__name__}: {exc}"
+        except Exception:  # a bug: answer it like any other error instead of dropping the client silently
+            log.exception("%s: handling %s failed", self.peer, escape(event.type))
+            message = f"The server failed on this {escape(event.type, 64)!r} event; its log says why."
             await self._write(WyomingError(text=message, code=str(ErrorCode.INTERNAL)).event())
             return False
 
@@ -165,7 +219,8 @@ class TtsConnection(AsyncEventHandler):
                     if not await self._write(event):
                         return False
                 case Hangup(reason=reason):
-                    log.info("%s: closing the connection after an error (%s)", self.peer, reason)
+                    # A warning, so at most one line per interval (a client can cause one per connection).
+                    log.warning("closing a connection after an error (%s)", reason)
                     return False
                 case Configure(voice=voice, speed=speed):
                     await (await self._session()).configure(voice, speed)

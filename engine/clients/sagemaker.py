@@ -26,6 +26,7 @@ from typing import Any
 
 from voicedesk.engine.api import EngineInfo
 from voicedesk.engine.clients.errors import EndpointContext, from_credentials, from_sagemaker_sdk
+from voicedesk.engine.clients.outbox import Outbox
 from voicedesk.engine.clients.remote import RemoteSession
 from voicedesk.engine.clients.resuming import RECONNECT_DELAYS_S, ResumingSession, StreamInterrupted, StreamPolicy
 from voicedesk.engine.engine_spec import EngineSpec
@@ -131,6 +132,8 @@ class SageMakerChannel:
         self._settings = settings
         self._partial = bytearray()
         self.description = f"SageMaker {settings.context.where}"
+        self.outbox = Outbox(self._send_now)
+        """Fragments queued while a send is in flight go out as one payload part."""
 
     @classmethod
     async def open(cls, client: Any, settings: SageMakerSettings, first_frame: str) -> SageMakerChannel:
@@ -159,6 +162,9 @@ class SageMakerChannel:
         return cls(stream, output, settings)
 
     async def send(self, frame: str) -> None:
+        await self.outbox.send(frame)
+
+    async def _send_now(self, frame: str) -> None:
         try:
             await self._stream.input_stream.send(_part(frame))
         except Exception as exc:
@@ -210,6 +216,7 @@ class SageMakerChannel:
             await self.abort()
 
     async def abort(self) -> None:
+        self.outbox.abort()
         await _quietly_close(self._stream)
 
 
@@ -272,9 +279,6 @@ class SageMakerEngine:
 
     async def _open_channel(self, first_frame: str) -> SageMakerChannel:
         return await SageMakerChannel.open(await self._client(), self.settings, first_frame)
-
-    synthesizer = None
-    """The model runs on the endpoint, not here."""
 
     @property
     def info(self) -> EngineInfo:

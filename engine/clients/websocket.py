@@ -23,6 +23,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidH
 
 from voicedesk.engine.api import EngineInfo
 from voicedesk.engine.clients.errors import untrusted_certificate
+from voicedesk.engine.clients.outbox import Outbox
 from voicedesk.engine.clients.remote import RemoteSession
 from voicedesk.engine.clients.resuming import ResumingSession, StreamInterrupted, StreamPolicy
 from voicedesk.engine.engine_spec import TOKEN_ENV, EngineSpec
@@ -129,6 +130,8 @@ class WebSocketChannel:
     def __init__(self, connection: websockets.ClientConnection, url: str) -> None:
         self._connection = connection
         self.description = url
+        self.outbox = Outbox(self._send_now)
+        """Fragments queued while a send is in flight go out as one frame."""
 
     @classmethod
     async def open(cls, settings: WebSocketSettings, first_frame: str) -> WebSocketChannel:
@@ -150,10 +153,13 @@ class WebSocketChannel:
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             raise _connect_error(exc, settings) from exc
         channel = cls(connection, settings.url)
-        await channel.send(first_frame)
+        await channel._send_now(first_frame)  # at once: a refusal is raised here, by open
         return channel
 
     async def send(self, frame: str) -> None:
+        await self.outbox.send(frame)
+
+    async def _send_now(self, frame: str) -> None:
         try:
             await self._connection.send(frame)
         except ConnectionClosed as exc:
@@ -171,6 +177,7 @@ class WebSocketChannel:
         await self._connection.close()
 
     async def abort(self) -> None:
+        self.outbox.abort()
         with contextlib.suppress(Exception):
             self._connection.transport.abort()
 
@@ -234,9 +241,6 @@ class WebSocketEngine:
         if self.settings.reconnect:
             return await ResumingSession.open(self._open_channel, config, StreamPolicy())
         return await RemoteSession.open(self._open_channel, config)
-
-    synthesizer = None
-    """The model runs on the server, not here."""
 
     @property
     def info(self) -> EngineInfo:

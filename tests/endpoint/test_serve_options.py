@@ -212,7 +212,7 @@ def test_limit_flags_reach_the_settings():
 
 def test_behind_sagemaker_the_per_client_caps_are_off_unless_asked_for():
     default, _ = settings_from_args(_args(), {})
-    assert default.max_sessions_per_client == 8 and default.max_connections_per_client == 64
+    assert default.max_sessions_per_client == 4 and default.max_connections_per_client == 32
     behind, _ = settings_from_args(_args(host="0.0.0.0"), {}, behind_sagemaker=True)
     assert behind.max_sessions_per_client is None and behind.max_connections_per_client is None
     asked, _ = settings_from_args(_args("--max-sessions-per-client", "4"), {}, behind_sagemaker=True)
@@ -281,7 +281,7 @@ def test_no_exposure_warning_on_loopback_or_behind_sagemaker():
 def _serve(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != TOKEN_ENV} | (env or {})
     return subprocess.run(
-        [sys.executable, "-m", "voicedesk.app.cli", "serve", *argv],
+        [sys.executable, "-m", "voicedesk.engine.commands", "serve", *argv],
         cwd=REPO,
         env=environment,
         capture_output=True,

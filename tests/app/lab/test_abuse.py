@@ -35,7 +35,8 @@ def _tracebacks(caplog) -> list[logging.LogRecord]:  # type: ignore[no-untyped-d
     return [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
 
 
-async def test_mutated_frames_are_all_answered_and_every_session_still_speaks(server, caplog):
+async def test_mutated_frames_are_all_answered_and_every_session_still_speaks(make_server, caplog):
+    server = make_server()  # its own: the bad-frame summary is per server, once per interval
     caplog.set_level(logging.WARNING)
     result = await fuzz(_target(server), frames=320, sessions=4, seed=5)
     assert result.problems == []
@@ -50,7 +51,7 @@ async def test_mutated_frames_are_all_answered_and_every_session_still_speaks(se
     # Bad frames are counted in the log, never a traceback each.
     assert not _tracebacks(caplog)
     summaries = [r for r in caplog.records if "could not be understood" in r.getMessage()]
-    assert 0 < len(summaries) <= 4 * 3
+    assert 1 <= len(summaries) <= 3  # one summary per interval for all sessions, not one per connection
 
 
 async def test_slow_headers_are_cut_off_and_caps_refuse_the_excess(make_server, caplog):
@@ -118,7 +119,7 @@ async def test_frames_over_the_websocket_limit_close_1009_and_a_frame_over_the_s
 
 
 async def test_a_flooding_client_is_throttled_then_closed_and_a_healthy_one_is_served(make_server):
-    running = make_server(frames_per_s=50, frame_burst=100, abuse_after_s=1.5)
+    running = make_server(frames_per_s=50, frame_burst=100)
     target = _target(running)
     stop = asyncio.Event()
     stats = FloodStats()

@@ -1,0 +1,48 @@
+"""Credentials in query strings never reach the log: uvicorn logs a WebSocket upgrade's path with its query."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from tests.support.fast_synth import start_fast_server
+from voicedesk.endpoint.log_safety import REDACTED, redact_query
+from voicedesk.engine.protocol import BIDI_PATH
+
+SECRET = "s3cr3t-t0ken-never-logged"
+
+
+async def test_a_token_in_the_websocket_query_string_is_refused_and_redacted_in_the_log(caplog):
+    caplog.set_level(logging.INFO)
+    running = start_fast_server(token="the-real-token")
+    try:
+        with pytest.raises(InvalidStatus):
+            async with connect(f"{running.ws_url}{BIDI_PATH}?token={SECRET}&sample_rate=16000"):
+                pass
+    finally:
+        running.stop()
+    lines = [r.getMessage() for r in caplog.records]
+    assert not [line for line in lines if SECRET in line]
+    upgrade = [line for line in lines if BIDI_PATH in line and "?" in line]
+    assert upgrade, lines  # the line is still written, with the query's harmless parts
+    assert f"token={REDACTED}" in upgrade[0] and "sample_rate=16000" in upgrade[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/p?token=abc", f"/p?token={REDACTED}"),
+        ("/p?sample_rate=16000&api_key=zzz", f"/p?sample_rate=16000&api_key={REDACTED}"),
+        ("/p?X-Amz-Signature=ab&lang=en", f"/p?X-Amz-Signature={REDACTED}&lang=en"),
+        ("/p?q=eyJhbGciOi.eyJzdWIi.c2ln", f"/p?q={REDACTED}"),  # a JWT under any name
+        ("/p?v=AKIAABCDEFGHIJKLMNOP", f"/p?v={REDACTED}"),  # an AWS key id
+        ("/p?v=A1b2C3d4E5f6G7h8I9j0K1l2M3", f"/p?v={REDACTED}"),  # long and random-looking
+        ('"GET /a?voice=af_heart&sample_rate=24000 HTTP/1.1"', '"GET /a?voice=af_heart&sample_rate=24000 HTTP/1.1"'),
+        ("/no/query", "/no/query"),
+    ],
+)
+def test_redaction_hides_credentials_and_keeps_the_rest(text: str, expected: str) -> None:
+    assert redact_query(text) == expected
