@@ -25,7 +25,7 @@ def test_pyproject_extras_are_the_language_table():
 
 
 def test_the_test_command_installs_every_language():
-    assert '".[test,languages]"' in (REPO / "tests" / "run.sh").read_text()
+    assert '".[all,test,languages]"' in (REPO / "tests" / "run.sh").read_text()
 
 
 def test_every_language_is_ready_on_the_test_machine():
