@@ -45,6 +45,7 @@ from voicedesk.endpoint.speech_request import (
 from voicedesk.engine.audio_formats import ENCODINGS
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, error_body, http_status_for
 from voicedesk.engine.events import Error, Event, SessionConfig
+from voicedesk.engine.model.languages import LanguageStatus, languages_status
 from voicedesk.engine.session_limits import SessionLimits
 
 log = logging.getLogger(__name__)
@@ -307,4 +308,20 @@ async def openai_voices(request: Request) -> Response:
         runtime.check_available()
     except VoicedeskError as exc:
         return error_response(exc, openai=True)
-    return JSONResponse({"voices": list(runtime.voices), "openai_voice_names": OPENAI_VOICES})
+    statuses = await asyncio.to_thread(languages_status)
+    return JSONResponse(
+        {"voices": list(runtime.voices), "openai_voice_names": OPENAI_VOICES, "languages": language_entries(statuses)}
+    )
+
+
+def language_entries(statuses: list[LanguageStatus]) -> list[dict[str, object]]:
+    """Each Kokoro language with whether this server can speak it; one that cannot says what is missing and the
+    command that sets it up (its voices are absent from ``voices``)."""
+    entries: list[dict[str, object]] = []
+    for status in statuses:
+        entry: dict[str, object] = {"tag": status.language.tag, "name": status.language.name, "ready": status.ready}
+        if not status.ready:
+            entry["missing"] = list(status.missing)
+            entry["fix"] = status.fix.replace("`", "")
+        entries.append(entry)
+    return entries

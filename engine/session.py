@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from voicedesk.engine.errors import CloseReason, ErrorCode
+from voicedesk.engine.errors import CloseReason, ErrorCode, VoicedeskError
 from voicedesk.engine.events import (
     Audio,
     Cancelled,
@@ -48,6 +48,7 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
+from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.request_fields import describe
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
@@ -163,6 +164,17 @@ class SessionCore:
 
     def __post_init__(self) -> None:
         self._release = QuietRelease(self.chunker, self.config.max_buffer_delay_ms)  # type: ignore[arg-type]
+        self._follow_voice_language()
+
+    def _follow_voice_language(self) -> None:
+        """The chunker estimates phonemes the way the voice's language's G2P makes them (``language_rules``)."""
+        set_language = getattr(self.chunker, "set_language", None)
+        if set_language is None:
+            return
+        try:
+            set_language(language_of(parse_voice_spec(self.config.voice)[0].source))
+        except VoicedeskError:  # not a voice spec at all: the adapter refuses it; English weights meanwhile
+            set_language(None)
 
     # ---- inputs -------------------------------------------------------------------------------------
 
@@ -269,6 +281,8 @@ class SessionCore:
             report_phonemes=config.report_phonemes if report_phonemes is None else report_phonemes,
         )
         self._release.max_buffer_delay_ms = self.config.max_buffer_delay_ms
+        if voice is not None:
+            self._follow_voice_language()
         return []
 
     def close(self, now: float) -> list[Event]:

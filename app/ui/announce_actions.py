@@ -28,6 +28,8 @@ from voicedesk.app.ui.sidebar import voice_title
 from voicedesk.app.urls import SecretConsent, host_of
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.model.languages import LANGUAGES
+from voicedesk.engine.model.voices import language_of
 
 if TYPE_CHECKING:
     from voicedesk.app.ui.window import MainWindow
@@ -83,7 +85,8 @@ class AnnounceActions:
         if blend and blend != settings.voice.voice:
             said += f" blended with {voice_title(blend).split(' · ')[0]}"
         item = Announcement(TurnKind.PREVIEW, said, origin="Voice preview")
-        item.fragments = lambda: whole(f"Hello, this is {said}.")
+        sentence = preview_sentence(settings.voice.voice, said)
+        item.fragments = lambda: whole(sentence)
         return item if self.submit(item) else None
 
     def replay(self, number: int) -> Announcement | None:
@@ -266,3 +269,11 @@ class AnnounceActions:
         queue = announcer.queue
         self.window.console.announcements.show_queue(announcer.current, list(queue.items), queue.paused)
         self.window.desktop.refresh()
+
+
+def preview_sentence(voice: str, said: str) -> str:
+    """A voice previews itself in its own language (a Japanese voice reading English sounds like neither)."""
+    code = language_of(voice)
+    if code in "ab":
+        return f"Hello, this is {said}."
+    return LANGUAGES[code].sample.format(voice=said)

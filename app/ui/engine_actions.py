@@ -20,7 +20,8 @@ from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.urls import ENGINE_SCHEMES, host_of, url_problem
 from voicedesk.engine.clients.websocket import normalize_url, server_voices
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.model.voices import KNOWN_VOICES
+from voicedesk.engine.model.languages import ready_languages
+from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES
 
 if TYPE_CHECKING:
     from voicedesk.app.ui.window import MainWindow
@@ -139,7 +140,8 @@ class EngineActions:
         except Exception:  # the list is a convenience; every voice stays choosable when it fails
             return
         names = list(dict.fromkeys([*KNOWN_VOICES, *sorted(available)]))
-        window.sidebar.voice.set_voices(names, available)
+        unready = set(LANGUAGES) - ready_languages()
+        window.sidebar.voice.set_voices(names, available, unready_languages=unready)
 
     async def show_remote_voices(self) -> None:
         """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""

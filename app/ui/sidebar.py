@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -24,7 +25,8 @@ from voicedesk.app.ui.engine_card import EngineCard
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.widgets import Card, field_label, hint
-from voicedesk.engine.model.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES
+from voicedesk.engine.model.languages import language_status
+from voicedesk.engine.model.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES, language_of
 
 SOURCE_PAGES = ("scripted", "openai", "bedrock")
 
@@ -46,6 +48,12 @@ def voice_tooltip(name: str) -> str:
 
 
 NOT_HERE = "not downloaded"
+NOT_SET_UP = "language not set up"
+
+
+def _first_choice(combo: QComboBox) -> int:
+    """The first entry that is a choice (headings carry no data)."""
+    return next((i for i in range(combo.count()) if combo.itemData(i) is not None), 0)
 
 
 class VoiceCard(Card):
@@ -99,6 +107,8 @@ class VoiceCard(Card):
         self.body.addWidget(self.download, 0, Qt.AlignmentFlag.AlignLeft)
         self.body.addWidget(self.note)
         self.missing: set[str] = set()
+        self.unready: set[str] = set()
+        """Voices whose language's G2P is not set up here (also in ``missing``)."""
         """Voices listed but not on the engine (chosen: the card says so and offers the download)."""
         self.set_voices(list(KNOWN_VOICES))
         self.voice.currentIndexChanged.connect(self._changed)
@@ -108,31 +118,50 @@ class VoiceCard(Card):
         self.preview.clicked.connect(self.preview_requested)
         self._changed()
 
-    def set_voices(self, names: list[str], available: set[str] | None = None, missing_hint: str = "") -> None:
-        """Fills both pickers. Voices not on the engine (``available`` given) are marked "not downloaded" in
-        grey; choosing one says so and offers the download (``missing_hint``: what to say instead, e.g. for a
-        remote engine)."""
+    def set_voices(
+        self,
+        names: list[str],
+        available: set[str] | None = None,
+        missing_hint: str = "",
+        unready_languages: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        """Fills both pickers, grouped by language under a header per language. Voices not on the engine
+        (``available`` given) are marked "not downloaded" in grey, and those of a language not set up on this
+        machine (``unready_languages``: Kokoro's codes) say so; choosing one says what to do (``missing_hint``:
+        what to say instead, e.g. for a remote engine)."""
         current, blend = self.voice.currentData(), self.blend.currentData()
-        self.missing = {n for n in names if available is not None and n not in available}
+        self.unready = {n for n in names if language_of(n) in unready_languages}
+        self.missing = {n for n in names if available is not None and n not in available} | self.unready
         self._missing_hint = missing_hint
         for combo in (self.voice, self.blend):
             combo.blockSignals(True)
             combo.clear()
         self.blend.addItem("No blend", "")
+        groups: dict[str, list[str]] = {}
         for name in names:
+            groups.setdefault(language_of(name), []).append(name)
+        for code in sorted(groups, key=list(LANGUAGES).index):
+            header = LANGUAGES[code] + (f" — {NOT_SET_UP}" if code in unready_languages else "")
             for combo in (self.voice, self.blend):
-                here = name not in self.missing
-                combo.addItem(voice_title(name) if here else f"{voice_title(name)} — {NOT_HERE}", name)
-                tip = voice_tooltip(name) if here else f"{voice_tooltip(name)} ({NOT_HERE})"
-                combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-                if not here:
-                    grey = QBrush(QColor(PALETTE.text_muted))
-                    combo.setItemData(combo.count() - 1, grey, Qt.ItemDataRole.ForegroundRole)
+                combo.addItem(header, None)
+                combo.model().item(combo.count() - 1).setEnabled(False)  # a heading, not a choice
+            for name in groups[code]:
+                self._add_voice(name)
         for combo, value in ((self.voice, current), (self.blend, blend)):
             index = combo.findData(value) if value is not None else -1
-            combo.setCurrentIndex(max(index, 0))
+            combo.setCurrentIndex(index if index >= 0 else _first_choice(combo))
             combo.blockSignals(False)
         self._show_missing()
+
+    def _add_voice(self, name: str) -> None:
+        state = NOT_SET_UP if name in self.unready else NOT_HERE if name in self.missing else ""
+        for combo in (self.voice, self.blend):
+            combo.addItem(f"{voice_title(name)} — {state}" if state else voice_title(name), name)
+            tip = f"{voice_tooltip(name)} ({state})" if state else voice_tooltip(name)
+            combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            if state:
+                grey = QBrush(QColor(PALETTE.text_muted))
+                combo.setItemData(combo.count() - 1, grey, Qt.ItemDataRole.ForegroundRole)
 
     def set_note(self, text: str) -> None:
         """A line about the engine's voices (e.g. that a SageMaker endpoint cannot list them)."""
@@ -150,6 +179,16 @@ class VoiceCard(Card):
             self.download.hide()
             return
         names = " and ".join(voice_title(v).split(" · ")[0] for v in missing)
+        unready = [v for v in missing if v in self.unready]
+        if unready and not self._missing_hint:
+            status = language_status(language_of(unready[0]))
+            self.message.setText(
+                f"{names} speaks {status.language.name}, which is not set up on this machine "
+                f"({', '.join(status.missing)}); replies keep the last voice that works. Set it up with {status.fix}."
+            )
+            self.message.show()
+            self.download.hide()
+            return
         text = self._missing_hint or (
             f"{names} is not downloaded, so it cannot speak yet; replies keep the last voice that works. "
             "Download it, or import model files from a folder (Engine card)."
@@ -173,7 +212,7 @@ class VoiceCard(Card):
             if index < 0 and value:  # a voice pack of one's own: keep it selectable
                 combo.addItem(value, value)
                 index = combo.count() - 1
-            combo.setCurrentIndex(max(index, 0))
+            combo.setCurrentIndex(index if index >= 0 else _first_choice(combo))
         self.blend_weight.setValue(round(voice.blend_weight * 100))
         self.speed.setValue(round(voice.speed * 100))
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, WeightsMissingError
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
-from voicedesk.engine.model import weights
+from voicedesk.engine.model import languages, weights
+from voicedesk.engine.model.language_g2p import LanguageG2P
 from voicedesk.engine.model.prepared import PreparedSentence, prepare_pieces
 from voicedesk.engine.model.synthesis import SynthesisResult
 from voicedesk.engine.model.voices import (
@@ -220,7 +221,8 @@ class KokoroSynthesizer:
         return self._front_end
 
     def pipeline(self, lang_code: str) -> KPipeline:
-        """The shared-model ``KPipeline`` for a Kokoro language code, built on first use."""
+        """The shared-model ``KPipeline`` for a Kokoro language code, built on first use. A language whose G2P is
+        not set up on this machine is refused with the command that sets it up (``engine.model.languages``)."""
         with self._lock:
             existing = self._pipelines.get(lang_code)
         if existing is not None:
@@ -229,18 +231,36 @@ class KokoroSynthesizer:
             raise VoiceError(f"Unknown Kokoro language code {lang_code!r}; known: {', '.join(LANGUAGES)}.")
         if lang_code in "ab":
             weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
+        status = languages.language_status(lang_code)
+        if not status.ready:
+            # The command goes in the message: a client of a remote server sees what its operator has to run.
+            raise VoiceError(f"{languages.not_ready_message(status)} Set it up with {status.fix}.")
+        built = self._build_pipeline(lang_code)
+        with self._lock:
+            return self._pipelines.setdefault(lang_code, built)
+
+    def _build_pipeline(self, lang_code: str) -> KPipeline:
         from kokoro import KPipeline
 
         try:
             built = KPipeline(lang_code=lang_code, repo_id=self.repo_id, model=self.model)
         except ImportError as exc:
-            extra = {"j": "misaki[ja]", "z": "misaki[zh]"}.get(lang_code, "misaki[en]")
+            status = languages.language_status(lang_code)
             raise VoiceError(
-                f"{LANGUAGES[lang_code]} voices need extra G2P packages that are not installed "
-                f"({exc}); install them with `pip install {extra}`."
+                f"{LANGUAGES[lang_code]} voices need G2P packages that do not load here ({exc}).",
+                f"Set them up with {status.fix}.",
             ) from exc
-        with self._lock:
-            return self._pipelines.setdefault(lang_code, built)
+        if lang_code not in "ab":
+            built.g2p = LanguageG2P(lang_code, built.g2p, self.model.vocab, english=self._english_g2p)
+        return built
+
+    def _english_g2p(self) -> Callable[[str], tuple[str, Any]] | None:
+        """misaki's English G2P for Latin-script runs inside Japanese or Mandarin text (None if English is not
+        set up, in which case the language's own G2P reads them as it can)."""
+        try:
+            return self.pipeline(DEFAULT_LANGUAGE).g2p
+        except VoicedeskError:
+            return None
 
     # ---- Synthesizer protocol ------------------------------------------------------------------------
 
@@ -312,15 +332,17 @@ class KokoroSynthesizer:
         return spec
 
     def list_voices(self) -> list[str]:
-        """Voices usable by name on this machine."""
-        return [v.name for v in self.voice_catalog() if v.downloaded]
+        """Voices usable by name on this machine (downloaded, and their language set up)."""
+        return [v.name for v in self.voice_catalog() if v.usable]
 
     def voice_catalog(self) -> list[VoiceInfo]:
         """Every Kokoro-82M voice (downloaded or not) and any other voice pack found in the cache."""
         local = set(weights.local_voice_names(self.repo_id, self._cache_dir))
-        catalog = [VoiceInfo(n, LANGUAGES[n[0]], n in local, True) for n in KNOWN_VOICES]
-        catalog += [VoiceInfo(n, LANGUAGES[language_of(n)], True, False) for n in sorted(local - set(KNOWN_VOICES))]
-        return catalog
+        ready = languages.ready_languages()
+        names = [(n, True) for n in KNOWN_VOICES] + [(n, False) for n in sorted(local - set(KNOWN_VOICES))]
+        return [
+            VoiceInfo(n, LANGUAGES[language_of(n)], n in local, known, language_of(n) in ready) for n, known in names
+        ]
 
     def warm_up(self) -> None:
         """One short synthesis, so kernels, G2P and allocator are ready before the first real request."""

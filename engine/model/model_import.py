@@ -55,7 +55,7 @@ class ImportResult:
     spacy_package: Path | None
 
 
-def find_importable(source: Path, repo_id: str = REPO_ID) -> ImportPlan:
+def find_importable(source: Path, repo_id: str = REPO_ID, allow_empty: bool = False) -> ImportPlan:
     if not source.is_dir():
         raise WeightsMissingError(f"{source} is not a folder; give the folder that holds the Kokoro files.")
     plan = ImportPlan()
@@ -73,7 +73,7 @@ def find_importable(source: Path, repo_id: str = REPO_ID) -> ImportPlan:
             f"{source} holds several {SPACY_PACKAGE} wheels ({', '.join(w.name for w in wheels)}); keep one."
         )
     plan.spacy_wheel = wheels[0] if wheels else None
-    if not plan.kokoro and plan.spacy_wheel is None:
+    if not plan.kokoro and plan.spacy_wheel is None and not allow_empty:
         raise WeightsMissingError(
             f"Nothing to import in {source}: expected {CONFIG_FILE}, {model_name}, voices/<name>.pt "
             f"and/or {SPACY_WHEEL} (as in huggingface.co/{repo_id} and huggingface.co/{SPACY_REPO_ID})."
@@ -139,10 +139,13 @@ def import_dir(
     cache_dir: str | Path | None = None,
     spacy_target: Path | None = None,
     report: Callable[[str], None] = print,
+    languages_only: bool = False,
 ) -> ImportResult:
-    """Validates everything in ``source``, then copies it into the cache. Nothing is written on a bad file."""
+    """Validates everything in ``source``, then copies it into the cache. Nothing is written on a bad file.
+    ``languages_only``: the folder may hold only language wheels (``models import DIR --languages``), so finding
+    no Kokoro file in it is no error."""
     source = Path(source).expanduser()
-    plan = find_importable(source, repo_id)
+    plan = find_importable(source, repo_id, allow_empty=languages_only)
     validate(plan, repo_id)
     snapshot = hub_cache_dir(cache_dir)
     if plan.kokoro:

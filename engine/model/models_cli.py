@@ -41,6 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="comma-separated voice names (af_heart,am_adam), or 'all' for every language "
         "(default: all American and British English voices)",
     )
+    fetch.add_argument(
+        "--languages",
+        default=None,
+        metavar="LANGS",
+        help="comma-separated languages to set up (en, ja, zh, es, fr, hi, it, pt, or all): installs each one's "
+        "G2P packages from PyPI and downloads its voices, so nothing is fetched when a voice is first used",
+    )
     fetch.set_defaults(handler=run_fetch)
 
     status = actions.add_parser(
@@ -58,14 +65,27 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "checked before anything is copied.",
     )
     import_.add_argument("folder", type=Path, metavar="DIR")
+    import_.add_argument(
+        "--languages",
+        default=None,
+        metavar="LANGS",
+        help="also install these languages' G2P packages from the wheels in DIR (pip install --no-index); "
+        "make them on a machine with internet with `pip download -d DIR PACKAGES` (status lists the packages)",
+    )
     import_.set_defaults(handler=run_import)
     return parser
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from voicedesk.engine.model import weights
+    from voicedesk.engine.model import language_setup, languages, weights
 
-    weights.fetch(voices=args.voices)
+    voices = args.voices
+    codes = languages.parse_languages(args.languages) if getattr(args, "languages", None) else []
+    if codes:
+        language_setup.install_language_packages(codes)
+        named = weights.resolve_fetch_voices(voices) if voices else []
+        voices = ",".join(dict.fromkeys([*named, *language_setup.voices_of(codes)]))
+    weights.fetch(voices=voices)
     from voicedesk.engine.text.frontend.grammars import build_grammars, nemo_version
 
     if nemo_version() is not None:  # the spoken form's compiled grammars, so no request ever waits for them
@@ -83,9 +103,13 @@ def run_status(args: argparse.Namespace, header: bool = True) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from voicedesk.engine.model import language_setup, languages
     from voicedesk.engine.model.model_import import import_dir
 
-    import_dir(args.folder)
+    codes = languages.parse_languages(args.languages) if getattr(args, "languages", None) else []
+    if codes:
+        language_setup.install_language_packages(codes, wheel_dir=args.folder.expanduser())
+    import_dir(args.folder, languages_only=bool(codes))
     return run_status(argparse.Namespace(all_voices=False), header=False)
 
 
@@ -124,12 +148,30 @@ def format_status(status: ModelsStatus, all_voices: bool = False, header: bool =
     else:
         lines.append(f"  {'G2P':<8} MISSING  spaCy {weights.SPACY_PACKAGE} (unpacked into {status.spacy_dir})")
         missing.append(f"spaCy {weights.SPACY_PACKAGE}")
+    lines += format_languages()
     if status.ready:
         lines.append("Ready: the local engine can start.")
     else:
         lines.append(f"Not ready: missing {', '.join(missing)}.")
         lines.append(f"Fix: {weights.fix_hint()}")
     return "\n".join(lines)
+
+
+def format_languages() -> list[str]:
+    """One line per language: ready, or what is missing and the command that sets it up."""
+    from voicedesk.engine.model import languages
+
+    lines = ["  languages:"]
+    for status in languages.languages_status():
+        lang = status.language
+        if status.ready:
+            lines.append(f"    {lang.tag:<6} ok       {lang.name}")
+        else:
+            packages = f" (pip packages: {' '.join(lang.packages)})" if lang.packages else ""
+            lines.append(
+                f"    {lang.tag:<6} MISSING  {lang.name}: {', '.join(status.missing)}; fix: {status.fix}{packages}"
+            )
+    return lines
 
 
 def _size(size: int | None) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from voicedesk.engine.errors import VoiceError
+from voicedesk.engine.model.languages import LANGUAGES as KOKORO_LANGUAGES
 
 if TYPE_CHECKING:
     import torch
@@ -24,17 +25,8 @@ DEFAULT_VOICE = "af_heart"
 VOICE_PACK_SHAPE = (510, 1, 256)
 """One 256-d style vector per phoneme count (1..510); KPipeline indexes ``pack[len(phonemes) - 1]``."""
 
-LANGUAGES = {
-    "a": "American English",
-    "b": "British English",
-    "e": "Spanish",
-    "f": "French",
-    "h": "Hindi",
-    "i": "Italian",
-    "j": "Japanese",
-    "p": "Brazilian Portuguese",
-    "z": "Mandarin Chinese",
-}
+LANGUAGES = {code: language.name for code, language in KOKORO_LANGUAGES.items()}
+"""Kokoro's language codes and their names (``engine.model.languages`` says what each needs)."""
 
 # hexgrad/Kokoro-82M VOICES.md (v1.0): every voice pack in the repository's voices/ folder.
 KNOWN_VOICES: tuple[str, ...] = (
@@ -68,6 +60,13 @@ class VoiceInfo:
     downloaded: bool
     known: bool
     """One of the Kokoro-82M v1.0 voices (False: a custom pack found in the local cache)."""
+    language_ready: bool = True
+    """Its language's G2P and data are set up here (``engine.model.languages``); a voice is usable when this and
+    ``downloaded`` hold."""
+
+    @property
+    def usable(self) -> bool:
+        return self.downloaded and self.language_ready
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,6 +83,7 @@ from voicedesk.engine.text.chunker_rules import (
     run_ends_unless_lower,
 )
 from voicedesk.engine.text.chunker_spans import SpanGuard, is_number_token, number_binds
+from voicedesk.engine.text.language_rules import CJK_PHRASE_WAIT, char_kind_for, cjk_phrase_boundary
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -138,6 +139,7 @@ class IncrementalSentenceChunker:
         min_sentence_chars: int = 20,
         max_chunk_phonemes: int = 510,
         eager_phrase_cut: bool = True,
+        language: str | None = None,
     ) -> None:
         for name, value, low in (
             ("min_first_words", min_first_words, 1),
@@ -160,12 +162,19 @@ class IncrementalSentenceChunker:
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars
         self._max_quarters = max_chunk_phonemes * QUARTERS
+        self._kind_of = char_kind_for(language)
+        self._language = language
         self.scanned_chars = 0
         """Characters examined so far, rescans after cuts included: the chunker's work, for tests."""
         self._out: list[str] = []
         self._reset_utterance()
 
     # ---- public API ---------------------------------------------------------------------------------
+
+    def set_language(self, language: str | None) -> None:
+        """The voice's language (Kokoro's code) for the phoneme estimate of the chunks begun from now on."""
+        self._kind_of = char_kind_for(language)
+        self._language = language
 
     def feed(self, fragment: str) -> list[str]:
         """Takes the next piece of text; returns the chunks it completed, in order (often none)."""
@@ -252,7 +261,7 @@ class IncrementalSentenceChunker:
 
     def _new_chunk(self) -> None:
         self._start: int | None = None
-        self._est = PhonemeEstimator()
+        self._est = PhonemeEstimator(kind_of=self._kind_of)
         self._words = 0
         self._cjk_chars = 0
         self._token_start: int | None = None
@@ -436,7 +445,7 @@ class IncrementalSentenceChunker:
                 if unspaced and self._cuttable(i):
                     # A word boundary inside unspaced text ("机器|人", "用|Python").
                     self._last_word = (i, self._est.quarters)
-                    if self._first and self._words >= self._max_first_words and self._cut(i, sentence_end=False):
+                    if self._first and self._cjk_cut_due(prev, c) and self._cut(i, sentence_end=False):
                         return
                 if kind == CJK:
                     self._words += 1
@@ -452,6 +461,14 @@ class IncrementalSentenceChunker:
         self._prev = c
         if self._est.quarters > self._max_quarters:
             self._split_long(i)
+
+    def _cjk_cut_due(self, before: str, after: str) -> bool:
+        """The early first fragment of unspaced text is cut at its limit, at a phrase boundary of the voice's
+        language (``language_rules``) when one comes within a few more characters."""
+        if self._words < self._max_first_words:
+            return False
+        forced = self._words >= self._max_first_words + CJK_PHRASE_WAIT
+        return forced or cjk_phrase_boundary(self._language, before, after)
 
     def _start_run(self, i: int, c: str) -> None:
         if c in _PUNCT:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -153,9 +154,11 @@ class PhonemeEstimator:
     part_u: int = 0
     part_head: str = ""
     """The first two letters of the part, lower-cased (short words have their own costs)."""
+    kind_of: Callable[[str], tuple[int, int]] = char_kind
+    """Weights per character: ``char_kind``, or the voice language's (``engine.text.language_rules``)."""
 
     def add(self, c: str) -> None:
-        kind, weight = char_kind(c)
+        kind, weight = self.kind_of(c)
         if kind == LETTER:
             self.part_letters += 1
             if self.part_letters <= 2:

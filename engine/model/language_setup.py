@@ -1,0 +1,83 @@
+"""Setting a language up: its G2P packages from PyPI (``models fetch``) or from a folder of wheels (``models import``).
+
+The packages are ordinary PyPI distributions (``engine.model.languages`` names them), so they are installed with
+pip into the Python voicedesk runs in, the way any Python package is; nothing is downloaded later, when a voice is
+first used. For a machine without internet, download the wheels on one that has it and carry the folder over:
+
+    pip download -d DIR fugashi jaconv mojimoji pyopenjtalk-plus unidic-lite     # Japanese (as listed by status)
+    voicedesk models import DIR --languages ja                                   # on the offline machine
+
+``--no-index`` keeps pip off the network there: what DIR lacks is reported, not fetched.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.model import languages
+
+
+def pip_command(packages: Iterable[str], wheel_dir: Path | None = None) -> list[str]:
+    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
+    if wheel_dir is not None:
+        command += ["--no-index", "--find-links", str(wheel_dir)]
+    return [*command, *packages]
+
+
+def install_language_packages(
+    codes: Iterable[str],
+    wheel_dir: Path | None = None,
+    report: Callable[[str], None] = print,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> list[str]:
+    """Installs the packages of the languages among ``codes`` that are not ready; returns what it installed.
+    Raises ``VoicedeskError`` with pip's own reason when pip fails (nothing half-done is hidden)."""
+    codes = list(codes)
+    packages = languages.missing_packages(codes)
+    if not packages:
+        return []
+    names = ", ".join(languages.LANGUAGES[c].name for c in codes if not languages.language_status(c).ready)
+    source = f"the wheels in {wheel_dir}" if wheel_dir is not None else "PyPI"
+    report(f"Installing the G2P packages for {names} from {source}: {' '.join(packages)}")
+    if wheel_dir is not None and not Path(wheel_dir).is_dir():
+        raise VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"{wheel_dir} is not a folder of wheels.")
+    command = pip_command(packages, wheel_dir)
+    try:
+        done = run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"Could not run pip ({exc}).") from exc
+    if done.returncode != 0:
+        reason = (done.stderr or done.stdout).strip().splitlines()
+        hint = (
+            f"Put their wheels in {wheel_dir} (`pip download -d DIR {' '.join(packages)}` on a machine with "
+            "internet), then run the command again."
+            if wheel_dir is not None
+            else f"Install them yourself with `pip install {' '.join(packages)}`, or check the network."
+        )
+        raise VoicedeskError(
+            ErrorCode.WEIGHTS_MISSING,
+            f"pip could not install {' '.join(packages)}: {reason[-1] if reason else 'no reason given'}",
+            hint,
+        )
+    import importlib
+
+    importlib.invalidate_caches()
+    still = [languages.LANGUAGES[c].name for c in codes if not languages.language_status(c).ready]
+    if still:
+        raise VoicedeskError(
+            ErrorCode.WEIGHTS_MISSING,
+            f"pip installed {' '.join(packages)}, but {', '.join(still)} is still not ready: "
+            + "; ".join(languages.not_ready_message(languages.language_status(c)) for c in codes),
+        )
+    return packages
+
+
+def voices_of(codes: Iterable[str]) -> list[str]:
+    from voicedesk.engine.model.voices import KNOWN_VOICES
+
+    wanted = set(codes)
+    return [v for v in KNOWN_VOICES if v[0] in wanted]

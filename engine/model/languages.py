@@ -1,0 +1,221 @@
+"""Which of Kokoro's languages this machine can speak, what each needs, and the command that brings it.
+
+Kokoro-82M v1.0 speaks nine languages; each needs its own G2P (text → phonemes) and that G2P's data:
+
+- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (``engine.model.weights``).
+- Spanish, French, Hindi, Italian, Brazilian Portuguese: espeak-ng through ``espeakng_loader``, which bundles
+  the library and its dictionaries (installed with ``misaki[en]``).
+- Japanese: misaki's ``JAG2P`` in its default (cutlet) mode tokenises with fugashi (MeCab), reading the MeCab
+  dictionary of ``unidic-lite`` (bundled in its wheel). misaki's own extra pulls ``unidic``, whose dictionary is a
+  separate download at first use, so voicedesk installs ``unidic-lite`` instead; fugashi prefers ``unidic`` when it
+  is importable, so an ``unidic`` without its dictionary makes Japanese not ready. ``ja.py`` also imports
+  pyopenjtalk; ``pyopenjtalk-plus`` is the PyPI build that ships wheels and bundles Open JTalk's dictionary
+  (plain ``pyopenjtalk`` builds from source and downloads its dictionary on first use).
+- Mandarin: misaki's ``ZHG2P`` (jieba, pypinyin, cn2an; ``ordered_set`` for its number normaliser).
+
+Readiness is checked without importing anything heavy (module specs and data files), so ``models status``, the
+voice list and ``describe`` answer in milliseconds. The pip requirements here are the single source for
+pyproject.toml's language extras (tests/engine/model/test_languages.py holds them equal).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+
+FETCH_LANGUAGES_COMMAND = "voicedesk models fetch --languages"
+IMPORT_LANGUAGES_COMMAND = "voicedesk models import DIR --languages"
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    code: str
+    """Kokoro's one-letter language code (the first letter of its voices' names)."""
+    tag: str
+    """What a person types: ``ja``, ``es``, ``en-gb``."""
+    name: str
+    espeak: str | None
+    """espeak-ng's voice for this language when espeak-ng is its G2P (its ``<lang>_dict`` must be in the data)."""
+    modules: tuple[str, ...]
+    """Python modules its G2P imports."""
+    packages: tuple[str, ...]
+    """pip requirements that bring those modules and their data (none beyond voicedesk's own for espeak ones)."""
+    sample: str
+    """What the app speaks when a voice of this language is previewed."""
+
+
+_ESPEAK_MODULES = ("espeakng_loader", "phonemizer")
+
+LANGUAGES: dict[str, Language] = {
+    lang.code: lang
+    for lang in (
+        Language("a", "en-us", "American English", "en-us", ("spacy", *_ESPEAK_MODULES), (), "Hello! I am {voice}."),
+        Language("b", "en-gb", "British English", "en-gb", ("spacy", *_ESPEAK_MODULES), (), "Hello! I am {voice}."),
+        Language("e", "es", "Spanish", "es", _ESPEAK_MODULES, (), "¡Hola! Soy {voice}, una de las 54 voces."),
+        Language("f", "fr", "French", "fr-fr", _ESPEAK_MODULES, (), "Bonjour ! Je suis {voice}, une des 54 voix."),
+        Language("h", "hi", "Hindi", "hi", _ESPEAK_MODULES, (), "नमस्ते! मैं {voice} हूँ।"),
+        Language("i", "it", "Italian", "it", _ESPEAK_MODULES, (), "Ciao! Sono {voice}, una delle 54 voci."),
+        Language(
+            "j",
+            "ja",
+            "Japanese",
+            None,
+            ("fugashi", "jaconv", "mojimoji", "pyopenjtalk", "unidic_lite"),
+            ("fugashi>=1.3", "jaconv>=0.3", "mojimoji>=0.0.13", "pyopenjtalk-plus>=0.4.1", "unidic-lite>=1.0.8"),
+            "こんにちは。{voice}です。",
+        ),
+        Language(
+            "p", "pt", "Brazilian Portuguese", "pt-br", _ESPEAK_MODULES, (), "Olá! Eu sou {voice}, uma das 54 vozes."
+        ),
+        Language(
+            "z",
+            "zh",
+            "Mandarin Chinese",
+            None,
+            ("jieba", "pypinyin", "pypinyin_dict", "cn2an", "ordered_set"),
+            ("jieba>=0.42.1", "pypinyin>=0.50", "pypinyin-dict>=0.8", "cn2an>=0.5.22", "ordered-set>=4.1"),
+            "你好！我是{voice}。",
+        ),
+    )
+}
+
+EXTRA_NAMES = {"j": "ja", "z": "zh"}
+"""pyproject.toml's extras (``pip install voicedesk[ja]``) for the languages that need packages of their own."""
+
+
+def language(code: str) -> Language:
+    try:
+        return LANGUAGES[code]
+    except KeyError:
+        raise VoicedeskError(
+            ErrorCode.BAD_MESSAGE, f"Unknown Kokoro language code {code!r}; known: {', '.join(LANGUAGES)}."
+        ) from None
+
+
+def parse_languages(text: str | Iterable[str]) -> list[str]:
+    """``"ja,zh,es"`` (or ``all``, ``en``, Kokoro's letters) → Kokoro language codes, in the order given."""
+    names = [n.strip().lower() for n in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in names if n]
+    if not names:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"No language given; use any of: {', '.join(language_tags())}.")
+    codes: list[str] = []
+    for name in names:
+        if name == "all":
+            codes += list(LANGUAGES)
+        elif name == "en":
+            codes += ["a", "b"]
+        elif name in LANGUAGES:
+            codes.append(name)
+        else:
+            found = [c for c, lang in LANGUAGES.items() if name in (lang.tag, lang.tag.split("-")[0], lang.espeak)]
+            if not found:
+                raise VoicedeskError(
+                    ErrorCode.BAD_MESSAGE,
+                    f"Unknown language {name!r}; use any of: {', '.join(language_tags())} (or all).",
+                )
+            codes += found
+    return list(dict.fromkeys(codes))
+
+
+def language_tags() -> list[str]:
+    return ["en", *(lang.tag for lang in LANGUAGES.values() if lang.code not in "ab")]
+
+
+def cli_tag(code: str) -> str:
+    """The tag ``--languages`` takes for a code (English is fetched as one)."""
+    return "en" if code in "ab" else LANGUAGES[code].tag
+
+
+# ---- readiness (no heavy imports) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageStatus:
+    language: Language
+    missing: tuple[str, ...]
+    """What is not here, in words (a module, a dictionary); empty when ready."""
+
+    @property
+    def ready(self) -> bool:
+        return not self.missing
+
+    @property
+    def fix(self) -> str:
+        tag = cli_tag(self.language.code)
+        return f"`{FETCH_LANGUAGES_COMMAND} {tag}` (offline: `{IMPORT_LANGUAGES_COMMAND} {tag}`)"
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _module_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name) if _has_module(name) else None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _espeak_missing(voice: str) -> list[str]:
+    folder = _module_dir("espeakng_loader")
+    if folder is None:
+        return []  # reported as a missing module
+    dictionary = f"{voice.split('-')[0]}_dict"
+    if not (folder / "espeak-ng-data" / dictionary).is_file():
+        return [f"espeak-ng's {dictionary} (not in espeakng_loader's data)"]
+    return []
+
+
+def _japanese_missing() -> list[str]:
+    # fugashi's Tagger() reads unidic's dictionary when that package is importable, else unidic-lite's.
+    unidic = _module_dir("unidic")
+    if unidic is not None and not (unidic / "dicdir" / "dicrc").is_file():
+        return ["unidic's dictionary (the unidic package is installed without it and fugashi prefers it; "
+                "`pip uninstall unidic` lets fugashi use unidic-lite, or run `python -m unidic download`)"]  # fmt: skip
+    lite = _module_dir("unidic_lite")
+    if lite is not None and not (lite / "dicdir" / "sys.dic").is_file():
+        return ["unidic-lite's dictionary (sys.dic)"]
+    return []
+
+
+def language_status(code: str) -> LanguageStatus:
+    lang = language(code)
+    missing = [f"Python module {m}" for m in lang.modules if not _has_module(m)]
+    if lang.espeak:
+        missing += _espeak_missing(lang.espeak)
+    if code == "j":
+        missing += _japanese_missing()
+    if code in "ab":
+        from voicedesk.engine.model import weights
+
+        if weights.spacy_model_location() is None:
+            missing.append(f"spaCy's {weights.SPACY_PACKAGE} pipeline")
+    return LanguageStatus(lang, tuple(missing))
+
+
+def languages_status() -> list[LanguageStatus]:
+    return [language_status(code) for code in LANGUAGES]
+
+
+def ready_languages() -> set[str]:
+    return {s.language.code for s in languages_status() if s.ready}
+
+
+def not_ready_message(status: LanguageStatus) -> str:
+    return f"{status.language.name} is not set up on this machine: missing {', '.join(status.missing)}."
+
+
+def missing_packages(codes: Iterable[str]) -> list[str]:
+    """The pip requirements of those languages whose modules are not all importable."""
+    wanted: list[str] = []
+    for code in codes:
+        if not language_status(code).ready:
+            wanted += LANGUAGES[code].packages
+    return list(dict.fromkeys(wanted))
