@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from voicedesk.app.messages import error_text
+from voicedesk.app.urls import ENGINE_SCHEMES, url_problem
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
@@ -256,6 +257,11 @@ class EngineHub:
         if not (spec.target or "").strip():
             what = "the container's WebSocket URL" if spec.kind == "websocket" else "the SageMaker endpoint name"
             raise UsageError(f"Fill in {what} to use the {KIND_LABELS[spec.kind]} engine.")
+        problem = url_problem(spec.target or "", ENGINE_SCHEMES) if spec.kind == "websocket" else None
+        if problem is not None:
+            raise UsageError(
+                f"The WebSocket URL {spec.target!r} is not usable: {problem}. Correct it and press Connect."
+            )
 
     def _report(self, state: EngineState, title: str, detail: str = "", message: str = "") -> None:
         self.status = EngineStatus(self.spec.kind, state, title, detail, message)

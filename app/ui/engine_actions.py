@@ -60,6 +60,9 @@ class EngineActions:
         """Uses the engine the card describes (Connect, Enter, a tab): connects at once, always trying again."""
         window = self.window
         window.sidebar.store(window.settings)
+        card = window.sidebar.engine
+        if card.ws_url.text() != window.settings.engine.websocket_url:
+            card.ws_url.setText(window.settings.engine.websocket_url)  # the one form, shown as it is used
         window.controller.failover_enabled = window.settings.engine.failover_to_local
         token = window.sidebar.engine.ws_token.text()
         spec = engine_spec(window.settings, token)

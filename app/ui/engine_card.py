@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QProgre
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
 from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
+from voicedesk.app.urls import engine_url
 
 ENGINE_PAGES = ("local", "websocket", "sagemaker")
 LOCAL_DEVICES = (("auto", "Automatic (CUDA if present)"), ("cpu", "CPU"), ("cuda", "CUDA GPU"))
@@ -133,7 +134,7 @@ class EngineCard(Card):
         engine = settings.engine
         engine.kind = self.switch.value() or "local"
         engine.local_device = self.device.currentData() or "auto"
-        engine.websocket_url = self.ws_url.text().strip()
+        engine.websocket_url = engine_url(self.ws_url.text())
         engine.sagemaker_endpoint = self.sm_endpoint.text().strip()
         engine.sagemaker_region = self.sm_region.text().strip()
         engine.sagemaker_profile = self.sm_profile.text().strip()

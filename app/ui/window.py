@@ -270,22 +270,23 @@ class MainWindow(QMainWindow):
 
         self.spawn(finish())
 
-    def spawn(self, coro: Awaitable[object]) -> asyncio.Future[object]:
+    def spawn(self, coro: Awaitable[object], topic: Topic = Topic.GENERAL) -> asyncio.Future[object]:
+        """Runs ``coro`` on the loop; a failure is shown under ``topic`` (so it goes when its cause is fixed)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+        task.add_done_callback(lambda done: self._task_done(done, topic))
         return task
 
-    def _task_done(self, task: asyncio.Future[object]) -> None:
+    def _task_done(self, task: asyncio.Future[object], topic: Topic) -> None:
         self._tasks.discard(task)
         if task.cancelled():
             return
         error = task.exception()
         if isinstance(error, VoicedeskError):
-            self.notice(error_text(error), "error")
+            self.notice(error_text(error), "error", topic)
         elif error is not None:
             log.error("a background task failed", exc_info=error)
-            self.notice(f"Something went wrong: {error_text(error)}", "error")
+            self.notice(f"Something went wrong: {error_text(error)}", "error", topic)
 
     # ---- actions ----------------------------------------------------------------------------------
 
@@ -307,7 +308,7 @@ class MainWindow(QMainWindow):
     def select_engine(self, clicked: bool = True) -> None:
         self.connect_clicked = clicked
         self.settings_changed()
-        self.spawn(self.engines.select())
+        self.spawn(self.engines.select(), Topic.ENGINE)
 
     def _import_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Import model files from a folder")

@@ -1,0 +1,94 @@
+"""The status line and the engine card tell the truth (issue 21 point 7): a mistyped port is refused with a
+specific reason (no "Something went wrong", no traceback) and the card shows the failure; an address without
+``ws://`` is used in one normalized form everywhere, so the health check sees it healthy; errors whose cause is
+gone leave the status line for good (none comes back when newer messages fade). Real endpoint servers on
+127.0.0.1 and the real window."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.app.helpers import until
+from tests.app.test_engine_health import endpoint_server
+from voicedesk.app.conversation import TurnState
+from voicedesk.app.engines import EngineState
+
+LATER_S = 3600.0
+"""Looking an hour ahead: every info message has faded by then; only unresolved warnings and errors are left."""
+
+
+def connect_to(window, qtbot, url: str) -> None:
+    engine = window.sidebar.engine
+    if window.sidebar.engine.switch.value() != "websocket":
+        qtbot.mouseClick(engine.switch.buttons["websocket"], Qt.MouseButton.LeftButton)
+    engine.ws_url.clear()
+    qtbot.keyClicks(engine.ws_url, url)
+    qtbot.mouseClick(engine.ws_connect, Qt.MouseButton.LeftButton)
+
+
+def left_over(window) -> str:
+    notice = window.status.board.current(time.time() + LATER_S)
+    return notice.text if notice is not None else ""
+
+
+def test_a_mistyped_port_is_refused_clearly_and_a_bare_host_port_connects_and_is_seen_healthy(
+    make_window, qtbot, qloop, synthesizer, caplog
+):
+    window = make_window()
+    engine = window.sidebar.engine
+    server = endpoint_server(synthesizer)
+    try:
+        with caplog.at_level(logging.ERROR):
+            connect_to(window, qtbot, f"ws://127.0.0.1:{server.port}x")
+            qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.ERROR))
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "a traceback went to the terminal"
+        assert engine.status.title.text() == "Not connected"  # not "Connecting…" for ever
+        assert "port must be a number" in engine.message.text() and engine.message.isVisible()
+        assert "Something went wrong" not in window.status.text
+
+        connect_to(window, qtbot, f"127.0.0.1:{server.port}")  # no ws://
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        normalized = f"ws://127.0.0.1:{server.port}/invocations-bidirectional-stream"
+        assert engine.ws_url.text() == window.settings.engine.websocket_url == window.hub.spec.target == normalized
+        assert "port must be a number" not in window.status.text
+        assert left_over(window) == "", "a resolved error would come back when newer messages fade"
+        window.engines.health.check_now()
+        qloop.run_until_complete(until(lambda: "last seen healthy" in engine.health.text()))
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_an_engine_failure_mid_reply_leaves_the_status_line_once_reconnected(make_window, qtbot, qloop, synthesizer):
+    server = endpoint_server(synthesizer)
+    port = server.port
+    window = make_window()
+    window.sidebar.engine.failover.setChecked(False)
+    try:
+        connect_to(window, qtbot, server.ws_url)
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        window.sidebar.agent.source.setCurrentIndex(window.sidebar.agent.source.findData("scripted"))
+        window.sidebar.agent.tokens_per_s.setValue(6)  # slow, so the server goes while the reply is being made
+        qtbot.mouseClick(window.composer.mode.buttons["agent"], Qt.MouseButton.LeftButton)
+        qtbot.keyClicks(window.composer.editor, "One part arrives now. Another part follows. The end is here.")
+        qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+        qloop.run_until_complete(until(lambda: window.controller.turns))
+        turn = window.controller.turns[-1]
+        qloop.run_until_complete(until(lambda: turn.sentences and turn.sentences[0].audio_s > 0))
+        server.stop()
+        qloop.run_until_complete(until(lambda: not turn.active))
+        assert turn.state is TurnState.FAILED
+        assert "failed mid-reply" in window.status.text
+
+        server = endpoint_server(synthesizer, port)
+        qtbot.mouseClick(window.sidebar.engine.ws_connect, Qt.MouseButton.LeftButton)
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+        assert "mid-reply" not in window.status.text
+        assert "mid-reply" not in left_over(window)
+        assert "failed mid-reply" in (turn.error or "")  # the reply's bubble still says what happened to it
+    finally:
+        server.stop()
