@@ -34,6 +34,7 @@ from voicedesk.app.ui.conversation_view import ConversationView
 from voicedesk.app.ui.desktop import DesktopIntegration
 from voicedesk.app.ui.engine_actions import EngineActions
 from voicedesk.app.ui.file_actions import FileActions
+from voicedesk.app.ui.forms import FocusedWheel
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.output_actions import OutputActions
 from voicedesk.app.ui.sidebar import Sidebar
@@ -166,6 +167,8 @@ class MainWindow(QMainWindow):
         columns.setSizes([330, 640, 300])
         outer.addWidget(columns, 1)
         self.setCentralWidget(root)
+        self.wheel_guard = FocusedWheel(self)
+        self.wheel_guard.guard(root)
         self.status = StatusLine()
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
