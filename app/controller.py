@@ -368,6 +368,9 @@ class SpeechController:
         elif event.kind == "underrun" and self.run is not None:
             self.run.underrun(event.monotonic)
             self._changed(self.run)
+        elif event.kind == "stall_end" and self.run is not None:
+            self.run.stall_ended(event.duration_s)
+            self._changed(self.run)
 
     # ---- ending a turn ----------------------------------------------------------------------------
 

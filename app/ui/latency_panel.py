@@ -19,12 +19,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from voicedesk.app.ui.flow_layout import FlowLayout
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.waterfall import ROW_HEIGHT, WaterfallAxis, WaterfallRows, format_s
 from voicedesk.engine.errors import UsageError
@@ -85,14 +87,18 @@ class LatencyPanel(QFrame):
         self.toggle.setToolTip("Show or hide the waterfall (drag the bar above the panel to resize it)")
         self.toggle.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.toggle.toggled.connect(lambda shown: self.set_collapsed(not shown))
-        header.addWidget(self.toggle)
+        header.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignTop)
         self.metrics: dict[str, QLabel] = {}
+        chips = QWidget()
+        chips_layout = FlowLayout(chips)
         for key in ("first_audio", "dac", "rtf", "underruns"):
             chip = QLabel()
             chip.setObjectName("Metric")
-            header.addWidget(chip)
+            chips_layout.addWidget(chip)
             self.metrics[key] = chip
-        header.addStretch(1)
+        # The chips wrap onto a second line in a narrow window (never behind a horizontal scroll bar).
+        chips.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        header.addWidget(chips, 1)
         self.export = QToolButton()
         self.export.setText("Export")
         self.export.setToolTip(
@@ -107,7 +113,7 @@ class LatencyPanel(QFrame):
             action.triggered.connect(lambda _checked=False, k=kind: self.export_requested.emit(k))
             self.export_actions[kind] = action
         self.export.setMenu(menu)
-        header.addWidget(self.export)
+        header.addWidget(self.export, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(header)
         self.body = QWidget()
         body = QVBoxLayout(self.body)
@@ -138,7 +144,8 @@ class LatencyPanel(QFrame):
         self.session[timeline.label or f"turn {len(self.session) + 1}"] = timeline
         self._update_exports()
 
-    def set_timeline(self, timeline: UtteranceTimeline | None) -> None:
+    def set_timeline(self, timeline: UtteranceTimeline | None, stalled_s: float = 0.0) -> None:
+        """Shows ``timeline``; ``stalled_s``: the silence its stalls added (the player measures it)."""
         if timeline is not None:
             self.keep(timeline)
         self.rows.set_timeline(timeline)
@@ -152,7 +159,13 @@ class LatencyPanel(QFrame):
         self.metrics["dac"].setToolTip("From the first text fragment to the first sample at the DAC")
         self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> real time")
         self.metrics["rtf"].setToolTip("Seconds of audio made per second of synthesis")
-        self.metrics["underruns"].setText(f"<b>{underruns or 0}</b> underruns")
+        stalls = underruns or 0
+        heard = f" · {format_s(stalled_s)}" if stalls and stalled_s > 0 else ""
+        self.metrics["underruns"].setText(f"<b>{stalls}</b> {'stall' if stalls == 1 else 'stalls'}{heard}")
+        self.metrics["underruns"].setToolTip(
+            "Times the sound ran dry mid-reply and the listener heard a gap (one stall however many audio "
+            "callbacks it lasted), and the silence they added up to"
+        )
         self._update_exports()
 
     def save(self, kind: str, path: Path) -> None:

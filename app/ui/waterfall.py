@@ -31,7 +31,7 @@ ROW_HEIGHT = 22
 LEGEND_LINE = 18
 AXIS_HEIGHT = 20
 LABEL_WIDTH = 200
-STATS_COLUMNS = ((0, "audio"), (62, "RTF"), (120, "underruns"))
+STATS_COLUMNS = ((0, "audio"), (62, "RTF"), (120, "stalls"))
 STATS_WIDTH = 190
 GAP = 16
 """Space between the plot and the numbers at the right: no axis label may reach into it."""

@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
         latency_scroll = QScrollArea()
         latency_scroll.setObjectName("Conversation")
         latency_scroll.setWidgetResizable(True)
+        latency_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # it wraps instead
         latency_scroll.setWidget(latency_box)
         latency_scroll.setMinimumHeight(60)
         latency_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its own controls are the Tab stops
@@ -348,7 +349,7 @@ class MainWindow(QMainWindow):
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None:
         last = self.controller.last_run
         if last is not None and last.turn is turn:
-            self.latency.set_timeline(timeline)
+            self.latency.set_timeline(timeline, last.stalled_s)
 
     def engine_status(self, status: EngineStatus) -> None:
         self.sidebar.engine.show_status(status.state, status.title, status.detail, status.message)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
@@ -53,3 +54,28 @@ def test_the_wheel_scrolls_the_settings_column_and_changes_only_a_focused_contro
     assert voice.speed.hasFocus()
     wheel(voice.speed, 1)
     assert voice.speed.value() != speed, "a focused control still follows the wheel"
+
+
+@pytest.mark.slow
+def test_the_underruns_headline_counts_stalls_the_listener_heard_and_their_length(make_window, qtbot, qloop):
+    """Played through the real PortAudio stream (the null sink): random weights on a CPU make audio slower than
+    real time, so the player runs dry between sentences; each dry spell is one stall, however many callbacks."""
+    from tests.app.helpers import until
+    from voicedesk.app.ui.waterfall import format_s
+
+    window = make_window()
+    player = window.player
+    assert player is not None, "needs an audio output (source tests/support/headless.sh)"
+    before_stalls, before_frames = player.buffer.underruns, player.buffer.underrun_frames
+    window.composer.editor.setPlainText("The first sentence. A second one follows it. A third ends it.")
+    qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+    qloop.run_until_complete(until(lambda: window.controller.turns and not window.controller.turns[-1].active))
+    run = window.controller.last_run
+    stalls = player.buffer.underruns - before_stalls
+    heard_s = (player.buffer.underrun_frames - before_frames) / player.buffer.sample_rate
+    chip = window.latency.metrics["underruns"].text()
+    assert f"<b>{stalls}</b> stall" in chip and "underrun" not in chip
+    assert sum(s.underruns or 0 for s in window.latency.timeline.sentences) == stalls
+    assert abs(run.stalled_s - heard_s) < 0.05
+    if stalls:
+        assert format_s(run.stalled_s) in chip
