@@ -15,7 +15,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QMenu,
     QScrollArea,
@@ -74,9 +73,11 @@ class LatencyPanel(QFrame):
         """Every turn's latest timeline, by label, in the order the turns came."""
         self._sizes: list[int] | None = None
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(14, 8, 14, 8)
+        layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(4)
-        header = QHBoxLayout()
+        # Title, headline chips and Export flow onto more lines in a narrow window (never behind a scroll bar).
+        header_row = QWidget()
+        header = FlowLayout(header_row)
         self.toggle = QToolButton()
         self.toggle.setText("Latency")
         self.toggle.setObjectName("PanelTitle")
@@ -87,18 +88,13 @@ class LatencyPanel(QFrame):
         self.toggle.setToolTip("Show or hide the waterfall (drag the bar above the panel to resize it)")
         self.toggle.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.toggle.toggled.connect(lambda shown: self.set_collapsed(not shown))
-        header.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignTop)
+        header.addWidget(self.toggle)
         self.metrics: dict[str, QLabel] = {}
-        chips = QWidget()
-        chips_layout = FlowLayout(chips)
         for key in ("first_audio", "dac", "rtf", "underruns"):
             chip = QLabel()
             chip.setObjectName("Metric")
-            chips_layout.addWidget(chip)
+            header.addWidget(chip)
             self.metrics[key] = chip
-        # The chips wrap onto a second line in a narrow window (never behind a horizontal scroll bar).
-        chips.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        header.addWidget(chips, 1)
         self.export = QToolButton()
         self.export.setText("Export")
         self.export.setToolTip(
@@ -113,8 +109,9 @@ class LatencyPanel(QFrame):
             action.triggered.connect(lambda _checked=False, k=kind: self.export_requested.emit(k))
             self.export_actions[kind] = action
         self.export.setMenu(menu)
-        header.addWidget(self.export, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(header)
+        header.addWidget(self.export)
+        layout.addWidget(header_row)
+        self.header_row = header_row
         self.body = QWidget()
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
@@ -128,10 +125,27 @@ class LatencyPanel(QFrame):
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a tab stop here would show no ring; wheel scrolls
         self.scroll.setMinimumHeight(ROW_HEIGHT + 8)  # the splitter may make the panel as small as one row
+        # Its wish for height counts for nothing: the panel is as tall as its header and one row, the rest is
+        # given by the splitter (else the panel asks for more than a small window has, and scrolls as a whole).
+        self.scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         body.addWidget(self.axis)
         body.addWidget(self.scroll, 1)
         layout.addWidget(self.body, 1)
         self.set_timeline(None)
+
+    def height_for(self, width: int, rows: int) -> int:
+        """How tall the panel must be at ``width`` to show its header, legend, axis and ``rows`` whole rows."""
+        margins = self.layout().contentsMargins()
+        inner = width - margins.left() - margins.right()
+        return (
+            margins.top()
+            + self.header_row.heightForWidth(inner)
+            + self.layout().spacing()
+            + self.axis.height_for(inner)
+            + rows * ROW_HEIGHT
+            + 8
+            + margins.bottom()
+        )
 
     # ---- data -------------------------------------------------------------------------------------
 
@@ -157,8 +171,8 @@ class LatencyPanel(QFrame):
         self.metrics["first_audio"].setToolTip("From the first text fragment to the first audible sample")
         self.metrics["dac"].setText(f"Sound card <b>{format_s(summary.get('dac_at_s'))}</b>")
         self.metrics["dac"].setToolTip("From the first text fragment to the first sample at the DAC")
-        self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> real time")
-        self.metrics["rtf"].setToolTip("Seconds of audio made per second of synthesis")
+        self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> RT")
+        self.metrics["rtf"].setToolTip("Real time: seconds of audio made per second of synthesis")
         stalls = underruns or 0
         heard = f" · {format_s(stalled_s)}" if stalls and stalled_s > 0 else ""
         self.metrics["underruns"].setText(f"<b>{stalls}</b> {'stall' if stalls == 1 else 'stalls'}{heard}")

@@ -128,7 +128,7 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QFrame#LatencyPanel {{ background: {p.surface}; border: 1px solid {p.border}; border-radius: 10px; }}
     QLabel#PanelTitle {{ font-weight: 600; }}
     QLabel#Metric {{ background: {p.surface_alt}; border: 1px solid {p.border}; border-radius: 10px;
-        padding: 2px 8px; color: {p.text_secondary}; }}
+        padding: 2px 6px; color: {p.text_secondary}; }}
 
     QFrame#ComposerBar {{ background: {p.surface}; border-top: 1px solid {p.border}; }}
     QStatusBar {{ background: {p.surface}; border-top: 1px solid {p.border}; color: {p.text_secondary}; }}

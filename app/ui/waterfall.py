@@ -27,6 +27,13 @@ SEGMENTS = (  # (from stage, to stage, colour, legend)
     ("first_byte", "first_audible", PALETTE.stage_onset, "Leading silence"),
 )
 DAC_LEGEND = "First sample at the sound card"
+LEGEND_MEANINGS = (
+    "the sentence's text arriving",
+    "queued, then sent to the engine",
+    "the engine, until its first audio byte",
+    "leading silence, until the first audible sample",
+    "the diamond: the first sample at the sound card",
+)
 ROW_HEIGHT = 22
 LEGEND_LINE = 18
 AXIS_HEIGHT = 20
@@ -117,9 +124,22 @@ def axis_ticks(g: Geometry, text_width: Callable[[str], float]) -> list[Tick]:
     return ticks
 
 
+SHORT_LEGEND = ("Text", "Queued", "Engine", "Silence", "Sound card")
+"""The legend in a narrower panel, where the full one would take a second line from the rows it explains (the
+axis's tooltip keeps the full wording)."""
+
+
 def legend_layout(width: float, text_width: Callable[[str], float]) -> list[tuple[float, int, str]]:
-    """(x, line, text) of each legend entry (the four segments, then the DAC mark), wrapped to ``width``."""
-    entries = [text for *_, text in SEGMENTS] + [DAC_LEGEND]
+    """(x, line, text) of each legend entry (the four segments, then the DAC mark) on one line of ``width``: the
+    full wording when it fits, else the short one, else none."""
+    for entries in ([text for *_, text in SEGMENTS] + [DAC_LEGEND], list(SHORT_LEGEND)):
+        placed = _legend_lines(entries, width, text_width)
+        if all(line == 0 for _, line, _ in placed):
+            return placed
+    return []  # too narrow even for the short one: the rows keep the room, the axis's tooltip explains
+
+
+def _legend_lines(entries: list[str], width: float, text_width: Callable[[str], float]) -> list[tuple[float, int, str]]:
     placed = []
     x, line = 8.0, 0
     for text in entries:
@@ -155,6 +175,9 @@ class WaterfallAxis(QWidget):
         super().__init__(parent)
         self.sentences: tuple[SentenceTimeline, ...] = ()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setToolTip(
+            "<br>".join(f"<b>{short}</b>: {full}" for short, full in zip(SHORT_LEGEND, LEGEND_MEANINGS, strict=True))
+        )
         self._relayout()
 
     def set_sentences(self, sentences: tuple[SentenceTimeline, ...]) -> None:
@@ -178,8 +201,13 @@ class WaterfallAxis(QWidget):
             for offset, text in STATS_COLUMNS
         ]
 
-    def _axis_top(self) -> float:
-        return (max((line for _, line, _ in self.legend()), default=0) + 1) * LEGEND_LINE + 4
+    def _axis_top(self, width: float | None = None) -> float:
+        legend = legend_layout(self.width() if width is None else width, self.metrics().horizontalAdvance)
+        return (max(line for _, line, _ in legend) + 1) * LEGEND_LINE + 4 if legend else 4
+
+    def height_for(self, width: float) -> int:
+        """Its height at ``width`` (the legend wraps)."""
+        return int(self._axis_top(width) + AXIS_HEIGHT)
 
     def _relayout(self) -> None:
         self.setFixedHeight(int(self._axis_top() + AXIS_HEIGHT))

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from voicedesk.app.choices import default_player_factory, engine_spec
@@ -40,6 +40,7 @@ from voicedesk.app.ui.output_actions import OutputActions
 from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
+from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
@@ -80,9 +81,10 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._shutdown: asyncio.Future[None] | None = None
         self._loading = True  # widgets being filled from the settings: their signals are not edits
+        self._latency_fitted = False
         self.setWindowTitle("voicedesk")
         self.setMinimumSize(*MINIMUM_SIZE)
-        self.resize(1280, 800)
+        self.resize(PREFERRED)
         self._build()
         self.hub = EngineHub(self.engine_status, engine_opener, engine_spec(self.settings, kind="local"), model_fetcher)
         self.controller = SpeechController(self.hub, self)
@@ -94,10 +96,11 @@ class MainWindow(QMainWindow):
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
         self.controller.failover_enabled = self.settings.engine.failover_to_local
-        if self.settings.window_geometry:
-            self.restoreGeometry(QByteArray.fromHex(self.settings.window_geometry.encode()))
+        self.place_on(self._available_area())
+        self._latency_fitted = not self.settings.splitter_state  # sized by the window until the person drags it
         if self.settings.splitter_state:
             self.splitter.restoreState(QByteArray.fromHex(self.settings.splitter_state.encode()))
+        self.splitter.splitterMoved.connect(self._splitter_dragged)
         self._update_source_label()
         for column in (self.sidebar, self.console):  # as wide as their cards need, never clipped
             column.setMinimumWidth(column.widget().minimumSizeHint().width() + 12)
@@ -140,7 +143,7 @@ class MainWindow(QMainWindow):
         latency_box = QWidget()
         latency_box.setObjectName("ConversationBody")
         latency_layout = QVBoxLayout(latency_box)
-        latency_layout.setContentsMargins(20, 4, 20, 8)
+        latency_layout.setContentsMargins(20, 4, 20, 4)
         latency_layout.addWidget(self.latency)
         # In a scroll area, so neither its width nor its height sets the window's minimum size.
         latency_scroll = QScrollArea()
@@ -175,6 +178,44 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
         self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
         self.ab_runs = AbRunsAction(self, lambda: window_engines(self))
+
+    def _available_area(self) -> QRect:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect(QPoint(0, 0), PREFERRED)
+
+    def place_on(self, available: QRect) -> None:
+        """Opens within ``available`` (a screen's free area): the saved geometry when it fits there, else the
+        preferred size, shrunk to fit."""
+        saved = None
+        if self.settings.window_geometry:
+            before = self.geometry()
+            if self.restoreGeometry(QByteArray.fromHex(self.settings.window_geometry.encode())):
+                saved = self.geometry()
+            self.setGeometry(before)
+        self.setGeometry(fitted_geometry(saved, available, self.minimumSize()))
+
+    def _splitter_dragged(self, *_args) -> None:
+        self._latency_fitted = False
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._latency_fitted:
+            QTimer.singleShot(0, self.fit_latency)  # once the new width has reached the columns
+
+    def fit_latency(self) -> None:
+        """Shares the centre column: the latency panel shows a few whole rows, the conversation keeps its room."""
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if total <= 0:
+            return
+        pane = self.splitter.widget(1)
+        width = pane.width() - 40  # the panel's side margins in its box
+        chrome = pane.frameWidth() * 2 + 8  # the box's frame and its top and bottom margins
+        one_row = self.latency.height_for(width, 1) + chrome
+        wanted = self.latency.height_for(width, LATENCY_ROWS) + chrome
+        latency = latency_height(total, one_row, wanted)
+        if sizes != [total - latency, latency]:
+            self.splitter.setSizes([total - latency, latency])
 
     def _connect(self) -> None:
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.request_stop)
@@ -350,6 +391,8 @@ class MainWindow(QMainWindow):
         last = self.controller.last_run
         if last is not None and last.turn is turn:
             self.latency.set_timeline(timeline, last.stalled_s)
+            if self._latency_fitted:  # wider numbers may have wrapped its header onto another line
+                self.fit_latency()
 
     def engine_status(self, status: EngineStatus) -> None:
         self.sidebar.engine.show_status(status.state, status.title, status.detail, status.message)
@@ -430,7 +473,9 @@ class MainWindow(QMainWindow):
         self.sidebar.store(self.settings)
         self.settings.composer_mode = self.composer.mode.value() or "speak"
         self.settings.window_geometry = bytes(self.saveGeometry().toHex()).decode()
-        self.settings.splitter_state = bytes(self.splitter.saveState().toHex()).decode()
+        # Only a split the person chose is kept; otherwise the next window shares its column by its own size.
+        dragged = not self._latency_fitted
+        self.settings.splitter_state = bytes(self.splitter.saveState().toHex()).decode() if dragged else ""
         try:
             save_settings(self.settings, self.settings_path)
         except OSError as exc:
