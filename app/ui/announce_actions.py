@@ -235,7 +235,10 @@ class AnnounceActions:
         phrase = phrases[number] if number is not None else Phrase(text=window.composer.text().strip())
         voices = [(v, voice_title(v)) for v in window.voice_names()]
         outputs = [(key, title) for key, title, _detail in window.output_choices]
-        dialog = PhraseDialog(phrase, voices, outputs, window)
+        taken = {p.shortcut: f"the phrase “{p.title}”" for n, p in enumerate(phrases) if n != number}
+        taken[window.settings.desktop.stop_shortcut] = "Stop"
+        dialog = PhraseDialog(phrase, voices, outputs, window, taken)
+        dialog.recording.connect(window.desktop.suspend)
 
         def saved() -> None:
             if number is None:

@@ -31,11 +31,15 @@ class DesktopIntegration:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._window_shortcuts: list[QShortcut] = []
         self.presses = 0
+        self.suspended = False
+        """A shortcut is being recorded: none fires."""
         """Global shortcut presses handled (for the Desktop card and tests)."""
 
     def apply(self) -> None:
         """(Re)grabs the shortcuts and shows or hides the tray icon, as the settings say."""
         window = self.window
+        if self.suspended:
+            return  # grabbed again when the recording ends
         settings = window.settings
         self._loop = asyncio.get_event_loop()
         bindings = {}
@@ -55,6 +59,19 @@ class DesktopIntegration:
         card.tray_status.setText(self.tray.status if settings.desktop.tray_icon else "Tray icon off.")
         self.bind_window_shortcuts()
         self.refresh()
+
+    def suspend(self, suspended: bool) -> None:
+        """Holds every shortcut (global and in the window) while one is being recorded, so pressing the
+        combination to record it does not also say a phrase; then grabs them again."""
+        if suspended == self.suspended:
+            return
+        self.suspended = suspended
+        if suspended:
+            self.shortcuts.stop()
+            for shortcut in self._window_shortcuts:
+                shortcut.setEnabled(False)
+        else:
+            self.apply()
 
     def bind_window_shortcuts(self) -> None:
         """The stop and phrase shortcuts inside the window, where the global ones are off (a global shortcut

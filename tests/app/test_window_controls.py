@@ -8,9 +8,11 @@ import asyncio
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
+from tests.app.helpers import until
 from voicedesk.app.settings import load_settings
+from voicedesk.app.ui.phrase_dialog import PhraseDialog
 
 
 def wheel(widget, steps: int = -1) -> None:
@@ -60,7 +62,6 @@ def test_the_wheel_scrolls_the_settings_column_and_changes_only_a_focused_contro
 def test_the_underruns_headline_counts_stalls_the_listener_heard_and_their_length(make_window, qtbot, qloop):
     """Played through the real PortAudio stream (the null sink): random weights on a CPU make audio slower than
     real time, so the player runs dry between sentences; each dry spell is one stall, however many callbacks."""
-    from tests.app.helpers import until
     from voicedesk.app.ui.waterfall import format_s
 
     window = make_window()
@@ -79,3 +80,37 @@ def test_the_underruns_headline_counts_stalls_the_listener_heard_and_their_lengt
     assert abs(run.stalled_s - heard_s) < 0.05
     if stalls:
         assert format_s(run.stalled_s) in chip
+
+
+def test_a_new_phrase_cannot_take_a_shortcut_already_taken_and_recording_one_fires_none(make_window, qtbot, qloop):
+    window = make_window(start=False)  # the default phrases: Dinner on Ctrl+Alt+1, Front door on Ctrl+Alt+2
+    window.desktop.apply()
+    assert window.desktop._window_shortcuts and all(s.isEnabled() for s in window.desktop._window_shortcuts)
+    before = [(p.name, p.shortcut) for p in window.settings.phrases]
+    qtbot.mouseClick(window.console.phrases.add, Qt.MouseButton.LeftButton)
+    dialog = window.findChild(PhraseDialog)
+    qtbot.waitExposed(dialog)
+    qtbot.keyClicks(dialog.name, "Laundry")
+    qtbot.keyClicks(dialog.text, "The laundry is done.")
+    dialog.activateWindow()
+    dialog.shortcut.setFocus()
+    qloop.run_until_complete(until(lambda: dialog.shortcut.hasFocus()))
+    assert window.desktop.suspended  # recording: no shortcut may fire
+    assert not any(s.isEnabled() for s in window.desktop._window_shortcuts)
+    keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+    qtbot.keyClick(dialog.shortcut, Qt.Key.Key_1, keys)
+    assert dialog.phrase().shortcut == "Ctrl+Alt+1"
+    assert not window.controller.turns and not window.announce.announcer.busy
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Save), Qt.MouseButton.LeftButton)
+    assert dialog.isVisible(), "a shortcut another phrase has must be refused"
+    assert "Ctrl+Alt+1" in dialog.problem.text() and "“Dinner”" in dialog.problem.text()
+    assert [(p.name, p.shortcut) for p in window.settings.phrases] == before
+
+    dialog.shortcut.clear()
+    dialog.shortcut.setFocus()
+    qtbot.keyClick(dialog.shortcut, Qt.Key.Key_5, keys)
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Save), Qt.MouseButton.LeftButton)
+    qloop.run_until_complete(until(lambda: not dialog.isVisible()))
+    assert [(p.name, p.shortcut) for p in window.settings.phrases] == [*before, ("Laundry", "Ctrl+Alt+5")]
+    assert not window.desktop.suspended
+    assert window.desktop._window_shortcuts and all(s.isEnabled() for s in window.desktop._window_shortcuts)
