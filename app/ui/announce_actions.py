@@ -88,7 +88,7 @@ class AnnounceActions:
         if not 0 <= number < len(entries):
             return None
         entry = entries[number]
-        item = Announcement(TurnKind.SPEAK, entry.text, voice=entry.voice, output=entry.output, origin="Replay")
+        item = Announcement(TurnKind.SPEAK, entry.replay_text, voice=entry.voice, output=entry.output, origin="Replay")
         return item if self.submit(item) else None
 
     def retry(self, turn_id: int) -> Announcement | None:
@@ -219,6 +219,7 @@ class AnnounceActions:
             state=turn.state.value,
             output=item.output if item is not None else "",
             origin=item.origin if item is not None else "",
+            whole=turn.text[:5000] if turn.text.strip() != said.strip() else "",
         )
         try:
             self.history.add(entry)

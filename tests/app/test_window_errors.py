@@ -92,3 +92,28 @@ def test_an_engine_failure_mid_reply_leaves_the_status_line_once_reconnected(mak
         assert "failed mid-reply" in (turn.error or "")  # the reply's bubble still says what happened to it
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_stopped_entry_replays_whole(make_window, qtbot, qloop, tmp_path):
+    whole = "Stop me part way through this. The rest of it follows here."
+    window = make_window(history_path=tmp_path / "history.json")
+    window.composer.editor.setPlainText(whole)
+    qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+
+    async def scenario():
+        await until(lambda: window.controller.turns and (window.controller.heard_position() or 0) > 0.8)
+        qtbot.keyClick(window.composer.editor, Qt.Key.Key_Escape)
+        await until(lambda: window.controller.turns[0].state is TurnState.CUT and window.announce.history.entries)
+        (entry,) = window.announce.history.entries
+        assert entry.state == "cut" and entry.text != whole and whole.startswith(entry.text.rstrip("…").strip())
+        queue = window.console.announcements
+        queue.history.setCurrentRow(0)
+        qtbot.mouseClick(queue.replay, Qt.MouseButton.LeftButton)
+        if window.announce.announcer.queue.paused:  # Stop paused the queue; the operator carries on
+            qtbot.mouseClick(queue.resume, Qt.MouseButton.LeftButton)
+        await until(lambda: len(window.controller.turns) == 2)
+        return window.controller.turns[1]
+
+    replayed = qloop.run_until_complete(scenario())
+    assert replayed.text == whole
