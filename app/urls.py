@@ -35,7 +35,7 @@ def url_problem(url: str, schemes: tuple[str, ...]) -> str | None:
     try:
         port = parts.port  # raises on a port that is not a number in range
     except ValueError:
-        return "the port must be a number from 1 to 65535 (as in ws://127.0.0.1:8080)"
+        return "the port must be a number from 1 to 65535"
     if parts.scheme.lower() not in schemes:
         return f"it must start with {' or '.join(s + '://' for s in schemes)}"
     if not parts.hostname:

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractSpinBox,
     QComboBox,
+    QDialogButtonBox,
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -89,6 +92,9 @@ class AbWindow(QWidget):
         self._task: asyncio.Future[object] | None = None
         self._build()
         self.resize(1040, 640)
+        screen = (parent.screen() if parent is not None else None) or QGuiApplication.primaryScreen()
+        if screen is not None:  # never larger than the screen it opens on
+            self.resize(self.size().boundedTo(screen.availableGeometry().size()))
         self.show_progress(AbProgress(AbPhase.IDLE))
 
     # ---- layout -----------------------------------------------------------------------------------
@@ -112,18 +118,34 @@ class AbWindow(QWidget):
         form.setVerticalSpacing(6)
         self.text = QPlainTextEdit(DEFAULT_TEXT)
         self.text.setTabChangesFocus(True)
-        self.text.setFixedHeight(58)
+        lines = self.text.fontMetrics().lineSpacing()
+        self.text.setMinimumHeight(3 * lines + 16)  # three whole lines at any width (it scrolls beyond)
+        self.text.setMaximumHeight(5 * lines + 16)
         self.runs = QSpinBox()
         self.runs.setRange(1, MAX_RUNS)
         self.runs.setValue(5)
         self.runs.setSuffix(" per engine")
+        # The app's style sheet leaves a spin box's own arrows drawn half (Qt 6.12): plain − and + buttons instead.
+        self.runs.setButtonSymbols(QAbstractSpinBox.ButtonSymbols.NoButtons)
+        self.runs.setMinimumWidth(self.runs.fontMetrics().horizontalAdvance(f"{MAX_RUNS} per engine") + 24)
+        self.fewer, self.more = QPushButton("−"), QPushButton("+")
+        for button, step in ((self.fewer, self.runs.stepDown), (self.more, self.runs.stepUp)):
+            button.setMinimumWidth(34)
+            button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            button.clicked.connect(step)
+        self.fewer.setToolTip("One run fewer per engine")
+        self.more.setToolTip("One run more per engine")
+        runs_row = QHBoxLayout()
+        runs_row.setSpacing(4)
+        for widget in (self.runs, self.fewer, self.more):
+            runs_row.addWidget(widget)
         self.engine_a = QLabel()
         self.engine_b = QComboBox()
         self.engine_b.setMinimumWidth(240)
         form.addWidget(QLabel("Text"), 0, 0, Qt.AlignmentFlag.AlignTop)
         form.addWidget(self.text, 0, 1, 1, 5)
         form.addWidget(QLabel("Runs"), 1, 0)
-        form.addWidget(self.runs, 1, 1)
+        form.addLayout(runs_row, 1, 1)
         form.addWidget(QLabel("A"), 1, 2)
         form.addWidget(self.engine_a, 1, 3)
         form.addWidget(QLabel("B"), 1, 4)
@@ -153,6 +175,11 @@ class AbWindow(QWidget):
         self.ratio = QLabel()
         self.ratio.setWordWrap(True)
         outer.addWidget(self.ratio)
+        closing = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.close_button = closing.button(QDialogButtonBox.StandardButton.Close)
+        closing.rejected.connect(self.close)
+        outer.addWidget(closing)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.close)
         self.start.clicked.connect(self.request_start)
         self.cancel.clicked.connect(self.request_cancel)
         self.export.clicked.connect(self.export_dialog)
@@ -162,6 +189,7 @@ class AbWindow(QWidget):
         self.setTabOrder(self.start, self.cancel)
         self.setTabOrder(self.cancel, self.export)
         self.setTabOrder(self.export, self.table)
+        self.setTabOrder(self.table, self.close_button)
 
     def refresh_engines(self) -> None:
         """Engine A is whatever the app speaks with now; B is A again or one of the other kinds."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
@@ -114,3 +114,30 @@ def test_a_new_phrase_cannot_take_a_shortcut_already_taken_and_recording_one_fir
     assert [(p.name, p.shortcut) for p in window.settings.phrases] == [*before, ("Laundry", "Ctrl+Alt+5")]
     assert not window.desktop.suspended
     assert window.desktop._window_shortcuts and all(s.isEnabled() for s in window.desktop._window_shortcuts)
+
+
+def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, qloop):
+    window = make_window(start=False)
+    window.ab_runs.action.trigger()
+    view = window.ab_runs.view
+    qtbot.waitExposed(view)
+    view.resize(1024, 640)
+    qloop.run_until_complete(asyncio.sleep(0.2))
+    for widget in (view.start, view.cancel, view.export, view.fewer, view.more, view.close_button, view.engine_b):
+        corner = widget.mapTo(view, QPoint(0, 0))
+        assert view.rect().contains(QRect(corner, widget.size())), widget
+        assert widget.width() >= widget.minimumSizeHint().width(), widget
+    shown = view.runs.text()
+    assert view.runs.lineEdit().width() >= view.runs.fontMetrics().horizontalAdvance(shown), shown
+    lines = view.text.fontMetrics().lineSpacing()
+    assert view.text.viewport().height() >= 3 * lines  # three whole lines of the text to say
+    qtbot.mouseClick(view.more, Qt.MouseButton.LeftButton)
+    assert view.runs.value() == 6
+    qtbot.mouseClick(view.close_button, Qt.MouseButton.LeftButton)
+    assert not view.isVisible()
+    window.ab_runs.action.trigger()
+    qtbot.waitExposed(view)
+    view.activateWindow()
+    qloop.run_until_complete(until(lambda: QApplication.activeWindow() is view))
+    qtbot.keyClick(view.runs, Qt.Key.Key_Escape)
+    assert not view.isVisible()
