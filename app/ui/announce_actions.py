@@ -16,6 +16,7 @@ from voicedesk.app.announcements import Announcement, QueueFull
 from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import make_source, whole
 from voicedesk.app.conversation import Turn, TurnKind, TurnState
+from voicedesk.app.engines import EngineState
 from voicedesk.app.history import History, HistoryEntry
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
@@ -148,7 +149,13 @@ class AnnounceActions:
             window.notice(error_text(exc), "error", Topic.AGENT)
             self._give_back(item)
             return None
+        waiting = window.hub.status.state is EngineState.LOADING
+        if waiting:  # the reply waits for the model (or the connection): say so, or Speak looks dead
+            what = "the model is loading" if window.hub.status.kind == "local" else "the engine is connecting"
+            window.notice(f"“{item.label}” waits: {what}; it is said as soon as it is ready.", "info", Topic.MODEL)
         turn = await window.controller.speak(item.kind, item.text, fragments, voice)
+        if waiting:
+            window.status.clear(Topic.MODEL)
         if turn is not None:
             self._items[turn.id] = item
         return turn

@@ -102,6 +102,9 @@ class EngineCard(Card):
 
         for button in (self.ws_connect, self.sm_connect):
             button.clicked.connect(self.connect_requested)
+        self.ws_token.textEdited.connect(
+            lambda _text: self.point_at_token(False) if self.ws_token.objectName() else None
+        )
         for edit in (self.ws_url, self.ws_token, self.sm_endpoint, self.sm_region, self.sm_profile):
             edit.returnPressed.connect(self.connect_requested)
             edit.textEdited.connect(self.changed)
@@ -148,6 +151,14 @@ class EngineCard(Card):
         self.message.setVisible(bool(message))
         self.download.setVisible(state == "missing")
         self.progress.setVisible(state == "downloading")
+
+    def point_at_token(self, pointed: bool) -> None:
+        """Marks the Token field (and moves the keyboard there) when the server asked for a token or refused it."""
+        self.ws_token.setObjectName("Invalid" if pointed else "")
+        self.ws_token.setStyleSheet("")  # re-polish with the new object name
+        if pointed:
+            self.message.setText(f"{self.message.text()} Type it in the Token field (marked).")
+            self.ws_token.setFocus()
 
     def show_health(self, text: str) -> None:
         """The background check's line ("Checked every 15 s · last seen healthy 14:03:05"); empty hides it."""

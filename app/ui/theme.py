@@ -68,6 +68,7 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QLabel#Hint {{ color: {p.text_muted}; font-size: 8pt; }}
     QLabel#Message {{ color: {p.text_secondary}; font-size: 8pt; }}
     QLabel#ErrorText {{ color: {p.error}; font-size: 8pt; }}
+    QLineEdit#Invalid {{ border: 2px solid {p.error}; }}
 
     QLineEdit, QComboBox, QDoubleSpinBox, QSpinBox {{
         background: {p.surface}; border: 1px solid {p.border}; border-radius: 6px; padding: 4px 8px;

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, 
 from voicedesk.app.choices import default_player_factory, engine_spec
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
-from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineStatus
+from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
 from voicedesk.app.history import History, default_history_path
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
@@ -41,7 +41,7 @@ from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
-from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
 from voicedesk.engine.timeline import UtteranceTimeline
@@ -396,6 +396,8 @@ class MainWindow(QMainWindow):
 
     def engine_status(self, status: EngineStatus) -> None:
         self.sidebar.engine.show_status(status.state, status.title, status.detail, status.message)
+        if status.kind == "websocket" and status.state in (EngineState.ERROR, EngineState.READY):
+            self.sidebar.engine.point_at_token(status.code == ErrorCode.UNAUTHORIZED)
         label = KIND_LABELS.get(status.kind, status.kind)
         self.header_engine.setText(f"{label} engine")
         self.header_status.show_state(status.state, status.title, status.detail)

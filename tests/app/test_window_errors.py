@@ -117,3 +117,53 @@ def test_a_stopped_entry_replays_whole(make_window, qtbot, qloop, tmp_path):
 
     replayed = qloop.run_until_complete(scenario())
     assert replayed.text == whole
+
+
+def test_the_token_message_points_at_the_token_field(make_window, qtbot, qloop, synthesizer, monkeypatch):
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+    from voicedesk.endpoint.settings import ServerSettings
+
+    monkeypatch.delenv("VOICEDESK_TOKEN", raising=False)
+    window = make_window()
+    engine = window.sidebar.engine
+    with ServerThread(create_app(synthesizer, ServerSettings(token="s3cret", idle_timeout_s=120))) as server:
+        window.activateWindow()
+        connect_to(window, qtbot, server.ws_url)
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.ERROR))
+        assert window.hub.status.code == "unauthorized"
+        assert "Token field" in engine.message.text()
+        assert engine.ws_token.objectName() == "Invalid"  # marked
+        qloop.run_until_complete(until(lambda: engine.ws_token.hasFocus()))  # and the keyboard is there
+        qtbot.keyClicks(engine.ws_token, "s3cret")
+        assert engine.ws_token.objectName() == ""  # typing clears the mark
+        qtbot.keyClick(engine.ws_token, Qt.Key.Key_Return)
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY))
+
+
+def test_speak_while_the_model_loads_says_so_and_speaks_when_ready(make_window, qtbot, qloop, synthesizer):
+    """The real model, opened behind a gate the test lifts: the window sees a model that takes its time to load."""
+    import asyncio
+
+    from voicedesk.engine.local import LocalEngine
+
+    gate = asyncio.Event()
+
+    async def slow_opener(spec):
+        await gate.wait()
+        return LocalEngine(synthesizer)
+
+    window = make_window(engine_opener=slow_opener, start=False)
+    starting = asyncio.ensure_future(window.start())
+    qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.LOADING))
+    window.composer.editor.setPlainText("Ready when you are.")
+    qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+    qloop.run_until_complete(until(lambda: "model is loading" in window.status.text))
+    assert "Ready when you are." in window.status.text
+    assert not window.controller.turns
+    gate.set()
+    qloop.run_until_complete(starting)
+    qloop.run_until_complete(until(lambda: window.controller.turns and not window.controller.turns[-1].active))
+    assert window.controller.turns[-1].text == "Ready when you are."
+    assert window.controller.turns[-1].state is TurnState.DONE
+    assert "model is loading" not in window.status.text
