@@ -104,3 +104,45 @@ def test_every_package_folder_is_installed_under_voicedesk():
     }
     assert set(config["packages"]) == folders
     assert config["package-dir"] == {f"voicedesk.{top}": top for top in LAYERS}
+
+
+def test_the_window_parts_form_no_circle_even_for_type_checking():
+    """app/ui: the window imports its helpers and widgets; none of them imports the window back, not even under
+    ``if TYPE_CHECKING:`` (they see it as ``app.ui.console_window.ConsoleWindow``), so the parts read top-down."""
+    modules = {name: path for name, path in _modules().items() if name.startswith("voicedesk.app.ui.")}
+
+    def every_import(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        blocks = [*tree.body]
+        for node in tree.body:  # module level, and the imports made for the type checker only
+            if isinstance(node, ast.If):
+                blocks.extend(node.body)
+        names: set[str] = set()
+        for node in blocks:
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        return {name for name in names if name in modules}
+
+    graph = {name: every_import(path) - {name} for name, path in modules.items()}
+    assert graph["voicedesk.app.ui.window"], "the rule reads the window's imports"
+    importers_of_window = sorted(name for name, imported in graph.items() if "voicedesk.app.ui.window" in imported)
+    assert importers_of_window == []
+
+    def circle_from(start: str) -> list[str] | None:
+        stack = [(start, [start])]
+        seen: set[str] = set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    return [*path, nxt]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+        return None
+
+    circles = [circle for name in sorted(graph) if (circle := circle_from(name)) is not None]
+    assert circles == []

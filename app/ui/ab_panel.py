@@ -18,7 +18,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QAbstractSpinBox,
     QComboBox,
     QDialogButtonBox,
     QFileDialog,
@@ -31,7 +30,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -81,6 +79,45 @@ class AbEngines:
         self.voice = voice
 
 
+class RunCount(QWidget):
+    """How many runs per engine: the number, with − and + (a styled QSpinBox draws its text and arrows cut off
+    in Qt 6.12)."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__()
+        self._value = value
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        self.label = QLabel()
+        self.label.setMinimumWidth(self.label.fontMetrics().horizontalAdvance(f"{MAX_RUNS} per engine") + 8)
+        self.fewer, self.more = QPushButton("−"), QPushButton("+")
+        self.fewer.setToolTip("One run fewer per engine")
+        self.more.setToolTip("One run more per engine")
+        for button, step in ((self.fewer, self.stepDown), (self.more, self.stepUp)):
+            button.setMinimumWidth(34)
+            button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            button.clicked.connect(step)
+        for widget in (self.label, self.fewer, self.more):
+            layout.addWidget(widget)
+        self.setValue(value)
+
+    def value(self) -> int:
+        return self._value
+
+    def setValue(self, value: int) -> None:
+        self._value = min(max(int(value), 1), MAX_RUNS)
+        self.label.setText(f"{self._value} per engine")
+        self.fewer.setEnabled(self._value > 1)
+        self.more.setEnabled(self._value < MAX_RUNS)
+
+    def stepUp(self) -> None:
+        self.setValue(self._value + 1)
+
+    def stepDown(self) -> None:
+        self.setValue(self._value - 1)
+
+
 class AbWindow(QWidget):
     def __init__(self, engines: AbEngines, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
@@ -121,31 +158,14 @@ class AbWindow(QWidget):
         lines = self.text.fontMetrics().lineSpacing()
         self.text.setMinimumHeight(3 * lines + 16)  # three whole lines at any width (it scrolls beyond)
         self.text.setMaximumHeight(5 * lines + 16)
-        self.runs = QSpinBox()
-        self.runs.setRange(1, MAX_RUNS)
-        self.runs.setValue(5)
-        self.runs.setSuffix(" per engine")
-        # The app's style sheet leaves a spin box's own arrows drawn half (Qt 6.12): plain − and + buttons instead.
-        self.runs.setButtonSymbols(QAbstractSpinBox.ButtonSymbols.NoButtons)
-        self.runs.setMinimumWidth(self.runs.fontMetrics().horizontalAdvance(f"{MAX_RUNS} per engine") + 24)
-        self.fewer, self.more = QPushButton("−"), QPushButton("+")
-        for button, step in ((self.fewer, self.runs.stepDown), (self.more, self.runs.stepUp)):
-            button.setMinimumWidth(34)
-            button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-            button.clicked.connect(step)
-        self.fewer.setToolTip("One run fewer per engine")
-        self.more.setToolTip("One run more per engine")
-        runs_row = QHBoxLayout()
-        runs_row.setSpacing(4)
-        for widget in (self.runs, self.fewer, self.more):
-            runs_row.addWidget(widget)
+        self.runs = RunCount(5)
         self.engine_a = QLabel()
         self.engine_b = QComboBox()
         self.engine_b.setMinimumWidth(240)
         form.addWidget(QLabel("Text"), 0, 0, Qt.AlignmentFlag.AlignTop)
         form.addWidget(self.text, 0, 1, 1, 5)
         form.addWidget(QLabel("Runs"), 1, 0)
-        form.addLayout(runs_row, 1, 1)
+        form.addWidget(self.runs, 1, 1)
         form.addWidget(QLabel("A"), 1, 2)
         form.addWidget(self.engine_a, 1, 3)
         form.addWidget(QLabel("B"), 1, 4)
@@ -183,8 +203,9 @@ class AbWindow(QWidget):
         self.start.clicked.connect(self.request_start)
         self.cancel.clicked.connect(self.request_cancel)
         self.export.clicked.connect(self.export_dialog)
-        self.setTabOrder(self.text, self.runs)
-        self.setTabOrder(self.runs, self.engine_b)
+        self.setTabOrder(self.text, self.runs.fewer)
+        self.setTabOrder(self.runs.fewer, self.runs.more)
+        self.setTabOrder(self.runs.more, self.engine_b)
         self.setTabOrder(self.engine_b, self.start)
         self.setTabOrder(self.start, self.cancel)
         self.setTabOrder(self.cancel, self.export)

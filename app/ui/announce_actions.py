@@ -30,11 +30,11 @@ from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 
 if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+    from voicedesk.app.ui.console_window import ConsoleWindow
 
 
 class AnnounceActions:
-    def __init__(self, window: MainWindow, history: History) -> None:
+    def __init__(self, window: ConsoleWindow, history: History) -> None:
         self.window = window
         self.history = history
         self.consent = SecretConsent()
@@ -242,11 +242,11 @@ class AnnounceActions:
         phrases = window.settings.phrases
         phrase = phrases[number] if number is not None else Phrase(text=window.composer.text().strip())
         voices = [(v, voice_title(v)) for v in window.voice_names()]
-        outputs = [(key, title) for key, title, _detail in window.output_choices]
+        outputs = [(key, title) for key, title, _detail in window.outputs.choices]
         taken = {p.shortcut: f"the phrase “{p.title}”" for n, p in enumerate(phrases) if n != number}
         taken[window.settings.desktop.stop_shortcut] = "Stop"
         dialog = PhraseDialog(phrase, voices, outputs, window, taken)
-        dialog.recording.connect(window.desktop.suspend)
+        dialog.recording.connect(window.suspend_shortcuts)
 
         def saved() -> None:
             if number is None:
@@ -271,4 +271,4 @@ class AnnounceActions:
         announcer = self.announcer
         queue = announcer.queue
         self.window.console.announcements.show_queue(announcer.current, list(queue.items), queue.paused)
-        self.window.desktop.refresh()
+        self.window.refresh_desktop()

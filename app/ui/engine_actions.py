@@ -23,7 +23,7 @@ from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.voices import KNOWN_VOICES
 
 if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+    from voicedesk.app.ui.console_window import ConsoleWindow
 
 from voicedesk.engine.engine_spec import TOKEN_ENV
 
@@ -36,7 +36,7 @@ SAGEMAKER_VOICES_NOTE = (
 class EngineActions:
     def __init__(
         self,
-        window: MainWindow,
+        window: ConsoleWindow,
         model_fetcher: Callable[..., object] | None,
         model_importer: Callable[..., object] | None,
     ) -> None:
@@ -82,7 +82,7 @@ class EngineActions:
         """A token goes over ws:// to another machine only with the person's yes (asked once per host)."""
         if not (token or os.environ.get(TOKEN_ENV)) or url_problem(url, ENGINE_SCHEMES) is not None:
             return True
-        consent = self.window.announce.consent
+        consent = self.window.consent
         allowed = consent.decided(url)
         if allowed is False and self.window.connect_clicked:
             allowed = None  # Connect pressed again: ask again
@@ -102,7 +102,7 @@ class EngineActions:
     async def _reconnect(self) -> bool:
         window = self.window
         spec = window.hub.spec
-        if spec.kind == "websocket" and window.announce.consent.decided(spec.target or "") is False:
+        if spec.kind == "websocket" and window.consent.decided(spec.target or "") is False:
             return False
         return await window.controller.reconnect()
 
@@ -112,7 +112,7 @@ class EngineActions:
             window.sidebar.engine.show_health("")
         else:
             window.sidebar.engine.show_health(record.summary(self.health.interval_s))
-        window.desktop.refresh()
+        window.refresh_desktop()
 
     def status_changed(self, status: EngineStatus) -> None:
         """Reacts to a new engine status: voices, health line."""
@@ -148,7 +148,7 @@ class EngineActions:
         """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
         spec = self.window.hub.spec
         token = spec.token or os.environ.get(TOKEN_ENV)
-        if token and self.window.announce.consent.decided(spec.target or "") is not True:
+        if token and self.window.consent.decided(spec.target or "") is not True:
             token = None  # the same rule as for the connection: never unencrypted to another host unasked
         try:
             found = await server_voices(normalize_url(spec.target or ""), token, 5.0)

@@ -40,6 +40,7 @@ AXIS_HEIGHT = 20
 LABEL_WIDTH = 200
 STATS_COLUMNS = ((0, "audio"), (62, "RTF"), (120, "stalls"))
 STATS_WIDTH = 190
+NARROW_STATS_WIDTH = 130
 GAP = 16
 """Space between the plot and the numbers at the right: no axis label may reach into it."""
 TICK_STEPS_S = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
@@ -78,8 +79,12 @@ class Geometry:
     def x_of(self, t: float) -> float:
         return self.plot_left + max(t, 0.0) / self.span_s * (self.plot_right - self.plot_left)
 
+    def stats_x(self, offset: float) -> float:
+        """Where a number column starts (the columns close up in a narrow panel)."""
+        return self.stats_left + offset * (self.width - self.stats_left) / STATS_WIDTH
+
     def stats_header(self, offset: float, text_width: float) -> QRectF:
-        return QRectF(self.stats_left + offset, 0, text_width, AXIS_HEIGHT)
+        return QRectF(self.stats_x(offset), 0, text_width, AXIS_HEIGHT)
 
 
 def span_of(sentences: Sequence[SentenceTimeline]) -> float:
@@ -94,7 +99,7 @@ def span_of(sentences: Sequence[SentenceTimeline]) -> float:
 
 def geometry(width: float, sentences: Sequence[SentenceTimeline]) -> Geometry:
     label = min(LABEL_WIDTH, max(width * 0.22, 90.0))  # narrow windows give the plot a fair share
-    stats_left = width - STATS_WIDTH
+    stats_left = width - min(STATS_WIDTH, max(NARROW_STATS_WIDTH, width * 0.3))  # narrow: the columns close up
     plot_right = max(stats_left - GAP, label + 60)
     return Geometry(width, label, plot_right, stats_left, span_of(sentences))
 
@@ -321,7 +326,7 @@ class WaterfallRows(QWidget):
         )
         for (offset, _), text in zip(STATS_COLUMNS, cells, strict=True):
             painter.setPen(QColor(PALETTE.error if offset == 120 and s.underruns else PALETTE.text_secondary))
-            rect = QRectF(g.stats_left + offset, y, 66, ROW_HEIGHT)
+            rect = QRectF(g.stats_x(offset), y, 66, ROW_HEIGHT)
             painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, text)
 
     def mouseMoveEvent(self, event) -> None:

@@ -18,6 +18,7 @@ from PySide6.QtCore import QByteArray, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
+from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import default_player_factory, engine_spec
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
@@ -41,6 +42,7 @@ from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
+from voicedesk.app.urls import SecretConsent
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
@@ -72,10 +74,6 @@ class MainWindow(QMainWindow):
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
         self.player_factory = player_factory
-        self.players: dict[str, object] = {}
-        """Open audio outputs by device (the window's own, and those saved phrases asked for)."""
-        self.player = None
-        self.output_choices: list[tuple[str, str, str]] = []
         self.connect_clicked = False
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
@@ -91,7 +89,15 @@ class MainWindow(QMainWindow):
         self.announce = AnnounceActions(self, History(history_path or default_history_path()))
         self.engines = EngineActions(self, model_fetcher, model_importer)
         self.desktop = DesktopIntegration(self)
-        self.outputs = OutputActions(self)
+        self.outputs = OutputActions(
+            self.controller,
+            self.settings,
+            self.sidebar.output,
+            self.banners,
+            self.status,
+            player_factory,
+            self.settings_changed,
+        )
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
@@ -294,10 +300,7 @@ class MainWindow(QMainWindow):
             await self.announce.announcer.aclose()
             await self.controller.aclose()
         finally:
-            for player in self.players.values():
-                player.close()
-            self.players.clear()
-            self.player = self.controller.player = None
+            self.outputs.close_all()
             for task in list(self._tasks):
                 task.cancel()
             self.shut_down.emit()
@@ -340,6 +343,30 @@ class MainWindow(QMainWindow):
 
     def request_stop(self) -> None:
         self.spawn(self.announce.stop())
+
+    # ---- what the helpers ask of the window (``console_window.ConsoleWindow``) ------------------------
+
+    @property
+    def consent(self) -> SecretConsent:
+        return self.announce.consent
+
+    @property
+    def announcer(self) -> Announcer:
+        return self.announce.announcer
+
+    def speak_phrase(self, number: int) -> object:
+        return self.announce.speak_phrase(number)
+
+    def refresh_desktop(self) -> None:
+        self.desktop.refresh()
+
+    def suspend_shortcuts(self, suspended: bool) -> None:
+        self.desktop.suspend(suspended)
+
+    @property
+    def player(self) -> object | None:
+        """The audio output what is said next goes to (None: none usable)."""
+        return self.controller.player
 
     async def open_player(self) -> None:
         await self.outputs.open_player()

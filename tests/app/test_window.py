@@ -107,7 +107,7 @@ def test_settings_survive_a_restart(make_window, qtbot, qloop, tmp_path):
 
     second = make_window(path, start=False)
     assert second.sidebar.engine.switch.value() == "websocket"
-    assert second.sidebar.engine.ws_url.text() == "ws://lab-box:8080"
+    assert second.sidebar.engine.ws_url.text() == "ws://lab-box:8080/invocations-bidirectional-stream"
     assert second.sidebar.voice.voice.currentData() == "bf_emma"
     assert second.sidebar.voice.blend.currentData() == "am_adam"
     assert second.sidebar.voice.speed_label.text() == "1.25×"

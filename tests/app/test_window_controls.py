@@ -123,15 +123,23 @@ def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, q
     qtbot.waitExposed(view)
     view.resize(1024, 640)
     qloop.run_until_complete(asyncio.sleep(0.2))
-    for widget in (view.start, view.cancel, view.export, view.fewer, view.more, view.close_button, view.engine_b):
+    for widget in (
+        view.start,
+        view.cancel,
+        view.export,
+        view.runs.fewer,
+        view.runs.more,
+        view.close_button,
+        view.engine_b,
+    ):
         corner = widget.mapTo(view, QPoint(0, 0))
         assert view.rect().contains(QRect(corner, widget.size())), widget
         assert widget.width() >= widget.minimumSizeHint().width(), widget
-    shown = view.runs.text()
-    assert view.runs.lineEdit().width() >= view.runs.fontMetrics().horizontalAdvance(shown), shown
+    shown = view.runs.label.text()
+    assert shown == "5 per engine" and view.runs.label.width() >= view.runs.label.fontMetrics().horizontalAdvance(shown)
     lines = view.text.fontMetrics().lineSpacing()
     assert view.text.viewport().height() >= 3 * lines  # three whole lines of the text to say
-    qtbot.mouseClick(view.more, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(view.runs.more, Qt.MouseButton.LeftButton)
     assert view.runs.value() == 6
     qtbot.mouseClick(view.close_button, Qt.MouseButton.LeftButton)
     assert not view.isVisible()
@@ -139,5 +147,5 @@ def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, q
     qtbot.waitExposed(view)
     view.activateWindow()
     qloop.run_until_complete(until(lambda: QApplication.activeWindow() is view))
-    qtbot.keyClick(view.runs, Qt.Key.Key_Escape)
+    qtbot.keyClick(view.text, Qt.Key.Key_Escape)
     assert not view.isVisible()
