@@ -1,8 +1,8 @@
 """The app's A/B runner: the same text N times through one engine, or alternating A B A B through two, with each
 stage's p50/p90/p99 side by side.
 
-It runs the lab's own A/B scenario (``app.bench_lab.ab.run_ab``) on the app's engines, so its figures come from the
-code ``voicedesk bench ab`` prints from (``ab_summary``, ``app.bench_lab.table.ab_stage_table``): for the same
+It runs the lab's own A/B scenario (``app.lab.ab.run_ab``) on the app's engines, so its figures come from the
+code ``voicedesk bench ab`` prints from (``ab_summary``, ``app.lab.table.ab_stage_table``): for the same
 recorded timelines the app shows the bench's numbers. With one engine, B is A again (an A/A run: the two columns
 show the run-to-run noise), as in ``voicedesk bench ab`` without ``--engine-b``. Each run is a fresh session and is
 not played, as in the bench. No Qt here: ``AbRunner`` drives asyncio and reports an ``AbProgress`` after every
@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from voicedesk.app.bench_lab.ab import run_ab
-from voicedesk.app.bench_lab.context import LabConfig, LabContext
-from voicedesk.app.bench_lab.lab import machine_facts
-from voicedesk.app.bench_lab.report import lab_document
-from voicedesk.app.bench_lab.runs import ScenarioResult
+from voicedesk.app.lab.ab import run_ab
+from voicedesk.app.lab.context import LabConfig, LabContext
+from voicedesk.app.lab.lab import machine_facts
+from voicedesk.app.lab.report import lab_document
+from voicedesk.app.lab.runs import ScenarioResult
 from voicedesk.app.messages import error_text
 from voicedesk.engine.api import Engine
 from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
-from voicedesk.engine.voices import DEFAULT_VOICE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class AbProgress:
     """Utterances measured so far."""
     total: int = 0
     summary: dict[str, Any] | None = None
-    """``app.bench_lab.ab.ab_summary`` of the runs so far (None before the first)."""
+    """``app.lab.ab.ab_summary`` of the runs so far (None before the first)."""
     message: str | None = None
     """What is happening, or why it stopped."""
 

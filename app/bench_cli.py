@@ -9,15 +9,16 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
-from voicedesk.app.bench_lab import cli as lab_cli
-from voicedesk.endpoint import bench_abuse, bench_flow
-from voicedesk.engine import bench_engine
+from voicedesk.app.lab import bench_abuse, bench_engine, bench_flow
+from voicedesk.app.lab import cli as lab_cli
+from voicedesk.app.lab import frontend as frontend_bench
 
 BENCHMARKS: tuple[ModuleType, ...] = (
     bench_engine,  # bench engine
     lab_cli,  # bench lab|streaming|seed|ab|concurrency|transport|cold|capacity|server
     bench_flow,  # bench flow
     bench_abuse,  # bench abuse
+    frontend_bench,  # bench frontend
 )
 
 

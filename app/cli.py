@@ -15,15 +15,17 @@ from types import ModuleType
 
 from voicedesk.app import bench_cli, say_cli
 from voicedesk.app.main import add_app_arguments
-from voicedesk.endpoint import deploy_cli, serve_cli
+from voicedesk.endpoint import serve_cli
+from voicedesk.endpoint.deploy import cli as deploy_cli
 from voicedesk.endpoint.sagemaker_local import cli as sagemaker_local_cli
 from voicedesk.endpoint.wyoming import cli as wyoming_cli
-from voicedesk.engine import models_cli
 from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.model import models_cli, phonemes_cli
 
 COMMANDS: tuple[ModuleType, ...] = (
     say_cli,  # say
     models_cli,  # models fetch|status|import
+    phonemes_cli,  # phonemes
     serve_cli,  # serve
     wyoming_cli,  # wyoming
     bench_cli,  # bench engine|lab|streaming|…|flow|abuse

@@ -42,8 +42,8 @@ from voicedesk.engine.events import (
     SentenceStarted,
     SessionConfig,
 )
-from voicedesk.engine.recorder import UtteranceRecorder
-from voicedesk.engine.timeline import UtteranceTimeline
+from voicedesk.engine.measure.recorder import UtteranceRecorder
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

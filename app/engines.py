@@ -214,7 +214,7 @@ class EngineHub:
 
     async def fetch_voice(self, name: str, report: Callable[[str], None]) -> None:
         """Downloads one voice for the local engine (``voicedesk models fetch --voices NAME``)."""
-        from voicedesk.engine import weights
+        from voicedesk.engine.model import weights
 
         fetch = self._fetcher or weights.fetch
         await asyncio.to_thread(fetch, [name], report=report)
@@ -227,7 +227,7 @@ class EngineHub:
 
     async def fetch_models(self, report: Callable[[str], None]) -> None:
         """Downloads the local model (``voicedesk models fetch``) on a worker thread, then loads it."""
-        from voicedesk.engine import weights
+        from voicedesk.engine.model import weights
 
         fetch = self._fetcher or weights.fetch
         self._report(EngineState.DOWNLOADING, "Downloading…", "Kokoro-82M from huggingface.co")

@@ -1,7 +1,7 @@
 """One open engine session as a turn sees it: the session, its event pump, and what was sent through it.
 
 A link belongs to one engine session. During a turn it keeps the ``ReplyLedger`` (text sent, sentences
-claimed and delivered), the turn's ``engine.recorder.Leg`` on this session (a mirror of the session's chunker,
+claimed and delivered), the turn's ``engine.measure.recorder.Leg`` on this session (a mirror of the session's chunker,
 to time when each sentence was released, since a remote chunker runs out of sight, and the engine's sequence
 numbers mapped to the turn's rows), and the stale-audio filter that keeps a cancelled utterance silent.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from voicedesk.app.failover import ReplyLedger
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.events import Audio, Cancelled, Event
-from voicedesk.engine.recorder import Leg
+from voicedesk.engine.measure.recorder import Leg
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class SessionLink:
     stale_dropped: int = 0
     ledger: ReplyLedger = field(default_factory=ReplyLedger)
     leg: Leg = field(default_factory=Leg)
-    """This session's part in the current turn's record (``engine.recorder``)."""
+    """This session's part in the current turn's record (``engine.measure.recorder``)."""
     flush_sent: bool = False
     pump: asyncio.Task[None] | None = None
 

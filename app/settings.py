@@ -25,8 +25,8 @@ from typing import Any
 from voicedesk.app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
 from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import BIDI_PATH
-from voicedesk.engine.voices import DEFAULT_VOICE
 
 SETTINGS_FILE = "settings.json"
 ENGINE_KINDS = ("local", "websocket", "sagemaker")

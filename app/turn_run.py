@@ -1,7 +1,7 @@
 """One turn in flight: its conversation state, its latency record and its audio, updated event by event.
 
 ``TurnRun`` turns engine events (through the session link that carries the turn) into the conversation's
-sentences and the turn's ``engine.recorder.UtteranceRecorder`` — the same recorder the latency lab uses, so a
+sentences and the turn's ``engine.measure.recorder.UtteranceRecorder`` — the same recorder the latency lab uses, so a
 turn's timeline and a ``voicedesk bench`` run's are made by one set of rules. The controller decides what
 happens (player, failover, ending).
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from voicedesk.app.conversation import Turn
 from voicedesk.app.link import SessionLink
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
-from voicedesk.engine.recorder import UtteranceRecorder
-from voicedesk.engine.timeline import UtteranceTimeline
+from voicedesk.engine.measure.recorder import UtteranceRecorder
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 
 
 @dataclass
@@ -78,7 +78,7 @@ class TurnRun:
         self.recorder.dac(index, at)
 
     def underrun(self, at: float) -> None:
-        """The player ran dry at ``at`` (the event reaches the loop a little later); ``engine.recorder``'s rule
+        """The player ran dry at ``at`` (the event reaches the loop a little later); ``engine.measure.recorder``'s rule
         charges it to the sentence the listener was waiting for."""
         self.recorder.underrun(at)
 

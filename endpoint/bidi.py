@@ -21,13 +21,13 @@ from voicedesk.endpoint.log_safety import BadFrameLog, escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
 from voicedesk.endpoint.speech_request import check_fresh
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.connection import ServerConnection, VoiceCheck
 from voicedesk.engine.errors import VoicedeskError, close_code_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.protocol import SynthesizeRequest, encode_event
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 log = logging.getLogger(__name__)
 

@@ -89,8 +89,8 @@ def prepare_model_dir(environ: MutableMapping[str, str] = os.environ, cache_dir:
     if detect_layout(folder) != "flat":
         return
     from voicedesk.engine.errors import WeightsMissingError
-    from voicedesk.engine.model_import import find_importable, validate, write_to_cache
-    from voicedesk.engine.weights import REPO_ID, cached_file
+    from voicedesk.engine.model.model_import import find_importable, validate, write_to_cache
+    from voicedesk.engine.model.weights import REPO_ID, cached_file
 
     plan = find_importable(folder)
     plan.spacy_wheel = None

@@ -22,9 +22,9 @@ from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.local import LocalSession
+from voicedesk.engine.model.synthesis import Synthesizer
+from voicedesk.engine.model.voices import is_path_spec, parse_voice_spec
 from voicedesk.engine.scheduler import SynthesisScheduler
-from voicedesk.engine.synthesis import Synthesizer
-from voicedesk.engine.voices import is_path_spec, parse_voice_spec
 
 log = logging.getLogger(__name__)
 

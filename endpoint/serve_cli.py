@@ -72,8 +72,8 @@ def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
 
     if not prepare_model:
         # Fail now, with the fix in the message, rather than serve 503s for a model that can never load.
-        from voicedesk.engine import weights
-        from voicedesk.engine.kokoro_synth import select_device
+        from voicedesk.engine.model import weights
+        from voicedesk.engine.model.kokoro_synth import select_device
 
         select_device(settings.device)
         weights.require_model_files()
@@ -84,7 +84,7 @@ def run_serve(args: argparse.Namespace, prepare_model: bool = False) -> int:
             from voicedesk.endpoint.model_dir import prepare_model_dir
 
             prepare_model_dir()
-        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+        from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
         return KokoroSynthesizer.load(settings.device, warm_up=False)  # warmed on the scheduler's thread
 

@@ -17,9 +17,9 @@ from typing import Literal
 from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import MAX_REQUEST_ID_CHARS, MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
 from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
-from voicedesk.engine.voices import DEFAULT_VOICE
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]

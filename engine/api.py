@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from voicedesk.engine.events import Event, SessionConfig
-from voicedesk.engine.voices import VoiceInfo
+from voicedesk.engine.model.voices import VoiceInfo
 
 if TYPE_CHECKING:
-    from voicedesk.engine.synthesis import Synthesizer
+    from voicedesk.engine.model.synthesis import Synthesizer
 
 
 class Session(Protocol):

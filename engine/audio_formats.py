@@ -317,9 +317,3 @@ def open_encoder(audio_format: str, sample_rate: int = SAMPLE_RATE, *, streaming
     if audio_format in ("pcm", "wav"):
         return PcmEncoder(audio_format, sample_rate, streaming)
     return CodecEncoder(audio_format, sample_rate, streaming)
-
-
-if __name__ == "__main__":  # pragma: no cover - prints the table in docs/protocol.md for this machine
-    from voicedesk.engine.audio_formats_bench import main
-
-    main()

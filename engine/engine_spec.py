@@ -15,7 +15,7 @@ from typing import Literal
 
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
-from voicedesk.engine.voices import DEFAULT_VOICE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 
 EngineKind = Literal["local", "websocket", "sagemaker"]
 ENGINE_KINDS: tuple[EngineKind, ...] = ("local", "websocket", "sagemaker")

@@ -27,6 +27,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_VOICE = "unknown_voice"
     BAD_SPEED = "bad_speed"
     EMPTY_TEXT = "empty_text"
+    BAD_TEXT = "bad_text"
     TEXT_TOO_LONG = "text_too_long"
     FRAME_TOO_LARGE = "frame_too_large"
     BUFFER_FULL = "buffer_full"
@@ -82,6 +83,7 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.UNKNOWN_VOICE: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.BAD_SPEED: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.EMPTY_TEXT: WireError(400, WS_POLICY_VIOLATION, True),
+    ErrorCode.BAD_TEXT: WireError(400, WS_POLICY_VIOLATION, True),
     ErrorCode.TEXT_TOO_LONG: WireError(413, WS_POLICY_VIOLATION, True),
     ErrorCode.FRAME_TOO_LARGE: WireError(413, WS_POLICY_VIOLATION, True),
     ErrorCode.BUFFER_FULL: WireError(413, WS_POLICY_VIOLATION, True),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voicedesk.engine.voices import DEFAULT_VOICE
+from voicedesk.engine.model.voices import DEFAULT_VOICE
 
 SAMPLE_RATE = 24_000
 """Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""
@@ -21,8 +21,13 @@ BYTES_PER_SAMPLE = 2
 @dataclass(frozen=True, slots=True)
 class WordTiming:
     word: str
+    """The spoken word (``minus`` for ``-5°C``)."""
     start_s: float
     end_s: float
+    start_char: int | None = None
+    """The span ``[start_char, end_char)`` of the sentence's text as sent that this word speaks (``-5°C``), so a
+    window can highlight what was written; None when unknown (an older server, a stand-in)."""
+    end_char: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ from voicedesk.engine.errors import UsageError
 
 async def open_engine(spec: EngineSpec) -> Engine:
     if spec.kind == "local":
-        from voicedesk.engine.kokoro_synth import KokoroSynthesizer
         from voicedesk.engine.local import LocalEngine
+        from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
         synthesizer = await asyncio.to_thread(KokoroSynthesizer.load, spec.device)
         return LocalEngine(synthesizer)

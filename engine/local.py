@@ -16,16 +16,16 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 
 from voicedesk.engine.api import EngineInfo
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.event_stream import EventStream
 from voicedesk.engine.events import Audio, Cancelled, Error, Event, SessionConfig
+from voicedesk.engine.model.synthesis import Synthesizer
+from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.scheduler import SynthesisScheduler
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
 from voicedesk.engine.session_limits import SessionLimits
-from voicedesk.engine.synthesis import Synthesizer
-from voicedesk.engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 
 class LocalSession:

@@ -317,9 +317,7 @@ def encode_event(event: Event) -> list[Frame]:
                         "seq": seq,
                         "duration_s": round(duration_s, 6),
                         "synthesis_s": round(synthesis_s, 6),
-                        "words": [
-                            {"word": w.word, "start_s": round(w.start_s, 4), "end_s": round(w.end_s, 4)} for w in words
-                        ],
+                        "words": [_word_json(w) for w in words],
                     }
                 )
             ]
@@ -409,9 +407,7 @@ class ClientProtocol:
                 self._current_seq = int(message["seq"])
                 return [SentenceStarted(self._current_seq, str(message.get("text", "")))]
             case "sentence_end":
-                words = tuple(
-                    WordTiming(str(w["word"]), float(w["start_s"]), float(w["end_s"])) for w in message.get("words", [])
-                )
+                words = tuple(_word_timing(w) for w in message.get("words", []))
                 return [
                     SentenceFinished(
                         int(message["seq"]),
@@ -451,3 +447,23 @@ class ClientProtocol:
                 return [Closed(str(message.get("reason", "closed")))]
         # Future additions carry nothing a Session reports.
         return []
+
+
+def _word_json(word: WordTiming) -> dict[str, object]:
+    """A word timing on the wire; the source span only when known (older clients ignore the extra fields)."""
+    out: dict[str, object] = {"word": word.word, "start_s": round(word.start_s, 4), "end_s": round(word.end_s, 4)}
+    if word.start_char is not None and word.end_char is not None:
+        out["start_char"], out["end_char"] = word.start_char, word.end_char
+    return out
+
+
+def _word_timing(message: dict[str, object]) -> WordTiming:
+    start_char, end_char = message.get("start_char"), message.get("end_char")
+    span_known = isinstance(start_char, int) and isinstance(end_char, int)
+    return WordTiming(
+        str(message["word"]),
+        float(message["start_s"]),  # type: ignore[arg-type]
+        float(message["end_s"]),  # type: ignore[arg-type]
+        start_char if span_known else None,  # type: ignore[arg-type]
+        end_char if span_known else None,  # type: ignore[arg-type]
+    )

@@ -8,9 +8,9 @@ concurrent sessions from collapsing each other's time to first audio.
 
 Mechanism (``SynthesisScheduler``): one worker thread per model runs jobs one at a time; torch releases the GIL,
 so the event loop stays free. Cancelling a session removes its queued jobs at once and sets the ``interrupt``
-event of its running job, which the synthesizer checks between model layers (``engine.kokoro_synth``): a client
+event of its running job, which the synthesizer checks between model layers (``engine.model.kokoro_synth``): a client
 that vanished, or barged in, frees the model within a fraction of a sentence. ``others_waiting`` tells a session
-whether it should keep its next call short (``engine.sentence_split``).
+whether it should keep its next call short (``engine.text.sentence_split``).
 """
 
 from __future__ import annotations

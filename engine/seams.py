@@ -11,7 +11,7 @@ noise from clicking. Word timings move with the trimmed lead-in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -102,5 +102,5 @@ def shift_words(words: tuple[WordTiming, ...], shift_s: float, duration_s: float
     for word in words:
         start = min(max(word.start_s - shift_s, 0.0), duration_s)
         end = min(max(word.end_s - shift_s, start), duration_s)
-        shifted.append(WordTiming(word.word, start, end))
+        shifted.append(replace(word, start_s=start, end_s=end))
     return tuple(shifted)

@@ -34,8 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from voicedesk.engine.chunker_held import HeldText
-from voicedesk.engine.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import (
     Audio,
@@ -51,8 +49,6 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
-from voicedesk.engine.quiet_release import QuietRelease
-from voicedesk.engine.sentence_split import split_at_clause
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
     MAX_SPEED,
@@ -64,6 +60,10 @@ from voicedesk.engine.session_limits import (
     validate_buffer_delay,
     validate_speed,
 )
+from voicedesk.engine.text.chunker_held import HeldText
+from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.quiet_release import QuietRelease
+from voicedesk.engine.text.sentence_split import split_at_clause
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
@@ -72,7 +72,7 @@ SHUTDOWN_REASON = "server shutting down"
 
 
 class Chunker(Protocol):
-    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.chunker``)."""
+    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.text.chunker``)."""
 
     def feed(self, fragment: str) -> list[str]: ...
     def flush(self) -> str | None: ...

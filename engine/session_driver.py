@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voicedesk.engine.audio import float_to_pcm16
-from voicedesk.engine.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Closed, Event, WordTiming
+from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
 from voicedesk.engine.session import SessionCore, SynthesisJob
-from voicedesk.engine.synthesis import Synthesizer
+from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,8 @@ from tests.support.fake_hf_cache import REPO_ROOT, default_hf_home, ensure_fake_
 
 TEST_HF_HOME = default_hf_home()
 TEST_DATA_DIR = REPO_ROOT / ".cache" / "test-data"
+TEST_GRAMMARS_DIR = REPO_ROOT / ".cache" / "text-grammars"
+"""NeMo's compiled English grammars (tests/run.sh builds them once; the ``text_grammars`` fixture if it did not)."""
 
 os.environ["HF_HOME"] = str(TEST_HF_HOME)
 for _override in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):  # these would win over HF_HOME
@@ -28,6 +30,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 # voicedesk's own data folder (unpacked spaCy pipeline, settings): never the developer's real one.
 os.environ["VOICEDESK_DATA_DIR"] = str(TEST_DATA_DIR)
+os.environ["VOICEDESK_TEXT_GRAMMARS"] = str(TEST_GRAMMARS_DIR)
 
 if "huggingface_hub" in sys.modules:  # a plugin imported it first: its constants would point elsewhere
     from huggingface_hub import constants as _hf_constants
@@ -50,7 +53,15 @@ def hf_home() -> Path:
 
 
 @pytest.fixture(scope="session")
-def synthesizer(hf_home: Path) -> Iterator[object]:
+def text_grammars() -> Path:
+    """NeMo's English grammars, built once per machine (about a minute) unless tests/run.sh already did."""
+    from voicedesk.engine.text.frontend.grammars import build_grammars
+
+    return build_grammars(TEST_GRAMMARS_DIR)
+
+
+@pytest.fixture(scope="session")
+def synthesizer(hf_home: Path, text_grammars: Path) -> Iterator[object]:
     """The real ``KokoroSynthesizer.load`` through the fake cache, once per test run.
 
     Random weights: its audio is noise of the right length. Call ``torch.manual_seed`` right before a
@@ -59,7 +70,7 @@ def synthesizer(hf_home: Path) -> Iterator[object]:
     import torch
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
-    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
     yield KokoroSynthesizer.load(device=TEST_DEVICE)
 

@@ -41,6 +41,8 @@ echo "tests/run.sh: installing voicedesk and its test dependencies into .venv"
 bash packaging/install_spacy_model.sh .venv/bin/python
 echo "tests/run.sh: building the offline test model cache (random weights, real config)"
 .venv/bin/python -m tests.support.fake_hf_cache
+echo "tests/run.sh: building the English text-normalization grammars once (NeMo; about a minute the first time)"
+VOICEDESK_TEXT_GRAMMARS="$PWD/.cache/text-grammars" .venv/bin/python -m voicedesk.engine.text.frontend.grammars
 
 # shellcheck source=tests/support/headless.sh
 source tests/support/headless.sh

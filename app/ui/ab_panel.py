@@ -1,8 +1,8 @@
 """The A/B runs window (Tools ▸ A/B latency runs…): the same text N times through the app's engine, alone (A/A)
 or alternating with another engine, and each stage's p50/p90/p99 side by side.
 
-A thin view over ``app.ab_runs.AbRunner``: it reads the form, starts and cancels the runner, and shows its
-progress; the numbers are ``app.bench_lab.table.ab_stage_table``'s cells, the ones ``voicedesk bench ab`` prints.
+A thin view over ``app.lab.ab_runs.AbRunner``: it reads the form, starts and cancels the runner, and shows its
+progress; the numbers are ``app.lab.table.ab_stage_table``'s cells, the ones ``voicedesk bench ab`` prints.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 )
 
 from voicedesk.app.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, EngineFactory
-from voicedesk.app.bench_lab.context import DEFAULT_TEXT
-from voicedesk.app.bench_lab.table import ab_stage_table, num
+from voicedesk.app.lab.context import DEFAULT_TEXT
+from voicedesk.app.lab.table import ab_stage_table, num
 from voicedesk.app.messages import error_text
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.engine.errors import UsageError, VoicedeskError

@@ -20,7 +20,7 @@ from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.urls import ENGINE_SCHEMES, host_of, url_problem
 from voicedesk.engine.clients.websocket import normalize_url, server_voices
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.voices import KNOWN_VOICES
+from voicedesk.engine.model.voices import KNOWN_VOICES
 
 if TYPE_CHECKING:
     from voicedesk.app.ui.console_window import ConsoleWindow
@@ -198,7 +198,7 @@ class EngineActions:
 
     async def import_models(self, folder: Path) -> bool:
         """``voicedesk models import`` from the window: checks every file, copies, then loads the model."""
-        from voicedesk.engine.model_import import import_dir
+        from voicedesk.engine.model.model_import import import_dir
 
         window = self.window
         loop = asyncio.get_running_loop()

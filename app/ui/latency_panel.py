@@ -1,8 +1,8 @@
 """The latency panel: the turn's headline numbers, its live per-sentence waterfall (``app.ui.waterfall``), and
 export of the turn or of the whole session. It collapses to its header line and resizes with the splitter above it.
 
-The data and its JSON/CSV forms are ``engine.timeline``'s, the same as ``voicedesk bench`` writes; the session is
-every turn's final timeline, in order.
+The data and its JSON/CSV forms are ``engine.measure.timeline``'s, the same as ``voicedesk bench`` writes; the
+session is every turn's final timeline, in order.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from voicedesk.app.ui.flow_layout import FlowLayout
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.waterfall import ROW_HEIGHT, WaterfallAxis, WaterfallRows, format_s
 from voicedesk.engine.errors import UsageError
-from voicedesk.engine.timeline import CSV_COLUMNS, UtteranceTimeline, timelines_document
+from voicedesk.engine.measure.timeline import CSV_COLUMNS, UtteranceTimeline, timelines_document
 
 EXPORTS = {  # kind: (menu text, file filter, suggested name)
     "json": ("This turn as JSON…", "JSON (*.json)", "voicedesk-latency.json"),
@@ -46,7 +46,7 @@ def write_json(timeline: UtteranceTimeline, path: Path) -> None:
 
 
 def write_csv(timelines: UtteranceTimeline | Iterable[UtteranceTimeline], path: Path) -> None:
-    """One row per sentence (``engine.timeline.CSV_COLUMNS``); the label column says which turn it belongs to."""
+    """One row per sentence (``engine.measure.timeline.CSV_COLUMNS``); the label column names its turn."""
     many = [timelines] if isinstance(timelines, UtteranceTimeline) else list(timelines)
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS))

@@ -24,7 +24,7 @@ from voicedesk.app.ui.engine_card import EngineCard
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.widgets import Card, field_label, hint
-from voicedesk.engine.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES
+from voicedesk.engine.model.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES
 
 SOURCE_PAGES = ("scripted", "openai", "bedrock")
 

@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, Q
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from voicedesk.app.ui.theme import PALETTE
-from voicedesk.engine.timeline import SentenceTimeline, UtteranceTimeline
+from voicedesk.engine.measure.timeline import SentenceTimeline, UtteranceTimeline
 
 SEGMENTS = (  # (from stage, to stage, colour, legend)
     ("fragment_in", "chunk_released", PALETTE.stage_text, "Text arriving"),

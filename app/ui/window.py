@@ -46,7 +46,7 @@ from voicedesk.app.urls import SecretConsent
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
-from voicedesk.engine.timeline import UtteranceTimeline
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 
 log = logging.getLogger(__name__)
 

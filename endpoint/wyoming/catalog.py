@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from voicedesk.engine.api import Engine
 from voicedesk.engine.errors import ConnectionFailed, VoicedeskError, VoiceError
 from voicedesk.engine.events import Closed, Error, Flushed, SessionConfig
-from voicedesk.engine.voices import LANGUAGES, is_path_spec, language_of, parse_voice_spec
+from voicedesk.engine.model.voices import LANGUAGES, is_path_spec, language_of, parse_voice_spec
 
 log = logging.getLogger(__name__)
 

@@ -72,8 +72,8 @@ class ServicePlan:
 
 def plan_from_args(args: argparse.Namespace) -> ServicePlan:
     from voicedesk.endpoint.wyoming.server import WyomingSettings
+    from voicedesk.engine.model.voices import format_voice_spec, parse_voice_spec
     from voicedesk.engine.session import SessionLimits, validate_speed
-    from voicedesk.engine.voices import format_voice_spec, parse_voice_spec
 
     def bad(message: str) -> VoicedeskError:
         return UsageError(message)
@@ -155,7 +155,7 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
     from voicedesk.engine.factory import open_engine
     from voicedesk.engine.local import LocalEngine
-    from voicedesk.engine.voices import KNOWN_VOICES
+    from voicedesk.engine.model.voices import KNOWN_VOICES
 
     settings: WyomingSettings = plan.settings  # type: ignore[assignment]
     if not is_loopback(settings.host):

@@ -35,8 +35,8 @@ from voicedesk.engine.errors import (
     VoicedeskError,
 )
 from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.protocol import BIDI_PATH, Frame
-from voicedesk.engine.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 
 """Read when no token is given, matching ``voicedesk serve --token``'s environment variable."""
 

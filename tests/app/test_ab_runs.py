@@ -9,13 +9,13 @@ import asyncio
 import pytest
 
 from voicedesk.app.ab_runs import AbPhase, AbProgress, AbRequest, AbRunner
-from voicedesk.app.bench_lab.ab import ab_summary
-from voicedesk.app.bench_lab.runs import Run
-from voicedesk.app.bench_lab.table import ab_stage_table, format_lab
+from voicedesk.app.lab.ab import ab_summary
+from voicedesk.app.lab.runs import Run
+from voicedesk.app.lab.table import ab_stage_table, format_lab
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.local import LocalEngine
-from voicedesk.engine.recorder import UtteranceRecord
-from voicedesk.engine.timeline import UtteranceTimeline
+from voicedesk.engine.measure.recorder import UtteranceRecord
+from voicedesk.engine.measure.timeline import UtteranceTimeline
 
 TEXT = "Lights off now."
 

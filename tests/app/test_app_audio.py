@@ -23,7 +23,7 @@ from tests.support.audio_capture import SinkCapture, locate, require_null_sink
 from voicedesk.app.conversation import RunStyle, TurnState
 from voicedesk.engine.audio import pcm16_to_float
 from voicedesk.engine.events import SAMPLE_RATE
-from voicedesk.engine.metrics import seam_gaps
+from voicedesk.engine.measure.metrics import seam_gaps
 from voicedesk.engine.seams import LEAD_IN_S, WINDOW_S, trailing_pause_s
 
 pytestmark = pytest.mark.audio

@@ -135,9 +135,9 @@ def test_model_files_are_imported_from_a_folder_inside_the_app(make_window, qloo
     """The offline path without the command line: an empty cache, then Import model files from a folder."""
     import functools
 
-    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
-    from voicedesk.engine.model_import import import_dir
-    from voicedesk.engine.weights import snapshot_dir
+    from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model.model_import import import_dir
+    from voicedesk.engine.model.weights import snapshot_dir
 
     source = snapshot_dir(cache_dir=hf_home / "hub")
     folder = tmp_path / "usb-stick"

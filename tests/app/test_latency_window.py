@@ -21,11 +21,11 @@ from PySide6.QtWidgets import QApplication, QWidget
 from tests.app.helpers import ARTIFACTS, until
 from tests.app.test_ab_runs import runs_from
 from voicedesk.app.ab_runs import AbPhase
-from voicedesk.app.bench_lab.ab import ab_summary
-from voicedesk.app.bench_lab.table import ab_stage_table, format_lab
 from voicedesk.app.conversation import TurnState
+from voicedesk.app.lab.ab import ab_summary
+from voicedesk.app.lab.table import ab_stage_table, format_lab
 from voicedesk.app.urls import engine_url
-from voicedesk.engine.timeline import timelines_from_document
+from voicedesk.engine.measure.timeline import timelines_from_document
 
 REPLY = "Good morning to you all. The kitchen lights are off. The front door is locked."
 """Three sentences, each long enough not to be merged with the next: three rows."""

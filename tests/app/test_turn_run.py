@@ -9,7 +9,7 @@ import pytest
 from voicedesk.app.conversation import Turn, TurnKind
 from voicedesk.app.link import SessionLink
 from voicedesk.app.turn_run import TurnRun
-from voicedesk.engine.recorder import UtteranceRecorder
+from voicedesk.engine.measure.recorder import UtteranceRecorder
 
 
 def make_run() -> TurnRun:
@@ -23,13 +23,14 @@ def pcm(seconds: float) -> bytes:
 
 
 def test_marks_come_from_when_text_was_sent_and_released():
-    from voicedesk.engine.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
     run = make_run()
     link = run.link
     reference = IncrementalSentenceChunker()  # what the engine's own chunker does with the same text
     released_at = []
-    # Fragments 100 ms apart: no pause long enough for release on quiet (tests/engine/test_recorder.py has those).
+    # Fragments 100 ms apart: no pause long enough for release on quiet (tests/engine/measure/test_recorder.py has
+    # those).
     for t, fragment in ((0.1, "Well, here is the first sentence."), (0.2, " And the second one"), (0.3, " ends.")):
         chunks = reference.feed(fragment)
         released_at += [t] * len(chunks)

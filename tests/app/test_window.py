@@ -18,7 +18,7 @@ from tests.app.helpers import until
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.settings import load_settings
-from voicedesk.engine.timeline import CSV_COLUMNS
+from voicedesk.engine.measure.timeline import CSV_COLUMNS
 
 
 def test_typed_text_is_spoken_shown_and_measured(make_window, qtbot, qloop, tmp_path):
@@ -130,8 +130,8 @@ def test_a_damaged_settings_file_opens_with_defaults_and_says_so(make_window, ql
 
 
 def test_a_missing_model_is_explained_and_the_download_is_offered(make_window, qtbot, qloop, tmp_path):
-    from voicedesk.engine import weights
-    from voicedesk.engine.kokoro_synth import KokoroSynthesizer
+    from voicedesk.engine.model import weights
+    from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
     empty = tmp_path / "hf-cache"
     empty.mkdir()

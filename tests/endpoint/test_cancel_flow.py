@@ -1,7 +1,7 @@
 """Cancel over a real socket: every pending flush and whole request is answered before ``cancelled``, and a
 cancelled (or vanished) session's running sentence is interrupted, so the next session's job runs at once.
 
-The synthesizer is the paced stand-in (``engine.paced_synth``), slow enough here that work is still pending when
+The synthesizer is the paced stand-in (``app.lab.paced_synth``), slow enough here that work is still pending when
 the cancel arrives; whether the model was freed early is read from its own record of the slices it ran, not from
 a clock. The interruption is also checked once with the real random-weight Kokoro (its forward pre-hooks).
 """
@@ -17,10 +17,10 @@ from websockets.asyncio.client import connect
 
 from tests.support.endpoint import GUARD_S, bidi, receive_until, wait_for
 from tests.support.fast_synth import start_fast_server
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.engine.paced_synth import PacedSynthesizer
+from voicedesk.engine.model.synthesis import SynthesisResult
 from voicedesk.engine.protocol import BIDI_PATH, Cancel, Flush, SendText, SynthesizeRequest, encode_command
-from voicedesk.engine.synthesis import SynthesisResult
 
 LONG_SENTENCE = (
     "Yes I see, and this single sentence runs on for a long while without any clause break in it at all so that "
@@ -137,7 +137,12 @@ class _StopWatch:
         return self.inner.device  # type: ignore[attr-defined]
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: object = None,
     ) -> SynthesisResult:
         record = {"text": text, "polls": 0, "stop_seen_at_poll": None, "outcome": "running"}
         self.calls.append(record)
@@ -150,7 +155,7 @@ class _StopWatch:
             return stop
 
         try:
-            result = self.inner.synthesize(text, voice, speed, polled)  # type: ignore[attr-defined]
+            result = self.inner.synthesize(text, voice, speed, polled, settings)  # type: ignore[attr-defined]
         except Exception as exc:
             record["outcome"] = type(exc).__name__
             raise

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from voicedesk.endpoint.deploy import DeploySettings, EndpointState, plan_rollout
-from voicedesk.endpoint.deploy_plan import plan_destroy
-from voicedesk.endpoint.deploy_scaling import ScalingPolicy, ScalingSettings, ScalingState
+from voicedesk.endpoint.deploy.plan import plan_destroy
+from voicedesk.endpoint.deploy.scaling import ScalingPolicy, ScalingSettings, ScalingState
 
 REPO = Path(__file__).resolve().parents[2]
 IAM = REPO / "packaging" / "iam"

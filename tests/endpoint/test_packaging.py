@@ -19,7 +19,7 @@ import pytest
 from voicedesk.endpoint.deploy import IMAGE_CUDA_AMI, INFERENCE_AMIS
 from voicedesk.endpoint.model_dir import configure_hub_cache, detect_layout, prepare_model_dir
 from voicedesk.engine.errors import WIRE_CODES, WIRE_ERRORS, LocalErrorCode
-from voicedesk.engine.weights import cached_file
+from voicedesk.engine.model.weights import cached_file
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "packaging" / "Dockerfile"
@@ -185,10 +185,10 @@ def test_code_in_model_data_is_never_imported(tmp_path, hf_home):
     script = (
         "import logging, sys\n"
         "logging.basicConfig(level=logging.INFO)\n"
-        "from endpoint.model_dir import configure_hub_cache, prepare_model_dir\n"
+        "from voicedesk.endpoint.model_dir import configure_hub_cache, prepare_model_dir\n"
         "configure_hub_cache()\n"
         "prepare_model_dir()\n"
-        "from engine.weights import require_spacy_model\n"
+        "from voicedesk.engine.model.weights import require_spacy_model\n"
         "print('spacy', require_spacy_model())\n"
         "import en_core_web_sm\n"
         "print('module', en_core_web_sm.__file__)\n"

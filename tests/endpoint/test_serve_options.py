@@ -14,7 +14,7 @@ import pytest
 import trustme
 from cryptography.hazmat.primitives import serialization
 
-from voicedesk.endpoint.deploy_plan import DeploySettings, plan_deploy
+from voicedesk.endpoint.deploy.plan import DeploySettings, plan_deploy
 from voicedesk.endpoint.hosting import PLATFORM_ENV, is_loopback, sagemaker_marker
 from voicedesk.endpoint.serve_cli import exposure_warnings
 from voicedesk.endpoint.serve_options import (

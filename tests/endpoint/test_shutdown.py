@@ -3,7 +3,7 @@ the sentence it is on, answers what is pending, says ``closed`` ("server shuttin
 ends cleanly; a client that stopped reading does not hold the process; and it exits within its budget
 (``shutdown_grace_s`` + uvicorn's 4 s, below SageMaker's 30 s).
 
-The paced stand-in (``python -m voicedesk.endpoint.bench_serve``) runs the real endpoint code with a synthesizer slow
+The paced stand-in (``python -m voicedesk.app.lab.bench_serve``) runs the real endpoint code with a synthesizer slow
 enough
 that a sentence is still being made when the signal comes (and slower than uvicorn's own 4 s grace); one more
 test runs ``voicedesk serve`` with the real random-weight Kokoro.
@@ -26,8 +26,8 @@ from tests.endpoint.test_serve import REPO, _env, _stop, _wait_until_ready
 from tests.support.endpoint import pcm_seconds, receive_all, receive_until_audio
 from tests.support.fast_synth import small_receive_buffer_socket
 from tests.support.net import free_port
+from voicedesk.app.lab.paced_synth import paced_duration_s
 from voicedesk.endpoint.runner import UVICORN_GRACE_S
-from voicedesk.engine.paced_synth import paced_duration_s
 from voicedesk.engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
 
 GRACE_S = 10.0
@@ -40,7 +40,7 @@ def _start_paced(hf_home, port: int, realtime_factor: float) -> subprocess.Popen
     command = [
         sys.executable,
         "-m",
-        "voicedesk.endpoint.bench_serve",
+        "voicedesk.app.lab.bench_serve",
         "--port",
         str(port),
         "--realtime-factor",

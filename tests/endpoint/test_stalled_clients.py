@@ -3,7 +3,7 @@ freed by the send or idle timeout, their socket is not left open, and a healthy 
 is served normally. WebSocket and HTTP streams alike.
 
 A stalled client here is a real ``websockets`` client (or ``httpx`` stream) on a socket with a tiny receive
-buffer, that never reads. The synthesizer is the fast stand-in (``engine.paced_synth``, 50× real time, GPU-like):
+buffer, that never reads. The synthesizer is the fast stand-in (``app.lab.paced_synth``, 50× real time, GPU-like):
 with the random-weight Kokoro on a shared CPU the server would never get far enough ahead of anyone to stall.
 Timeouts are short (send 2 s, idle 3 s); every wait below is a generous guard, never a timing check.
 """
@@ -28,8 +28,8 @@ from tests.support.fast_synth import (
     small_receive_buffer_socket,
     start_fast_server,
 )
+from voicedesk.app.lab.paced_synth import paced_duration_s
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.engine.paced_synth import paced_duration_s
 from voicedesk.engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
 from voicedesk.engine.session import SessionLimits
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import soxr
 
+from voicedesk.app.lab.audio_formats_bench import speech_like
 from voicedesk.engine.audio_formats import (
     FORMATS,
     MIME_TYPES,
@@ -23,7 +24,6 @@ from voicedesk.engine.audio_formats import (
     streaming_wav_header,
     whole_wav,
 )
-from voicedesk.engine.audio_formats_bench import speech_like
 from voicedesk.engine.events import SAMPLE_RATE
 
 SECONDS = 1.5

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.errors import VoiceError
 from voicedesk.engine.events import (
     BYTES_PER_SAMPLE,
@@ -22,6 +21,7 @@ from voicedesk.engine.events import (
     SessionConfig,
 )
 from voicedesk.engine.local import LocalEngine
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 EVENT_WAIT_S = 180.0
 """A guard against hanging forever on a busy 2-core machine, not a speed requirement."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import (
     Audio,
@@ -22,6 +21,7 @@ from voicedesk.engine.events import (
     SessionConfig,
 )
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SessionLimits
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 PCM_100MS = b"\x00\x00" * 2400
 

@@ -1,4 +1,4 @@
-"""The test-only fast synthesizer (``engine.paced_synth.PacedSynthesizer``: a tone per word at a settable multiple
+"""The test-only fast synthesizer (``app.lab.paced_synth.PacedSynthesizer``: a tone per word at a settable multiple
 of real time, GPU-like by default) behind a real uvicorn server, and a look at that server's sessions.
 
 For flow-control tests, where the random-weight Kokoro on a shared CPU (several seconds per sentence) would make
@@ -11,10 +11,10 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.server import create_app
 from voicedesk.endpoint.settings import ServerSettings
-from voicedesk.engine.paced_synth import PacedSynthesizer
 
 FAST_FACTOR = 50.0
 """Seconds of audio per second of compute: roughly Kokoro on a data-centre GPU."""

@@ -22,9 +22,9 @@ from tests.endpoint.wyoming.conftest import (
     wait_for,
 )
 from voicedesk.endpoint.wyoming.server import TtsConnection, WyomingTtsServer
-from voicedesk.engine.chunker import IncrementalSentenceChunker
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.local import LocalEngine, LocalSession
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 pytestmark = pytest.mark.slow
 

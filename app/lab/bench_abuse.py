@@ -1,0 +1,322 @@
+"""``voicedesk bench abuse``: the endpoint attacked the ways issue 11 found, against a real ``voicedesk serve``.
+
+The server runs as a subprocess with its default limits (so its memory can be read from ``/proc``, and its log
+measured); the attackers are real sockets from this machine, some from other loopback addresses to play other
+clients. In order: mutated frames over four sessions, junk HTTP bodies, header bombs (plain HTTP, one endless
+header, the WebSocket upgrade), slow headers from one address and from ten (with a healthy client served
+meanwhile), frames over the WebSocket limit, requests that would cost hours of compute, more sessions than one
+client may hold, and a client flooding junk frames beside a healthy one. The report gives frames sent and
+answered, the server's memory before and after, the healthy client's time to first audio during the flood ÷ alone
+(goal ≤ 1.5), and every refused connection with the reason. Linux only (``/proc``, ``127.0.0.0/8``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FLOOD_GOAL_RATIO = 1.5
+HEALTHY_TEXT = "Sure, I can help with that."
+
+
+def register_bench(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "abuse",
+        help="attack a voicedesk serve subprocess (fuzzing, slowloris, header bombs, floods) and report",
+        description="Start voicedesk serve with its default limits and attack it from this machine: mutated "
+        "frames, junk HTTP bodies, header bombs, slowloris, 17 MiB frames, oversized compute, too many sessions, "
+        "a flooding client beside a healthy one. Exits 1 when a frame went unanswered or the server broke.",
+    )
+    parser.add_argument("--frames", type=int, default=10_000, help="mutated frames, over 4 sessions (10000)")
+    parser.add_argument("--slowloris", type=int, default=500, help="slow-header connections per wave (500)")
+    parser.add_argument("--bomb-mb", type=int, default=300, help="megabytes each header bomb tries to send (300)")
+    parser.add_argument("--rounds", type=int, default=5, help="healthy requests alone and during the flood (5)")
+    parser.add_argument("--header-timeout", type=float, default=10.0, help="the server's --header-timeout (10)")
+    parser.add_argument("--device", default="cpu", help="the server's --device (cpu)")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    parser.set_defaults(handler=_run)
+
+
+# ---- the server under attack --------------------------------------------------------------------------
+
+
+def rss_mib(pid: int) -> dict[str, float]:
+    """Resident memory now and at its peak (``VmHWM``), in MiB."""
+    values: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            values[name] = round(int(rest.split()[0]) / 1024, 1)
+    return values
+
+
+@dataclass
+class ServerProcess:
+    port: int
+    process: subprocess.Popen
+    log_path: Path
+
+    def log_bytes(self) -> int:
+        return self.log_path.stat().st_size
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> int | None:
+        if self.alive:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(40)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        return self.process.returncode
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(device: str, header_timeout_s: float, log_dir: Path) -> ServerProcess:
+    port = _free_port()
+    log_path = log_dir / "server.log"
+    command = [sys.executable, "-m", "voicedesk.app.cli", "serve", "--port", str(port), "--device", device]
+    command += ["--header-timeout", str(header_timeout_s)]
+    env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_TOKEN"}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return ServerProcess(port, process, log_path)
+
+
+async def wait_ready(server: ServerProcess, limit_s: float = 300.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + limit_s
+    async with httpx.AsyncClient(timeout=5) as client:
+        while time.monotonic() < deadline:
+            if not server.alive:
+                raise RuntimeError(f"the server exited with {server.process.returncode}:\n{server.log_text()}")
+            try:
+                if (await client.get(f"http://127.0.0.1:{server.port}/ping")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.3)
+    raise RuntimeError("the server did not answer /ping with 200 in time")
+
+
+# ---- the run ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AbuseReport:
+    settings: dict[str, object]
+    phases: dict[str, object] = field(default_factory=dict)
+    memory: dict[str, dict[str, float]] = field(default_factory=dict)
+    log: dict[str, object] = field(default_factory=dict)
+    alive_after: bool = False
+    ping_after: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "settings": self.settings,
+            "phases": self.phases,
+            "memory_mib": self.memory,
+            "log": self.log,
+            "alive_after": self.alive_after,
+            "ping_after": self.ping_after,
+        }
+
+
+async def run_abuse(args: argparse.Namespace, progress) -> AbuseReport:  # type: ignore[no-untyped-def]
+    import httpx
+    from websockets.exceptions import ConnectionClosed
+
+    from voicedesk.app.lab.abuse_fuzz import Target, fuzz
+    from voicedesk.app.lab.abuse_load import (
+        compute_requests,
+        flood_beside_healthy,
+        http_junk,
+        session_cap,
+        times_to_first_audio,
+    )
+    from voicedesk.app.lab.abuse_transport import header_bombs, oversized_frames, slowloris
+    from voicedesk.endpoint.settings import ServerSettings
+
+    defaults = ServerSettings()
+    report = AbuseReport(
+        {
+            "frames": args.frames,
+            "slowloris": args.slowloris,
+            "bomb_mb": args.bomb_mb,
+            "rounds": args.rounds,
+            "header_timeout_s": args.header_timeout,
+            "device": args.device,
+            "server": "voicedesk serve, default limits",
+        }
+    )
+    with tempfile.TemporaryDirectory(prefix="voicedesk-abuse-") as folder:
+        server = start_server(args.device, args.header_timeout, Path(folder))
+        try:
+            progress("starting voicedesk serve (the model loads in the background)…")
+            await wait_ready(server)
+            target = Target("127.0.0.1", server.port)
+            await times_to_first_audio(target, 1, HEALTHY_TEXT)  # warm
+            report.memory["before"] = rss_mib(server.process.pid)
+
+            def phase(name: str, value: object) -> None:
+                report.phases[name] = value
+                report.memory[f"after {name}"] = rss_mib(server.process.pid)
+                progress(f"{name}: {json.dumps(value)[:300]}")
+
+            log_before = server.log_bytes()
+            progress(f"fuzzing: {args.frames} mutated frames over 4 sessions…")
+            fuzzed = await fuzz(
+                target, args.frames, 4, args.seed, defaults.frames_per_s, defaults.frame_burst, defaults.max_frame_bytes
+            )
+            report.log["bytes_during_fuzz"] = server.log_bytes() - log_before
+            phase("fuzz", fuzzed.to_json())
+            phase("http_junk", dict(await http_junk(target, 200, args.seed)))
+            phase("header_bombs", [b.to_json() for b in await header_bombs(target, args.bomb_mb * 1_000_000)])
+
+            async def healthy_meanwhile() -> dict[str, object]:
+                """A new client from 127.0.0.1, retrying while the connection cap is full."""
+                began, refused = time.monotonic(), 0
+                async with httpx.AsyncClient(timeout=30) as client:
+                    while True:
+                        try:
+                            ping = (await client.get(target.http_url + "/ping")).status_code
+                            ttfa = (await times_to_first_audio(target, 1, HEALTHY_TEXT))[0]
+                            break
+                        except (httpx.TransportError, OSError, ConnectionClosed):
+                            refused += 1
+                            if time.monotonic() - began > 4 * args.header_timeout:
+                                return {"served": False, "refused": refused}
+                            await asyncio.sleep(0.5)
+                return {
+                    "served": True,
+                    "ping": ping,
+                    "refused_first": refused,
+                    "ttfa_s": round(ttfa, 3),
+                    "served_after_s": round(time.monotonic() - began, 3),
+                }
+
+            hold_s = args.header_timeout + 5
+            for name, sources in (
+                ("slowloris, one address", ["127.0.0.2"]),
+                ("slowloris, ten addresses", [f"127.0.0.{i}" for i in range(10, 20)]),
+            ):
+                progress(f"{name}: {args.slowloris} connections for {hold_s:g} s…")
+                result, healthy = await slowloris(target, args.slowloris, sources, hold_s, 1.0, healthy_meanwhile)
+                phase(name, {**result.to_json(), "healthy_client_meanwhile": healthy})
+            frames = await oversized_frames(target, 16, 17 * 2**20, ["127.0.0.5", "127.0.0.6"])
+            phase("17 MiB frames", frames.to_json())
+            phase("compute", [r.to_json() for r in await compute_requests(target)])
+            cap = (defaults.max_sessions_per_client or 8) + 1
+            phase("sessions from one address", dict(await session_cap(target, cap)))
+            progress(f"flood beside a healthy client: {args.rounds} requests alone, then {args.rounds} during…")
+            flooded = await flood_beside_healthy(target, args.rounds, HEALTHY_TEXT, min_flood_s=25.0)
+            phase("flood", flooded.to_json())
+
+            async with httpx.AsyncClient(timeout=30) as client:
+                report.ping_after = (await client.get(target.http_url + "/ping")).status_code
+            report.alive_after = server.alive
+            report.memory["after"] = rss_mib(server.process.pid)
+        finally:
+            server.stop()
+            text = server.log_text()
+            report.log.update(
+                total_bytes=len(text.encode()),
+                lines=text.count("\n"),
+                tracebacks=text.count("Traceback"),
+                refusal_lines=[line for line in text.splitlines() if "refused new connections" in line],
+            )
+    return report
+
+
+def _run(args: argparse.Namespace) -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 8192)), hard))
+    report = asyncio.run(run_abuse(args, lambda msg: print(msg, file=sys.stderr, flush=True)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    print(format_report(report))
+    return 0 if passed(report) else 1
+
+
+def passed(report: AbuseReport) -> bool:
+    fuzz = report.phases.get("fuzz", {})
+    return (
+        report.alive_after
+        and report.ping_after == 200
+        and fuzz.get("unanswered") == 0  # type: ignore[union-attr]
+        and fuzz.get("internal") == 0  # type: ignore[union-attr]
+        and fuzz.get("sessions_usable_after") == fuzz.get("sessions")  # type: ignore[union-attr]
+    )
+
+
+def format_report(report: AbuseReport) -> str:
+    phases = report.phases
+    fuzz = phases["fuzz"]
+    flood = phases["flood"]
+    lines = [
+        "voicedesk bench abuse — a voicedesk serve subprocess with default limits, attacked from this machine",
+        "",
+        f"fuzzing     {fuzz['frames_sent']} frames over {fuzz['sessions']} sessions: {fuzz['frames_answered']} "
+        f"answered, {fuzz['unanswered']} unanswered, {fuzz['internal']} internal; {fuzz['sessions_usable_after']}"
+        f"/{fuzz['sessions']} sessions spoke afterwards ({fuzz['elapsed_s']} s); "
+        f"log written meanwhile: {report.log.get('bytes_during_fuzz', 0):,} bytes",
+        f"            errors: {fuzz['error_codes']}",
+        f"HTTP junk   {phases['http_junk']}",
+    ]
+    for bomb in phases["header_bombs"]:
+        lines.append(
+            f"bomb        {bomb['name']}: {bomb['status']} {bomb['code']} after the client had written "
+            f"{bomb['sent_before_refusal'] / 1e6:.1f} MB of {bomb['planned_bytes'] / 1e6:.0f} MB"
+        )
+    for name in ("slowloris, one address", "slowloris, ten addresses"):
+        wave = phases[name]
+        lines.append(
+            f"slowloris   {wave['connections']} from {wave['sources']} address(es): {wave['outcomes']}, last closed "
+            f"after {wave['closed_after_s_max']} s; a healthy client meanwhile: {wave['healthy_client_meanwhile']}"
+        )
+    frames = phases["17 MiB frames"]
+    lines.append(f"17 MiB      {frames['connections']} frames at once: close codes {frames['close_codes']}")
+    for refusal in phases["compute"]:
+        lines.append(
+            f"compute     {refusal['what']}: {refusal['status'] or ''} {refusal['code']} in {refusal['elapsed_s']} s"
+        )
+    lines.append(f"sessions    from one address: {phases['sessions from one address']}")
+    ratio = flood["median_ratio"]
+    lines += [
+        f"flood       healthy time to first audio alone {flood['healthy_ttfa_alone_s']} s, during the flood "
+        f"{flood['healthy_ttfa_during_s']} s: median ratio {ratio} (goal ≤ {FLOOD_GOAL_RATIO}: "
+        f"{'met' if ratio <= FLOOD_GOAL_RATIO else 'NOT met'})",
+        f"            the flooder: {flood['flood']}",
+        "",
+        "memory (MiB): " + ", ".join(f"{k} {v.get('VmRSS')}" for k, v in report.memory.items()),
+        f"peak RSS (VmHWM) {report.memory['after'].get('VmHWM')} MiB",
+        f"refused connections (server log): {report.log.get('refusal_lines')}",
+        f"server log: {report.log.get('total_bytes', 0):,} bytes, {report.log.get('tracebacks')} tracebacks; "
+        f"alive afterwards: {report.alive_after}, /ping {report.ping_after}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,119 @@
+"""``voicedesk bench frontend``: what the text front-end costs per sentence, next to what G2P alone costs.
+
+For each sentence of an agent/smart-home set it times, after a warm-up: the front-end alone (markup, spoken form,
+lexicon), misaki G2P on the raw text (what the engine did before the front-end), and front-end + G2P (what
+``KokoroSynthesizer.prepare`` does). It prints p50/p95 per sentence for each, over all sentences and over the
+sentences with nothing to normalize (which skip NeMo), and the ratio front-end + G2P ÷ G2P alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+SENTENCES = (
+    "Sure, I can help you with that.",
+    "Here is what I found about your question.",
+    "The meeting has been moved to next week.",
+    "I turned off the lights in the kitchen.",
+    "Let me know if there is anything else you need.",
+    "Your package should arrive tomorrow afternoon.",
+    "I have added milk and eggs to the shopping list.",
+    "The front door is locked and the alarm is armed.",
+    "Outside it is -5°C tonight.",
+    "It is 21°C in the living room.",
+    "Wind from the north at 20 km/h.",
+    "Motion at the back door at 3:07 PM.",
+    "The dryer uses 1,200 W right now.",
+    "Your flight leaves on 12/03 at 6:45 AM.",
+    "The total comes to $42.50 including tax.",
+    "Battery is at 15%, so plug it in soon.",
+    "Humidity in the bathroom is 68% and CO2 is at 800 ppm.",
+    "Call Dr. Smith at 555-0123 before Mar. 17.",
+    "- **Lights**: off in 3 rooms",
+    "See [the dashboard](http://homeassistant.local:8123) for details 📊",
+    "The washer used 1.5 kWh and 45 L of water.",
+    "Noise in the nursery reached 60 dB at 2:15 AM.",
+    "Preheat the oven to 180°C for 25 mins.",
+    "Traffic on Main St. is slow, about 10-15 minutes longer.",
+)
+
+
+def register_bench(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "frontend",
+        help="the text front-end's time per sentence (p50/p95) beside G2P alone",
+        description=__doc__.split("\n\n", 1)[1].replace("\n", " ") if __doc__ else None,
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="times each sentence is measured (default 5)")
+    parser.add_argument("--voice-language", default="a", choices=("a", "b"), help="a: American, b: British")
+    parser.set_defaults(handler=run_frontend_bench)
+
+
+def _timed(call: Callable[[], object], rounds: int) -> list[float]:
+    found = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        call()
+        found.append((time.perf_counter() - started) * 1000)
+    return found
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run_frontend_bench(args: argparse.Namespace) -> int:
+    from kokoro import KPipeline
+
+    from voicedesk.engine.model import kokoro_synth  # noqa: F401 - kokoro's known warnings, quiet
+    from voicedesk.engine.model.prepared import prepare_pieces
+    from voicedesk.engine.model.weights import REPO_ID, require_spacy_model
+    from voicedesk.engine.text.frontend import load_front_end
+    from voicedesk.engine.text.frontend.settings import TextSettings
+
+    language = args.voice_language
+    started = time.perf_counter()
+    front_end = load_front_end()
+    load_ms = (time.perf_counter() - started) * 1000
+    for note in front_end.notes:
+        print(f"note: {note}")
+    require_spacy_model()
+    pipeline = KPipeline(lang_code=language, repo_id=REPO_ID, model=False)
+    settings = TextSettings()
+
+    def front(text: str) -> object:
+        return front_end.to_spoken(text, language, settings)
+
+    def g2p(text: str) -> object:
+        return list(pipeline.en_tokenize(pipeline.g2p(text)[1]))
+
+    def both(text: str) -> object:
+        return prepare_pieces(pipeline, front(text), language)
+
+    for text in SENTENCES:  # warm-up: NeMo's and misaki's caches, markdown-it's parser
+        both(text)
+    english = front_end.spoken_forms.get(language)
+    plain = [t for t in SENTENCES if english is not None and not english.needs_nemo(t) and "*" not in t]
+    rows = []
+    for label, sentences in (("all sentences", SENTENCES), ("nothing to normalize", plain)):
+        times = {name: [] for name in ("front-end", "G2P alone", "front-end + G2P")}
+        for text in sentences:
+            times["front-end"] += _timed(lambda text=text: front(text), args.rounds)
+            times["G2P alone"] += _timed(lambda text=text: g2p(text), args.rounds)
+            times["front-end + G2P"] += _timed(lambda text=text: both(text), args.rounds)
+        rows.append((label, len(sentences), times))
+    print(f"Text front-end cost per sentence (ms), {args.rounds} rounds; grammars loaded in {load_ms:.0f} ms")
+    print(f"{'sentences':<22}{'n':>4}  {'stage':<17}{'p50':>8}{'p95':>8}{'mean':>8}")
+    for label, count, times in rows:
+        for name, values in times.items():
+            print(
+                f"{label:<22}{count:>4}  {name:<17}{_p(values, 0.5):>8.1f}{_p(values, 0.95):>8.1f}"
+                f"{statistics.fmean(values):>8.1f}"
+            )
+        ratio = statistics.median(times["front-end + G2P"]) / statistics.median(times["G2P alone"])
+        print(f"{label:<22}{count:>4}  {'ratio p50 (front-end + G2P ÷ G2P alone)':<33}{ratio:>5.2f}")
+    return 0

@@ -1,0 +1,1 @@
+"""Measuring a session: the recorder (events and marks), the timeline it builds, the metrics over it."""

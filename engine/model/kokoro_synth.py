@@ -1,0 +1,416 @@
+"""The local synthesizer: Kokoro-82M through the ``kokoro`` package (one ``KModel``, a ``KPipeline`` per language).
+
+``KokoroSynthesizer.load()`` finds the model in the Hugging Face cache (``engine.model.weights``: no network, a
+clear ``WeightsMissingError`` when something is missing), puts it on CUDA when there is one, builds the English G2P,
+loads the text front-end's grammars and runs a warm-up.
+
+A sentence is spoken in two steps: ``prepare`` (CPU: the text front-end, misaki G2P through ``KPipeline``, its
+510-phoneme chunking) gives a picklable ``PreparedSentence``; ``render`` runs the model's forwards on its pieces
+(``KPipeline.infer`` and ``join_timestamps``, so word timestamps are Kokoro's own). ``synthesize`` is both.
+
+Voice packs are loaded and blended here and handed to the pipeline as tensors, so ``KPipeline`` never looks
+a voice up on the hub itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import pickle
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, WeightsMissingError
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.model import weights
+from voicedesk.engine.model.prepared import PreparedSentence, prepare_pieces
+from voicedesk.engine.model.synthesis import SynthesisResult
+from voicedesk.engine.model.voices import (
+    DEFAULT_LANGUAGE,
+    KNOWN_VOICES,
+    LANGUAGES,
+    VOICE_PACK_SHAPE,
+    VoiceInfo,
+    check_voice_pack,
+    format_voice_spec,
+    is_path_spec,
+    language_of,
+    parse_voice_spec,
+)
+from voicedesk.engine.text.frontend import FrontEnd, shared_front_end
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
+
+if TYPE_CHECKING:
+    import torch
+    from kokoro import KModel, KPipeline
+
+log = logging.getLogger(__name__)
+
+# Known and harmless with kokoro 0.9.4 on torch 2.x (raised while kokoro and its imports load); left on, they
+# would bury our own messages on every start.
+warnings.filterwarnings("ignore", message="dropout option adds dropout", category=UserWarning)
+warnings.filterwarnings("ignore", message=r".*weight_norm.* is deprecated", category=FutureWarning)
+warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
+
+DEVICE_UNAVAILABLE = ErrorCode.DEVICE_UNAVAILABLE
+WARM_UP_TEXT = "Hello there, it is 21°C."
+"""Has a number and a unit, so the spoken form's grammars are warm too."""
+MAX_CACHED_BLENDS = 64
+"""Blends are cheap to recompute; the cap keeps a client sending ever-new blends from growing memory."""
+
+INTERRUPT_POINTS = frozenset({"AlbertLayer", "LSTM", "AdainResBlk1d", "AdaINResBlock1"})
+"""KModel's layers at whose start a synthesis checks whether it should stop: dozens per forward, so a cancelled
+sentence frees the model within a few percent of its compute, at a cost of a Python call per layer."""
+
+
+class SynthesisInterrupted(Exception):
+    """The sentence's session was cancelled (or its client vanished) while the model was running it."""
+
+
+def select_device(requested: str | None = None) -> str:
+    """``None``/``"auto"``: CUDA when available, else CPU. Otherwise the named device, if this machine has it."""
+    import torch
+
+    if requested is None or requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(requested)
+    except (RuntimeError, TypeError) as exc:
+        raise VoicedeskError(
+            DEVICE_UNAVAILABLE, f"{requested!r} is not a device; use cpu, cuda or cuda:N (or leave it unset)."
+        ) from exc
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise VoicedeskError(
+                DEVICE_UNAVAILABLE,
+                f"Device {requested!r} was asked for, but this machine has no usable CUDA GPU "
+                f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'no'}). Use --device cpu.",
+            )
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise VoicedeskError(
+                DEVICE_UNAVAILABLE,
+                f"Device {requested!r} does not exist: this machine has {count} CUDA device(s), "
+                f"cuda:0 to cuda:{count - 1}.",
+            )
+    elif device.type != "cpu":
+        raise VoicedeskError(DEVICE_UNAVAILABLE, f"Device type {device.type!r} is not supported; use cpu or cuda.")
+    return str(device)
+
+
+def word_timings(tokens: Iterable[Any] | None, offset_s: float, end_s: float) -> list[WordTiming]:
+    """Word timings from misaki ``MToken``s (``start_ts``/``end_ts`` in seconds from the piece's start).
+
+    Tokens without timestamps (no phonemes, or past the model's 510 limit) and punctuation are skipped;
+    times are shifted by ``offset_s`` and kept inside [offset_s, end_s].
+    """
+    found: list[WordTiming] = []
+    for token in tokens or ():
+        start, end = getattr(token, "start_ts", None), getattr(token, "end_ts", None)
+        text = getattr(token, "text", "")
+        if start is None or end is None or not any(ch.isalnum() for ch in text):
+            continue
+        start_s = min(max(offset_s + float(start), offset_s), end_s)
+        end_s_word = min(max(offset_s + float(end), start_s), end_s)
+        found.append(
+            WordTiming(text, start_s, end_s_word, getattr(token, "start_char", None), getattr(token, "end_char", None))
+        )
+    return found
+
+
+def make_monotonic(words: Iterable[WordTiming]) -> tuple[WordTiming, ...]:
+    """No word starts before the previous one ends, and none ends before it starts."""
+    ordered: list[WordTiming] = []
+    previous_end = 0.0
+    for word in words:
+        start = max(word.start_s, previous_end)
+        end = max(word.end_s, start)
+        ordered.append(replace(word, start_s=start, end_s=end))
+        previous_end = end
+    return tuple(ordered)
+
+
+class KokoroSynthesizer:
+    """Implements ``engine.model.synthesis.Synthesizer``. ``synthesize`` is meant for one worker thread; the voice
+    and pipeline caches are locked because ``check_voice`` is called from other threads meanwhile."""
+
+    def __init__(
+        self,
+        model: KModel,
+        repo_id: str = weights.REPO_ID,
+        cache_dir: str | Path | None = None,
+        front_end: FrontEnd | None = None,
+    ):
+        self.model = model
+        self._front_end = front_end
+        self.repo_id = repo_id
+        self._cache_dir = cache_dir
+        self._lock = threading.Lock()
+        self._pipelines: dict[str, KPipeline] = {}
+        self._single_packs: dict[str, torch.Tensor] = {}
+        self._blends: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._should_stop = threading.local()
+        self._install_interrupt_hooks()
+
+    def _install_interrupt_hooks(self) -> None:
+        def check(_module: object, _inputs: object) -> None:
+            should_stop = getattr(self._should_stop, "check", None)
+            if should_stop is not None and should_stop():
+                raise SynthesisInterrupted("synthesis stopped: its session was cancelled")
+
+        for module in self.model.modules():
+            if type(module).__name__ in INTERRUPT_POINTS:
+                module.register_forward_pre_hook(check)
+
+    # ---- construction --------------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        device: str | None = None,
+        repo_id: str = weights.REPO_ID,
+        *,
+        cache_dir: str | Path | None = None,
+        warm_up: bool = True,
+    ) -> KokoroSynthesizer:
+        """Loads the model from the Hugging Face cache; raises ``WeightsMissingError`` naming what to fetch."""
+        files = weights.require_model_files(repo_id, cache_dir)
+        weights.require_spacy_model()
+        resolved = select_device(device)
+        model = cls._construct_model(repo_id, files)
+        model = model.to(resolved).eval()
+        synthesizer = cls(model, repo_id, cache_dir, shared_front_end())  # grammars load now, not on a request
+        for note in synthesizer.front_end.notes:
+            log.warning("%s", note)
+        synthesizer.pipeline(DEFAULT_LANGUAGE)  # spaCy + lexicons load now, not on the first request
+        if warm_up:
+            synthesizer.warm_up()
+        log.info("Kokoro loaded on %s from %s", resolved, files.model)
+        return synthesizer
+
+    @staticmethod
+    def _construct_model(repo_id: str, files: weights.ModelFiles) -> KModel:
+        from kokoro import KModel
+
+        try:
+            return KModel(repo_id=repo_id, config=str(files.config), model=str(files.model))
+        except (RuntimeError, OSError, ValueError, EOFError, KeyError, AssertionError, pickle.UnpicklingError) as exc:
+            raise WeightsMissingError(
+                f"The Kokoro model in {files.model.parent} could not be loaded ({type(exc).__name__}: {exc}); "
+                "the files may be damaged or from another model.",
+                f"Delete them and run `{weights.FETCH_COMMAND}`, or `{weights.IMPORT_COMMAND}` with good copies.",
+            ) from exc
+
+    @property
+    def device(self) -> str:
+        return str(self.model.device)
+
+    @property
+    def front_end(self) -> FrontEnd:
+        if self._front_end is None:
+            self._front_end = shared_front_end()
+        return self._front_end
+
+    def pipeline(self, lang_code: str) -> KPipeline:
+        """The shared-model ``KPipeline`` for a Kokoro language code, built on first use."""
+        with self._lock:
+            existing = self._pipelines.get(lang_code)
+        if existing is not None:
+            return existing
+        if lang_code not in LANGUAGES:
+            raise VoiceError(f"Unknown Kokoro language code {lang_code!r}; known: {', '.join(LANGUAGES)}.")
+        if lang_code in "ab":
+            weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
+        from kokoro import KPipeline
+
+        try:
+            built = KPipeline(lang_code=lang_code, repo_id=self.repo_id, model=self.model)
+        except ImportError as exc:
+            extra = {"j": "misaki[ja]", "z": "misaki[zh]"}.get(lang_code, "misaki[en]")
+            raise VoiceError(
+                f"{LANGUAGES[lang_code]} voices need extra G2P packages that are not installed "
+                f"({exc}); install them with `pip install {extra}`."
+            ) from exc
+        with self._lock:
+            return self._pipelines.setdefault(lang_code, built)
+
+    # ---- Synthesizer protocol ------------------------------------------------------------------------
+
+    def synthesize(
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
+    ) -> SynthesisResult:
+        """``render(prepare(...))``. Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model
+        runs, and ``VoicedeskError`` (``bad_text``) for text that cannot be read (malformed SSML)."""
+        return self.render(self.prepare(text, voice, settings), voice, speed, should_stop)
+
+    def prepare(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
+        """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes."""
+        spec, _pack = self.resolve_voice(voice)
+        language = language_of(parse_voice_spec(spec)[0].source)
+        spoken = self.front_end.to_spoken(text, language, settings or DEFAULT_TEXT_SETTINGS)
+        pieces = prepare_pieces(self.pipeline(language), spoken, language)
+        return PreparedSentence(text, spec, language, spoken, pieces)
+
+    def render(
+        self,
+        prepared: PreparedSentence,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> SynthesisResult:
+        """The model half: one forward per piece, its word timings carrying their source spans."""
+        if not speed > 0:
+            raise VoicedeskError(ErrorCode.BAD_SPEED, f"speed must be above 0; got {speed!r}.")
+        _spec, pack = self.resolve_voice(voice)
+        self._should_stop.check = should_stop
+        try:
+            return self._render(prepared, pack, speed)
+        finally:
+            self._should_stop.check = None
+
+    def _render(self, prepared: PreparedSentence, pack: torch.Tensor, speed: float) -> SynthesisResult:
+        from kokoro import KPipeline
+
+        pack = pack.to(self.model.device)
+        pieces: list[np.ndarray] = []
+        words: list[WordTiming] = []
+        offset = 0
+        for piece in prepared.pieces:
+            output = KPipeline.infer(self.model, piece.phonemes, pack, speed * piece.rate)
+            audio = output.audio.detach().cpu().numpy().astype(np.float32, copy=False).reshape(-1)
+            if piece.tokens and output.pred_dur is not None:
+                tokens = [SimpleNamespace(**_token_fields(t)) for t in piece.tokens]
+                KPipeline.join_timestamps(tokens, output.pred_dur)
+                start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
+                words.extend(word_timings(tokens, start_s, end_s))
+            pieces.append(audio)
+            offset += len(audio)
+            if piece.pause_after_s > 0:
+                silence = np.zeros(round(piece.pause_after_s * SAMPLE_RATE), dtype=np.float32)
+                pieces.append(silence)
+                offset += len(silence)
+        audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+        return SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=prepared.phonemes)
+
+    def check_voice(self, voice: str) -> str:
+        """Loads (and caches) the voice and its language's pipeline; returns the canonical spec."""
+        spec, _pack = self.resolve_voice(voice)
+        self.pipeline(language_of(parse_voice_spec(spec)[0].source))
+        return spec
+
+    def list_voices(self) -> list[str]:
+        """Voices usable by name on this machine."""
+        return [v.name for v in self.voice_catalog() if v.downloaded]
+
+    def voice_catalog(self) -> list[VoiceInfo]:
+        """Every Kokoro-82M voice (downloaded or not) and any other voice pack found in the cache."""
+        local = set(weights.local_voice_names(self.repo_id, self._cache_dir))
+        catalog = [VoiceInfo(n, LANGUAGES[n[0]], n in local, True) for n in KNOWN_VOICES]
+        catalog += [VoiceInfo(n, LANGUAGES[language_of(n)], True, False) for n in sorted(local - set(KNOWN_VOICES))]
+        return catalog
+
+    def warm_up(self) -> None:
+        """One short synthesis, so kernels, G2P and allocator are ready before the first real request."""
+        import torch
+
+        neutral = torch.zeros(VOICE_PACK_SHAPE, dtype=torch.float32)
+        spoken = self.front_end.to_spoken(WARM_UP_TEXT, DEFAULT_LANGUAGE, DEFAULT_TEXT_SETTINGS)
+        pieces = prepare_pieces(self.pipeline(DEFAULT_LANGUAGE), spoken, DEFAULT_LANGUAGE)
+        self._render(PreparedSentence(WARM_UP_TEXT, "", DEFAULT_LANGUAGE, spoken, pieces), neutral, 1.0)
+
+    # ---- voices --------------------------------------------------------------------------------------
+
+    def resolve_voice(self, voice: str) -> tuple[str, torch.Tensor]:
+        """The canonical spec and its voice pack (blends are the weighted sum of their packs)."""
+        parts = parse_voice_spec(voice)
+        spec = format_voice_spec(parts)
+        with self._lock:
+            cached = self._blends.get(spec) if len(parts) > 1 else self._single_packs.get(spec)
+            if cached is not None and len(parts) > 1:
+                self._blends.move_to_end(spec)
+        if cached is not None:
+            return spec, cached
+        packs = [self._single_pack(part.source) for part in parts]
+        if len(parts) == 1:
+            return spec, packs[0]
+        blended = parts[0].weight * packs[0]
+        for part, pack in zip(parts[1:], packs[1:], strict=True):
+            blended = blended + part.weight * pack
+        with self._lock:
+            self._blends[spec] = blended
+            while len(self._blends) > MAX_CACHED_BLENDS:
+                self._blends.popitem(last=False)
+        return spec, blended
+
+    def _single_pack(self, source: str) -> torch.Tensor:
+        with self._lock:
+            cached = self._single_packs.get(source)
+        if cached is not None:
+            return cached
+        import torch
+
+        path = self._voice_path(source)
+        try:
+            raw = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises many kinds for a bad file; all mean "not a voice pack"
+            raise VoiceError(f"Voice {source!r} could not be loaded from {path}: {exc}.") from exc
+        pack = check_voice_pack(raw, f"Voice {source!r} ({path})")
+        with self._lock:
+            return self._single_packs.setdefault(source, pack)
+
+    def _voice_path(self, source: str) -> Path:
+        if is_path_spec(source):
+            path = Path(source)
+            if not path.is_file():
+                raise VoiceError(f"Voice file {source} does not exist; give the path to a .pt voice pack.")
+            return path
+        path = weights.cached_file(weights.voice_file_name(source), self.repo_id, self._cache_dir)
+        if path is None:
+            raise self._missing_voice(source)
+        return path
+
+    def _missing_voice(self, name: str) -> VoiceError:
+        """What is wrong (and which voices there are) in the message; the commands that fix it on this machine in
+        the advice, which a client of a remote server does not get (it is the server operator's to follow)."""
+        here = self.list_voices()
+        here_text = ", ".join(here) if here else "none yet"
+        if name in KNOWN_VOICES:
+            return VoiceError(
+                f"Voice {name!r} is a Kokoro voice but is not downloaded. Voices here: {here_text}.",
+                f"Get it with `{weights.FETCH_COMMAND} --voices {name}` "
+                f"(on an offline machine `{weights.IMPORT_COMMAND}`).",
+            )
+        close = difflib.get_close_matches(name, [*here, *KNOWN_VOICES], n=1)
+        did_you_mean = f" Did you mean {close[0]!r}?" if close else ""
+        return VoiceError(
+            f"Unknown voice {name!r}.{did_you_mean} Voices here: {here_text}.",
+            "Other Kokoro voices (e.g. af_bella, am_michael, bf_isabella) come with "
+            f"`{weights.FETCH_COMMAND} --voices NAME[,NAME...]` or `--voices all`; a voice pack of your own "
+            "can be given as the path to its .pt file.",
+        )
+
+
+def _token_fields(token: object) -> dict[str, object]:
+    """A prepared token as the mutable object ``KPipeline.join_timestamps`` fills in (``start_ts``/``end_ts``)."""
+    return {
+        "text": token.text,  # type: ignore[attr-defined]
+        "phonemes": token.phonemes,  # type: ignore[attr-defined]
+        "whitespace": token.whitespace,  # type: ignore[attr-defined]
+        "start_char": token.start_char,  # type: ignore[attr-defined]
+        "end_char": token.end_char,  # type: ignore[attr-defined]
+        "start_ts": None,
+        "end_ts": None,
+    }

@@ -1,0 +1,51 @@
+"""What a synthesizer is, independent of Kokoro: text in, float audio at 24 kHz and word timings out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.text.frontend.settings import TextSettings
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisResult:
+    audio: np.ndarray
+    """float32, mono, ``SAMPLE_RATE`` Hz."""
+    words: tuple[WordTiming, ...] = ()
+    phonemes: str = ""
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.audio) / SAMPLE_RATE
+
+
+class Synthesizer(Protocol):
+    """Blocking calls: run them on the scheduler's worker thread, never on an event loop."""
+
+    @property
+    def device(self) -> str: ...
+
+    def synthesize(
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
+    ) -> SynthesisResult:
+        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
+        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults."""
+        ...
+
+    def check_voice(self, voice: str) -> str:
+        """Returns the voice spec normalised, or raises ``engine.errors.VoiceError`` saying what exists."""
+        ...
+
+    def list_voices(self) -> list[str]: ...
+
+    def warm_up(self) -> None: ...

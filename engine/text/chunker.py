@@ -1,0 +1,504 @@
+"""Incremental sentence chunking: turns a stream of text fragments (LLM tokens) into chunks worth synthesizing.
+
+Kokoro speaks a chunk at a time, so where the text is cut decides both latency and prosody. The rules:
+
+- **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
+  the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
+  ``min_first_words`` words. Failing both, it is forced once it has ``first_fragment_max_words`` words, at a phrase
+  boundary (``engine.text.chunker_phrases``): before a conjunction, relative pronoun, preposition or "to", never inside
+  a phrase ("the living | room", "enough | time"), waiting up to a few more words for one ("Let me check the
+  current thermostat settings in the living room | for you."). First audio then waits for a few words, not for a
+  long first sentence (peers' top complaint). Later chunks are whole sentences.
+- **Sentence ends.** ``.`` ``!`` ``?`` ``…`` and runs of them (``?!``, ``...``) end a sentence before whitespace;
+  CJK ``。！？`` end it at once (no space follows them); every newline ends one (list items, agent replies).
+  Closing quotes and brackets after the punctuation stay with their sentence.
+- **Look-ahead, as short as possible.** A run of terminal punctuation is decided by the first non-space character
+  after it (a newline or ``flush`` decides at once): lower-case means the sentence goes on ("wait... what",
+  '"Stop!" she said'); otherwise it ends, unless the word before a single period says otherwise:
+  titles ("Dr. Smith", "St. Louis", "e.g. Paris"), an initial before a capital ("J. R. R. Tolkien"), a number
+  abbreviation before a digit ("No. 5", "Jan. 12"), dotted abbreviations before a word ("the U.S. Army"), or a
+  list marker at the start of a line ("1. First item"). "etc.", "Inc.", "a.m." and the like *do* end a sentence
+  before a capital ("..., pears, etc. The next"), since that is how they are mostly used; before a lower-case
+  word they do not. Periods, colons and question marks with no space after them never cut: decimals, versions,
+  times, URLs, e-mail addresses, file names ("3.14", "v1.2.3", "10:30", "a.b?c=d", "x@y.org", "report.pdf").
+  When a rule is unsure it does not cut: a missed cut costs a little latency, a wrong cut an audible pause.
+- **Floor and ceiling.** A sentence shorter than ``min_sentence_chars`` is held and merged with the next one
+  when that is already in hand ("Ok. Let me look." is one chunk: "Ok." alone sounds odd and costs a model call; a
+  CJK character counts as three, being a syllable); the early first fragment is exempt (it has its word minimum;
+  each CJK character counts as a word), and so is the rest of a sentence cut before its end (by the first
+  fragment, the ceiling or ``release_all``): "for you." goes out at its end, not glued to the next sentence.
+  A chunk whose phoneme estimate (``engine.text.chunker_phonemes``, conservative, no G2P) would exceed
+  ``max_chunk_phonemes`` (Kokoro's 510) is cut at its last sentence end, else its last clause boundary, else its
+  last word boundary, else where it is.
+- **Never sit on finished text: say what is held.** The chunker has no clock. ``held`` (``engine.text.chunker_held``)
+  tells the session how much it holds, whether that ends a sentence as far as it can tell (waiting only for
+  look-ahead, for CJK closers, or to merge a short sentence) and where the last sentence end is; after a quiet
+  spell the session calls ``release_sentences()`` (up to that end) or ``release_all()``. Neither ends the
+  utterance (``flush`` does); the early first fragment is spent once anything was released.
+- **Fragmentation invariance.** Every decision depends only on the characters, never on how they were split
+  into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks
+  and the same ``held``.
+- **Linear cost.** Each character is examined once, plus once more after a cut for the characters past the
+  cut (bounded by a chunk: a release, or a first-fragment cut at an earlier phrase boundary); the held text is
+  bounded by the ceiling; ``scanned_chars`` counts the work.
+
+Chunks are the input text between cuts, stripped of surrounding whitespace (inner newlines are kept), never
+empty: concatenated, they hold every non-space character of the input in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
+from voicedesk.engine.text.chunker_phonemes import (
+    CJK,
+    QUARTERS,
+    SPACE,
+    PhonemeEstimator,
+    char_kind,
+    estimate_phonemes,
+    is_cjk,
+)
+from voicedesk.engine.text.chunker_phrases import FirstCutPlanner
+from voicedesk.engine.text.chunker_rules import (
+    CJK_CLAUSE_MARKS,
+    CJK_TERMINALS,
+    CLAUSE_MARKS,
+    CLOSERS,
+    DASHES,
+    HYPHENS,
+    NEWLINES,
+    TERMINALS,
+    clean_word,
+    cut_may_follow,
+    run_ends_sentence,
+    run_ends_unless_lower,
+)
+
+__all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
+
+_SENTENCE = 0
+_CLAUSE = 1
+
+# Kinds of punctuation run.
+_TERM = 0  # . ! ? …   (needs whitespace after, then look-ahead)
+_CJK_TERM = 1  # 。！？   (ends at the next character)
+_CLAUSE_RUN = 2  # , ; :   (needs whitespace after)
+_CJK_CLAUSE_RUN = 3  # ，、；：   (ends at the next character)
+_DASH = 4  # — ―      (ends at the next character that is not a dash)
+_HYPHEN = 5  # - –      (only spaced " - " or doubled "--")
+
+_PUNCT = TERMINALS | CJK_TERMINALS | CLAUSE_MARKS | CJK_CLAUSE_MARKS
+_MAX_WORD = 24
+"""Longer tokens are never abbreviations; the word before a period is not looked up beyond this."""
+
+
+@dataclass(slots=True)
+class _Run:
+    kind: int
+    end: int
+    """Absolute index just past the run's last punctuation mark or closer."""
+    word: str
+    """The token before the run, quotes stripped ("" if too long to be an abbreviation)."""
+    at_line_start: bool
+    spaced_before: bool
+    single_period: bool
+    marks: int = 1
+    closing: bool = False
+    """A closer has been seen: no more punctuation joins the run."""
+
+
+def _punct_kind(c: str, previous: int | None = None) -> int:
+    """The kind of a run whose last punctuation mark is ``c`` (a CJK terminal anywhere makes it CJK)."""
+    if c in CLAUSE_MARKS:
+        return _CLAUSE_RUN
+    if c in CJK_CLAUSE_MARKS:
+        return _CJK_CLAUSE_RUN
+    if c in CJK_TERMINALS or previous == _CJK_TERM:
+        return _CJK_TERM
+    return _TERM
+
+
+class IncrementalSentenceChunker:
+    def __init__(
+        self,
+        *,
+        early_first_fragment: bool = True,
+        min_first_words: int = 3,
+        first_fragment_max_words: int = 12,
+        min_sentence_chars: int = 20,
+        max_chunk_phonemes: int = 510,
+    ) -> None:
+        for name, value, low in (
+            ("min_first_words", min_first_words, 1),
+            ("first_fragment_max_words", first_fragment_max_words, 1),
+            ("min_sentence_chars", min_sentence_chars, 0),
+            ("max_chunk_phonemes", max_chunk_phonemes, 64),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be a whole number of at least {low}; got {value!r}.")
+        if first_fragment_max_words < min_first_words:
+            raise ValueError(
+                f"first_fragment_max_words ({first_fragment_max_words}) must be at least min_first_words "
+                f"({min_first_words})."
+            )
+        self._early_first = bool(early_first_fragment)
+        self._min_first_words = min_first_words
+        self._max_first_words = first_fragment_max_words
+        self._min_sentence_chars = min_sentence_chars
+        self._max_quarters = max_chunk_phonemes * QUARTERS
+        self.scanned_chars = 0
+        """Characters examined so far, rescans after cuts included: the chunker's work, for tests."""
+        self._out: list[str] = []
+        self._reset_utterance()
+
+    # ---- public API ---------------------------------------------------------------------------------
+
+    def feed(self, fragment: str) -> list[str]:
+        """Takes the next piece of text; returns the chunks it completed, in order (often none)."""
+        if not isinstance(fragment, str):
+            raise TypeError(f"feed() takes text (str), not {type(fragment).__name__}.")
+        if not fragment:
+            return []
+        self._buf += fragment
+        self._scan()
+        return self._take()
+
+    def flush(self) -> str | None:
+        """Ends the utterance: returns what is held as one last chunk (None if only whitespace) and starts over,
+        so the next utterance gets an early first fragment again."""
+        chunk = None
+        if self._start is not None:
+            chunk = self._slice(self._start, self._base + len(self._buf)).strip() or None
+        self._reset_utterance()
+        return chunk
+
+    def reset(self) -> None:
+        """Drops everything held (cancel) and starts a new utterance."""
+        self._reset_utterance()
+
+    def release_sentences(self) -> list[str]:
+        """Releases the held text up to and including its last sentence end (``held.sentence_chars``) as the
+        chunks a cut there makes (one: the held text is always under the phoneme ceiling); [] if none.
+
+        For the owner of the clock, once text has waited long enough ("release on quiet"). Unlike ``flush`` it
+        does not end the utterance, except that the early first fragment is spent; the rest stays held and
+        what is fed next continues it."""
+        end, _ = self._last_end()
+        if end is None:
+            return []
+        self._cut(end, sentence_end=True)
+        self._scan()
+        return self._take()
+
+    def release_all(self) -> list[str]:
+        """Releases everything held as the chunks a cut at its end makes (one), even mid-sentence; [] if
+        nothing is held. Like ``release_sentences`` it keeps the utterance going: text fed next that finishes
+        the released sentence is a continuation, released at its sentence end however short."""
+        if self._start is None:
+            return []
+        _, tail = self._last_end()
+        line_has_content = self._line_has_content  # nothing is rescanned, so the line state stays true
+        self._cut(self._base + len(self._buf), sentence_end=tail is not HeldEnd.OPEN)
+        self._line_has_content = line_has_content
+        return self._take()
+
+    @property
+    def held(self) -> HeldText | None:
+        """What is held and how it ends (see ``HeldText`` and ``HeldEnd``), or None when nothing is (whitespace
+        alone is never held). A snapshot: pure, no clock; the session turns it into release deadlines."""
+        if self._start is None:
+            return None
+        end, tail = self._last_end()
+        return HeldText(
+            chars=self.buffered_chars,
+            sentence_chars=0 if end is None else end - self._start,
+            end=tail,
+        )
+
+    @property
+    def buffered_chars(self) -> int:
+        """Characters held and not yet released (0 exactly when ``flush`` would return None)."""
+        if self._start is None:
+            return 0
+        return self._base + len(self._buf) - self._start
+
+    # ---- state ----------------------------------------------------------------------------------------
+
+    def _reset_utterance(self) -> None:
+        self._buf = ""
+        self._base = 0
+        """Absolute index of ``_buf[0]``: positions are absolute so compaction never moves them."""
+        self._pos = 0
+        """Absolute index of the next character to examine."""
+        self._first = self._early_first
+        self._line_has_content = False
+        self._prev = ""
+        self._new_chunk()
+
+    def _new_chunk(self) -> None:
+        self._start: int | None = None
+        self._est = PhonemeEstimator()
+        self._words = 0
+        self._cjk_chars = 0
+        self._token_start: int | None = None
+        self._token_counted = False
+        self._token_at_line_start = False
+        self._first_alnum: int | None = None
+        self._content_end = 0
+        self._run: _Run | None = None
+        """The punctuation run the last character belongs to, if any (so it ends the held text)."""
+        self._pending: _Run | None = None
+        """A terminal run followed by spaces, waiting for the next non-space character to decide it."""
+        # Boundaries seen in the held chunk, as (cut position, estimate there), for the ceiling.
+        self._last_sentence: tuple[int, int] | None = None
+        self._last_clause: tuple[int, int] | None = None
+        self._last_word: tuple[int, int] | None = None
+        self._continues = False
+        """The chunk goes on with a sentence whose start was cut off (not at a sentence end): no floor applies."""
+        self._planner = FirstCutPlanner(self._min_first_words, self._max_first_words) if self._first else None
+
+    def _take(self) -> list[str]:
+        self._compact()
+        out, self._out = self._out, []
+        return out
+
+    def _last_end(self) -> tuple[int | None, HeldEnd]:
+        """The last sentence end held (absolute position, or None) and how the held text ends."""
+        speakable = self._first_alnum
+        pending = self._pending
+        if (
+            pending is not None
+            and speakable is not None
+            and speakable < pending.end
+            and run_ends_unless_lower(pending.single_period, pending.word, at_line_start=pending.at_line_start)
+        ):
+            return pending.end, HeldEnd.LOOK_AHEAD
+        run = self._run
+        if run is not None and speakable is not None and speakable < run.end and run.kind == _CJK_TERM:
+            return run.end, HeldEnd.CLOSERS
+        end = None if self._last_sentence is None else self._last_sentence[0]
+        if end is not None and self._content_end <= end:
+            return end, HeldEnd.MERGING
+        if (
+            run is not None
+            and speakable is not None
+            and speakable < run.end
+            and run.kind == _TERM
+            and run_ends_unless_lower(run.single_period, run.word, at_line_start=run.at_line_start)
+        ):
+            return end, HeldEnd.UNSPACED
+        return end, HeldEnd.OPEN
+
+    def _slice(self, start: int, end: int) -> str:
+        return self._buf[start - self._base : end - self._base]
+
+    def _compact(self) -> None:
+        keep = self._start if self._start is not None else self._pos
+        if keep > self._base:
+            self._buf = self._buf[keep - self._base :]
+            self._base = keep
+
+    # ---- the scanner ----------------------------------------------------------------------------------
+
+    def _scan(self) -> None:
+        end = self._base + len(self._buf)
+        while self._pos < end:
+            i = self._pos
+            self._pos = i + 1
+            self._step(i, self._buf[i - self._base])
+
+    def _step(self, i: int, c: str) -> None:
+        self.scanned_chars += 1
+        kind, _ = char_kind(c)
+        space = kind == SPACE
+        newline = space and c in NEWLINES
+        if self._start is None:
+            if space:
+                if newline:
+                    self._line_has_content = False
+                    self._continues = False  # a newline ends the sentence a cut chunk was continuing
+                self._prev = c
+                return
+            self._start = i
+        if self._pending is not None and (newline or not space) and self._resolve_pending(c, newline):
+            return
+        run = self._run
+        if run is not None and not self._extend_run(run, i, c):
+            self._run = None
+            if self._close_run(run, c, space, newline):
+                return
+        self._account(i, c, kind, space, newline)
+
+    def _resolve_pending(self, c: str, newline: bool) -> bool:
+        """``c`` (a newline or the first non-space) decides the pending sentence end; returns whether it cut."""
+        pending = self._pending
+        assert pending is not None
+        self._pending = None
+        ends = newline or run_ends_sentence(pending.single_period, pending.word, c, at_line_start=pending.at_line_start)
+        return ends and self._boundary(pending.end, _SENTENCE)
+
+    def _extend_run(self, run: _Run, i: int, c: str) -> bool:
+        if run.kind in (_DASH, _HYPHEN):
+            if c in DASHES or c in HYPHENS:
+                run.marks += 1
+                run.end = i + 1
+                return True
+            return False
+        if c in _PUNCT and not run.closing:
+            run.marks += 1
+            run.single_period = False
+            run.kind = _punct_kind(c, run.kind)
+            run.end = i + 1
+            return True
+        if c in CLOSERS:
+            run.closing = True
+            run.end = i + 1
+            return True
+        return False
+
+    def _close_run(self, run: _Run, c: str, space: bool, newline: bool) -> bool:
+        """The run ended just before ``c``; returns whether a cut happened."""
+        kind = run.kind
+        if kind == _CJK_TERM:
+            return self._boundary(run.end, _SENTENCE)
+        if kind in (_CJK_CLAUSE_RUN, _DASH):
+            return self._boundary(run.end, _CLAUSE)
+        if kind == _HYPHEN:
+            # " - " between words, or "--" inside a word; not "-5", "well-known", "10–12" or "--flag".
+            if (run.spaced_before and space) or (run.marks >= 2 and not run.spaced_before):
+                return self._boundary(run.end, _CLAUSE)
+            return False
+        if kind == _CLAUSE_RUN and (space or is_cjk(c)):
+            return self._boundary(run.end, _CLAUSE)
+        if not space:
+            # "3.14", "a.b", "10:30", "?c=d" are inside a token; "好!我" is CJK written with ASCII marks.
+            return is_cjk(c) and self._boundary(run.end, _SENTENCE)
+        if newline:
+            return self._boundary(run.end, _SENTENCE)
+        self._pending = run
+        return False
+
+    def _account(self, i: int, c: str, kind: int, space: bool, newline: bool) -> None:
+        self._est.add(c)
+        if space:
+            token_start = self._token_start
+            if token_start is not None:
+                self._token_start = None
+                self._last_word = (i, self._est.quarters)
+                if self._planner is not None and self._first_word_done(token_start, i):
+                    return
+            if newline:
+                self._line_has_content = False
+                if self._boundary(i, _SENTENCE):
+                    return
+        else:
+            if self._token_start is None:
+                self._token_start = i
+                self._token_counted = False
+                self._token_at_line_start = not self._line_has_content
+            self._line_has_content = True
+            self._content_end = i + 1
+            alnum = kind == CJK or c.isalnum()
+            if alnum:
+                prev = self._prev
+                if i > self._start and prev.isalnum() and (kind == CJK or is_cjk(prev)):
+                    # A word boundary inside unspaced text ("机器|人", "用|Python").
+                    self._last_word = (i, self._est.quarters)
+                    if self._first and self._words >= self._max_first_words and self._cut(i, sentence_end=False):
+                        return
+                if kind == CJK:
+                    self._words += 1
+                    self._cjk_chars += 1
+                    self._token_counted = False
+                elif not self._token_counted:
+                    self._words += 1
+                    self._token_counted = True
+                if self._first_alnum is None:
+                    self._first_alnum = i
+            elif self._run is None:
+                self._start_run(i, c)
+        self._prev = c
+        if self._est.quarters > self._max_quarters:
+            self._split_long(i)
+
+    def _start_run(self, i: int, c: str) -> None:
+        if c in _PUNCT:
+            kind = _punct_kind(c)
+        elif c in DASHES:
+            kind = _DASH
+        elif c in HYPHENS:
+            kind = _HYPHEN
+        else:
+            return
+        token_start = self._token_start if self._token_start is not None else i
+        word = clean_word(self._slice(token_start, i)) if i - token_start <= _MAX_WORD else ""
+        spaced_before = not self._prev or self._prev.isspace()
+        self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".")
+
+    def _first_word_done(self, token_start: int, i: int) -> bool:
+        """A token of the early first fragment ended at ``i``: the planner may force the cut (at ``i`` or an
+        earlier phrase boundary); returns whether it did."""
+        assert self._planner is not None
+        if i - token_start > _MAX_WORD:
+            token, may_follow = "", True  # too long to be an abbreviation or a function word
+        else:
+            token = self._slice(token_start, i)
+            may_follow = cut_may_follow(token, at_line_start=self._token_at_line_start)
+        cut = self._planner.word_done(token, i, self._words, may_follow)
+        if cut is None or (cut < i and may_follow and self._pending is not None):
+            return False  # nothing yet, or the token ends a sentence if the next character agrees: better cut
+        return self._cut(cut, sentence_end=False)
+
+    # ---- cutting --------------------------------------------------------------------------------------
+
+    def _boundary(self, p: int, kind: int) -> bool:
+        """A confirmed sentence end or clause boundary at ``p``: cut there if the rules say so, else remember it."""
+        if self._first_alnum is None or self._first_alnum >= p or self._start is None:
+            return False  # nothing speakable before it
+        if self._first and self._words >= self._min_first_words:
+            return self._cut(p, sentence_end=kind == _SENTENCE)
+        mark = (p, self._est.quarters)
+        if kind == _CLAUSE:
+            self._last_clause = mark
+            return False
+        # A CJK character is a syllable, about three Latin letters' worth of speech.
+        length = min(self._content_end, p) - self._start + 2 * self._cjk_chars
+        if not self._first and (self._continues or length >= self._min_sentence_chars):
+            return self._cut(p, sentence_end=True)
+        self._last_sentence = mark
+        return False
+
+    def _split_long(self, i: int) -> None:
+        """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary.
+
+        A sentence end beats a clause boundary beats a word boundary, except that a sentence or clause boundary
+        that would release less than a quarter of the ceiling loses to a word boundary (no sliver chunks)."""
+        floor = self._max_quarters // 4
+        sentence, clause, word = self._last_sentence, self._last_clause, self._last_word
+        for mark, ends in ((sentence, True), (clause, False)):
+            if mark is not None and mark[1] >= floor:
+                self._cut(mark[0], sentence_end=ends)
+                return
+        for mark, ends in ((word, False), (sentence, True), (clause, False)):
+            if mark is not None:
+                self._cut(mark[0], sentence_end=ends)
+                return
+        if self._start is not None and i > self._start:
+            self._cut(i, sentence_end=False)
+
+    def _cut(self, p: int, *, sentence_end: bool) -> bool:
+        """Releases the held text up to ``p`` as a chunk and rescans what follows it as a new chunk (which
+        continues a sentence unless ``p`` ends one)."""
+        assert self._start is not None and p > self._start
+        chunk = self._slice(self._start, p).rstrip()
+        if chunk:
+            self._out.append(chunk)
+        self._first = False
+        self._new_chunk()
+        self._continues = not sentence_end
+        self._line_has_content = True
+        self._prev = self._buf[p - 1 - self._base]
+        self._pos = p
+        return True

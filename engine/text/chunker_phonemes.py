@@ -1,0 +1,217 @@
+"""A conservative, pure estimate of how many phonemes Kokoro's G2P will produce for a text.
+
+The chunker must keep every chunk under Kokoro's 510-phoneme input, but it cannot run the G2P (misaki needs
+spaCy, ~600 MB and milliseconds per sentence; the chunker runs on every text fragment). So it counts instead,
+erring high, with weights calibrated against misaki 0.9.4 (``tests/engine/text/test_chunker.py`` checks real G2P
+output against this estimate when the spaCy model is installed):
+
+- Letters are counted per *part*, a run of letters (a word, or a piece of a URL/identifier between symbols).
+  A part that reads as a word costs 1.25 per letter plus 0.5 (English prose is ~1.0-1.1 phonemes per character,
+  stress marks included), 2 per "u" ("music" → "mjˈuzɪk", "uvula"), and 4 per extra capital inside it
+  ("JSONParser"); "a"/"I" cost 2, other two-letter words 4 ("ax" → "ˈæks"), "ok" 5 ("ˌOkˈA"). Parts that misaki
+  spells letter by letter (ALL CAPS, no vowel, a single letter: "HTML", "xkcd", "x") cost 4 per letter, 10
+  per W ("dˈʌbᵊlju") and 10 per other non-ASCII letter ("ñ" → "ˌɛntˈɪldə").
+- Digits cost 13 each: "777,777,777" speaks as "seven hundred seventy seven million ...", about 11 per digit.
+- Symbols are read as words ("$" → "dollars and ... cents", "%" → "percent", "≤" → "less or equal to",
+  emoji → their names), so they cost 10-30. CJK characters cost 16 because the English G2P reads each as
+  "Chinese letter"; other scripts it spells by letter name (Thai 19 per letter), so they cost 20, except
+  Cyrillic and Devanagari (5) which come out short.
+- On English prose the estimate runs 1.2-1.4 times the real count, so a chunk cut at the 510 ceiling carries
+  roughly 350-420 real phonemes (~350 characters, about where long inputs start to sound rushed).
+- Every character costs at least 1/4, so a buffer under the limit is bounded in characters too.
+
+Weights are integers in quarter phonemes so sums are exact and order-independent.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+QUARTERS = 4
+"""Internal unit: a quarter phoneme."""
+
+# Letter costs, in quarters.
+_WORD_LETTER = 5  # 1.25 per letter
+_WORD_U_EXTRA = 3  # "u" often reads "jˈu" ("music", "uvula"): 2 per u
+_WORD_PART_EXTRA = 2  # each word part costs an extra half phoneme (stress mark)
+_TWO_LETTER_WORD = 16  # "ax" → "ˈæks"
+_OK = 20  # "ok" → "ˌOkˈA"
+_ONE_LETTER_WORD = 8  # "a" → "ɐ", "I" → "ˌI"
+_EXTRA_CAPITAL = 16
+_SPELLED_LETTER = 16
+_SPELLED_W_EXTRA = 24  # W spelled is 8-9.5 phonemes ("wWwWwW" → 57)
+_SPELLED_NON_ASCII = 40  # "ñ" alone → "ˌɛntˈɪldə"
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+_DIGIT = 52
+_WHITESPACE = 4
+_PLAIN_PUNCT = 4
+_ASCII_SYMBOL = 40
+_CURRENCY = 80
+_CJK = 64
+_OTHER_SCRIPT = 80
+_SHORT_SCRIPT = 20
+_MARK = 8
+_EMOJI = 120
+_MATH = 80
+_MODIFIER = 40
+_MINIMUM = 1
+
+# Kinds of character, as the estimator (and the chunker's word counting) see them.
+LETTER = 0  # a letter that joins a part (Latin script)
+DIGIT = 1
+SPACE = 2
+OTHER = 3  # costs its own weight, ends a part
+CJK = 4  # an ideograph/kana/hangul syllable: a word on its own
+
+_PLAIN_ASCII = set(".,;:!?'\"()[]{}-")
+
+
+@lru_cache(maxsize=8192)
+def char_kind(c: str) -> tuple[int, int]:
+    """(kind, weight in quarters) of one character; the weight is only used for OTHER and CJK kinds."""
+    if c.isspace():
+        return SPACE, _WHITESPACE
+    if c.isascii():
+        if c.isalpha():
+            return LETTER, 0
+        if c.isdigit():
+            return DIGIT, _DIGIT
+        if c in _PLAIN_ASCII:
+            return OTHER, _PLAIN_PUNCT
+        if c == "$":
+            return OTHER, _CURRENCY
+        if c.isprintable():
+            return OTHER, _ASCII_SYMBOL
+        return OTHER, _MINIMUM
+    category = unicodedata.category(c)
+    if is_cjk(c):
+        return CJK, _CJK
+    if category.startswith("L"):
+        name = unicodedata.name(c, "")
+        if name.startswith("LATIN"):
+            return LETTER, 0
+        if name.startswith(("CYRILLIC", "DEVANAGARI")):
+            return OTHER, _SHORT_SCRIPT
+        return OTHER, _OTHER_SCRIPT
+    if category == "Nd":
+        return DIGIT, _DIGIT
+    if category.startswith("N"):
+        return OTHER, _MATH
+    if category.startswith("M"):
+        # Combining accents on Latin letters vanish in G2P; vowel signs of other scripts are spelled out.
+        if 0x0300 <= ord(c) <= 0x036F or 0xFE00 <= ord(c) <= 0xFE0F:
+            return OTHER, _MARK
+        if unicodedata.name(c, "").startswith("DEVANAGARI"):
+            return OTHER, _SHORT_SCRIPT
+        return OTHER, _OTHER_SCRIPT
+    if category == "So":
+        return OTHER, _EMOJI
+    if category in ("Sm", "Sc"):
+        return OTHER, _MATH
+    if category == "Sk":
+        return OTHER, _MODIFIER
+    if category == "Po":
+        return OTHER, _ASCII_SYMBOL
+    if category.startswith("P"):
+        return OTHER, _PLAIN_PUNCT
+    return OTHER, _MINIMUM
+
+
+def is_cjk(c: str) -> bool:
+    """Han ideographs, kana and Hangul syllables: scripts written without spaces between words."""
+    o = ord(c)
+    return (
+        0x4E00 <= o <= 0x9FFF  # CJK unified ideographs
+        or 0x3400 <= o <= 0x4DBF  # extension A
+        or 0x3040 <= o <= 0x30FF  # hiragana, katakana
+        or 0x31F0 <= o <= 0x31FF  # katakana phonetic extensions
+        or 0xAC00 <= o <= 0xD7AF  # hangul syllables
+        or 0xF900 <= o <= 0xFAFF  # compatibility ideographs
+        or 0xFF66 <= o <= 0xFF9D  # halfwidth katakana
+        or 0x20000 <= o <= 0x3134F  # extensions B-G
+    )
+
+
+@dataclass(slots=True)
+class PhonemeEstimator:
+    """Running estimate over a text fed one character at a time (O(1) per character)."""
+
+    closed: int = 0
+    """Quarters of everything before the open letter part."""
+    part_letters: int = 0
+    part_upper: int = 0
+    part_lower: int = 0
+    part_vowels: int = 0
+    part_w: int = 0
+    part_non_ascii: int = 0
+    part_u: int = 0
+    part_head: str = ""
+    """The first two letters of the part, lower-cased (short words have their own costs)."""
+
+    def add(self, c: str) -> None:
+        kind, weight = char_kind(c)
+        if kind == LETTER:
+            self.part_letters += 1
+            if self.part_letters <= 2:
+                self.part_head += c.lower()
+            if c.isupper():
+                self.part_upper += 1
+            elif c.islower():
+                self.part_lower += 1
+            if c in _VOWELS:
+                self.part_vowels += 1
+            if c in "wW":
+                self.part_w += 1
+            elif c in "uU":
+                self.part_u += 1
+            if not c.isascii():
+                self.part_non_ascii += 1
+            return
+        if self.part_letters:
+            self._close_part()
+        self.closed += weight
+
+    @property
+    def quarters(self) -> int:
+        return self.closed + self._part_cost()
+
+    @property
+    def phonemes(self) -> int:
+        return math.ceil(self.quarters / QUARTERS)
+
+    def _close_part(self) -> None:
+        self.closed += self._part_cost()
+        self.part_letters = self.part_upper = self.part_lower = 0
+        self.part_vowels = self.part_w = self.part_non_ascii = self.part_u = 0
+        self.part_head = ""
+
+    def _part_cost(self) -> int:
+        letters = self.part_letters
+        if not letters:
+            return 0
+        if letters == 1 and self.part_head in ("a", "i"):
+            return _ONE_LETTER_WORD
+        spelled = letters == 1 or self.part_lower == 0 or self.part_vowels == 0
+        if spelled:
+            ascii_letters = letters - self.part_non_ascii
+            return (
+                ascii_letters * _SPELLED_LETTER
+                + self.part_w * _SPELLED_W_EXTRA
+                + self.part_non_ascii * _SPELLED_NON_ASCII
+            )
+        if letters == 2:
+            return _OK if self.part_head == "ok" else _TWO_LETTER_WORD
+        extra_capitals = max(0, self.part_upper - 1)
+        return letters * _WORD_LETTER + self.part_u * _WORD_U_EXTRA + _WORD_PART_EXTRA + extra_capitals * _EXTRA_CAPITAL
+
+
+def estimate_phonemes(text: str) -> int:
+    """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc)."""
+    estimator = PhonemeEstimator()
+    for c in text:
+        estimator.add(c)
+    return estimator.phonemes

@@ -1,0 +1,123 @@
+"""Character classes and the sentence-end decision the chunker applies at each ``.``/``!``/``?`` run.
+
+Kept apart from the state machine in ``engine.text.chunker`` so the rules can be read (and tested) as a table.
+"""
+
+from __future__ import annotations
+
+import re
+
+NEWLINES = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+"""What ``str.splitlines`` splits on: each ends a sentence."""
+
+TERMINALS = frozenset(".!?…‼⁇⁈⁉؟۔।॥")
+"""Sentence-ending punctuation of space-separated scripts: it ends a sentence only before whitespace."""
+CJK_TERMINALS = frozenset("。！？｡")
+"""Full-width sentence ends: no space follows them, the next character is enough."""
+CLAUSE_MARKS = frozenset(",;:،")
+"""Clause punctuation of space-separated scripts (a boundary before whitespace only: "1,234", "10:30")."""
+CJK_CLAUSE_MARKS = frozenset("，、；：")
+DASHES = frozenset("—―")
+"""Em dash and horizontal bar: a clause boundary after them, spaced or not ("yes—no")."""
+HYPHENS = frozenset("-–")
+"""Hyphen and en dash: a clause boundary only when spaced (" - "), or doubled ("--")."""
+CLOSERS = frozenset("\"'”’)]}»›」』】〉》）〕＂*_`")
+"""Closing quotes and brackets (and Markdown emphasis, "**Done.**"): they stay with the sentence they close."""
+OPENERS = "\"'“‘([{«‹「『【〈《（〔¿¡*_"
+"""Stripped from the front of the word before a period when looking it up."""
+
+# --- abbreviations --------------------------------------------------------------------------------------
+# Looked up lower-cased, without the final period.
+
+NEVER_END = frozenset(
+    """
+    dr mr mrs ms mx messrs mme mlle prof rev fr hon gen col capt cpt lt sgt maj cmdr adm gov sen rep pres
+    supt insp det st mt vs v e.g eg i.e ie cf viz approx
+    """.split()
+)
+"""Titles and "for example"-like words: a capital after them starts a name or the rest of the sentence
+("Dr. Smith", "St. Louis", "e.g. Paris"). Rarely they do end a sentence ("the Dr. He"); then the sentence
+just runs on into the next one, which costs a little latency, never a wrong pause."""
+
+BEFORE_NUMBER = frozenset(
+    """
+    no nos nr fig figs vol vols p pp ch chap sec sect art eq eqs ref op pt pts tel ext ca ed
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    """.split()
+)
+"""Abbreviations that precede a number ("No. 5", "Fig. 3", "Jan. 12"). Before a number they never end a
+sentence; before a word they may ("I said No. Then ...", "It was Jan. The ..."), so the usual rule applies."""
+
+MAY_END = frozenset("etc inc ltd co corp llc plc bros jr sr esq al a.m p.m am pm".split())
+"""Abbreviations that often close a sentence: "... apples, pears, etc. The next ..." ends the sentence before
+the capital; "etc. and" does not. Listed for documentation; they follow the usual rule."""
+
+_MULTI_DOT = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
+"""U.S, Ph.D, e.g, a.m: letters with inner periods (the final period is not part of the word)."""
+_ROMAN = re.compile(r"[ivx]{1,5}|[IVX]{1,5}")
+
+
+def is_list_marker(word: str) -> bool:
+    """ "1", "12", "a", "B", "iv": what numbers a list item at the start of a line ("1. First item")."""
+    return (word.isdigit() and len(word) <= 3) or (len(word) == 1 and word.isalpha()) or bool(_ROMAN.fullmatch(word))
+
+
+def clean_word(token: str) -> str:
+    """The word before a period, without the quotes/brackets around it ('"(Dr' → 'Dr')."""
+    return token.lstrip(OPENERS).rstrip("".join(CLOSERS))
+
+
+def period_ends_sentence(word: str, next_char: str, *, at_line_start: bool) -> bool:
+    """Whether "<word>. <next_char>" ends a sentence; ``next_char`` is not lower-case and not a space.
+
+    ``word`` is the token before the period (quotes stripped); ``at_line_start`` says whether that token is the
+    first on its line (so "1." is a list marker, not a sentence).
+    """
+    if not word:
+        return True
+    lower = word.lower()
+    if at_line_start and is_list_marker(word):
+        return False
+    if lower in NEVER_END:
+        return False
+    if lower in BEFORE_NUMBER and (next_char.isdigit() or next_char == "#"):
+        return False
+    if lower in MAY_END:
+        return True
+    if len(word) == 1 and word.isupper() and word != "I" and next_char.isupper():
+        return False  # an initial: "J. R. R. Tolkien", "George W. Bush" (but "So do I. Then")
+    # Other dotted abbreviations (U.S., Ph.D.) mostly run on: "the U.S. Army".
+    return not (_MULTI_DOT.fullmatch(word) and next_char.isalnum())
+
+
+def run_ends_sentence(single_period: bool, word: str, next_char: str, *, at_line_start: bool) -> bool:
+    """Whether a run of terminal punctuation followed by whitespace and then ``next_char`` ends a sentence.
+
+    A lower-case next word means the sentence goes on ("wait... what", '"Stop!" she said', "etc. and so on");
+    so does punctuation that cannot start a sentence. Otherwise "!", "?", "…" and "..." end it, and a single
+    period ends it unless the word before it says otherwise (``period_ends_sentence``).
+    """
+    if next_char.islower() or next_char in ",;:.!?…)]}":
+        return False
+    if not single_period:
+        return True
+    return period_ends_sentence(word, next_char, at_line_start=at_line_start)
+
+
+def run_ends_unless_lower(single_period: bool, word: str, *, at_line_start: bool) -> bool:
+    """Whether a terminal run followed by whitespace ends a sentence whatever comes next, short of a lower-case
+    word (which would show the sentence goes on): not after "Dr.", "J.", "No.", "U.S." or a list marker, since a
+    capital or a digit next would make those run on. "!", "?", "..." and "etc." end it."""
+    if not single_period:
+        return True
+    return period_ends_sentence(word, "X", at_line_start=at_line_start) and period_ends_sentence(
+        word, "5", at_line_start=at_line_start
+    )
+
+
+def cut_may_follow(token: str, *, at_line_start: bool) -> bool:
+    """Whether a forced cut may come right after ``token`` (not after "Dr.", "J.", "No." or a list marker)."""
+    word = clean_word(token)
+    if not word.endswith("."):
+        return True
+    return run_ends_unless_lower(True, word[:-1], at_line_start=at_line_start)

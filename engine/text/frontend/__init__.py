@@ -1,0 +1,181 @@
+"""The text front-end, between the chunker and G2P: markup → spoken form → lexicon.
+
+``to_spoken(text, language, settings)`` is a pure function of its arguments (no I/O, no clock; its inputs and its
+``SpokenText`` pickle), so it can run ahead of the model or in worker processes. The spoken form of a language is
+a ``SpokenForm`` in the registry handed to ``FrontEnd``: English (``a``, ``b``) is NeMo plus a few pre-rules
+(``english.py``); other languages pass through markup and the lexicon only until their spoken form is registered.
+The registry is built once by ``load_front_end`` (the adapter that loads NeMo's grammars) at start-up.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from voicedesk.engine.text.frontend.lexicon import (
+    EMPTY_LEXICON,
+    Lexicon,
+    LexiconEntry,
+    LexiconError,
+    load_lexicon_file,
+    parse_lexicon,
+)
+from voicedesk.engine.text.frontend.markup import to_units
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
+from voicedesk.engine.text.frontend.spoken import (
+    PHONEMES,
+    SPOKEN,
+    TEXT,
+    Change,
+    SpokenText,
+    Unit,
+    locate_tokens,
+    strip_punctuation,
+)
+
+SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Unit]]
+"""``(units, language, settings, changes) → units``: rewrites TEXT units into what is said (appending to
+``changes`` what it did)."""
+
+KEPT_PUNCTUATION = ".,;:!?…—"
+STRAY_MARKS = "*_~`"
+
+
+class FrontEnd:
+    def __init__(self, spoken_forms: Mapping[str, SpokenForm] | None = None, notes: Sequence[str] = ()) -> None:
+        self.spoken_forms = dict(spoken_forms or {})
+        self.notes = tuple(notes)
+
+    def to_spoken(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> SpokenText:
+        units, changes = to_units(text, settings)
+        spoken_form = self.spoken_forms.get(language)
+        if spoken_form is not None:
+            units = spoken_form(units, language, settings, changes)
+        units = _tidy(units)
+        if settings.lexicon:
+            units = apply_lexicon(units, settings.lexicon, changes)
+        return SpokenText(text, tuple(units), tuple(changes), self.notes if spoken_form is not None else ())
+
+
+def _tidy(units: Sequence[Unit]) -> list[Unit]:
+    """Units with nothing to say (stray symbols, a skipped URL's leftovers) go; their sentence punctuation stays
+    with the word before, where the G2P hears it as a pause."""
+    out: list[Unit] = []
+    for unit in units:
+        if unit.kind == PHONEMES:
+            out.append(unit)
+            continue
+        if any(ch.isalnum() for ch in unit.text):
+            # markdown marks a chunk cut open (``**bold`` whose closing marks come in the next chunk)
+            bare = unit.text.strip(STRAY_MARKS)
+            out.append(unit if bare == unit.text else unit.with_text(bare))
+            continue
+        kept = "".join(ch for ch in unit.text if ch in KEPT_PUNCTUATION)
+        if kept and out and not out[-1].text.endswith(kept):
+            previous = out[-1]
+            out[-1] = Unit(
+                previous.text + kept,
+                previous.start,
+                max(previous.end, unit.end),
+                previous.kind,
+                previous.phonemes,
+                previous.rate,
+                previous.pause_after_s + unit.pause_after_s,
+            )
+    return out
+
+
+def apply_lexicon(units: Sequence[Unit], lexicon: Lexicon, changes: list[Change]) -> list[Unit]:
+    """Whole words (and multi-word entries) of the spoken form replaced by the lexicon's phonemes or respelling;
+    case rules are the entry's (``Lexicon.lookup``)."""
+    longest = max((len(e.word.split()) for e in lexicon.entries), default=1)
+    out: list[Unit] = []
+    index = 0
+    while index < len(units):
+        matched = None
+        for size in range(min(longest, len(units) - index), 0, -1):
+            run = units[index : index + size]
+            if any(u.kind == PHONEMES for u in run):
+                continue
+            lead, _core, _ = strip_punctuation(run[0].text)
+            _, _, tail = strip_punctuation(run[-1].text)
+            words = [strip_punctuation(u.text)[1] for u in run]
+            entry = lexicon.lookup(" ".join(words))
+            if entry is not None:
+                matched = (size, entry, lead, tail)
+                break
+        if matched is None:
+            out.append(units[index])
+            index += 1
+            continue
+        size, entry, lead, tail = matched
+        run = units[index : index + size]
+        said = " ".join(strip_punctuation(u.text)[1] for u in run)
+        start, end, rate = run[0].start, run[-1].end, run[-1].rate
+        pause = run[-1].pause_after_s
+        if entry.phonemes is not None:
+            out.append(Unit(said + tail, start, end, PHONEMES, entry.phonemes, rate, pause))
+            changes.append(Change("lexicon phonemes", said, entry.phonemes))
+        else:
+            respelled = (entry.respelling or "").split()
+            for position, word in enumerate(respelled):
+                last = position == len(respelled) - 1
+                out.append(
+                    Unit(
+                        (lead if position == 0 else "") + word + (tail if last else ""),
+                        start,
+                        end,
+                        SPOKEN,
+                        rate=rate,
+                        pause_after_s=pause if last else 0.0,
+                    )
+                )
+            changes.append(Change("lexicon respelling", said, entry.respelling or ""))
+        index += size
+    return out
+
+
+_shared: FrontEnd | None = None
+_shared_lock = threading.Lock()
+
+
+def load_front_end(grammar_dir: Path | None = None) -> FrontEnd:
+    """The front-end with every spoken form this installation has (loads NeMo's grammars: ~1 s)."""
+    from voicedesk.engine.text.frontend.grammars import load_english
+
+    english, note = load_english(grammar_dir)
+    return FrontEnd({"a": english, "b": english}, (note,) if note else ())
+
+
+def shared_front_end() -> FrontEnd:
+    """One per process, loaded on first use (``KokoroSynthesizer.load`` calls this at start-up)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = load_front_end()
+        return _shared
+
+
+def to_spoken(text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> SpokenText:
+    return shared_front_end().to_spoken(text, language, settings)
+
+
+__all__ = [
+    "EMPTY_LEXICON",
+    "SPOKEN",
+    "TEXT",
+    "FrontEnd",
+    "Lexicon",
+    "LexiconEntry",
+    "LexiconError",
+    "SpokenText",
+    "TextSettings",
+    "Unit",
+    "load_front_end",
+    "load_lexicon_file",
+    "locate_tokens",
+    "parse_lexicon",
+    "shared_front_end",
+    "to_spoken",
+]

@@ -1,0 +1,103 @@
+"""Release on quiet: the clock-aware half of chunking, in one place (pure; time is passed in).
+
+The chunker is clock-free: it cuts where the text says so and reports what it still holds and why
+(``IncrementalSentenceChunker.held``). ``QuietRelease`` adds the two rules of time, so a finished sentence is never
+kept waiting for an agent that has paused:
+
+- held text whose sentence has ended (terminal punctuation, with or without the space after it; CJK ``。！？``; a
+  newline) is released ``SENTENCE_RELEASE_DELAY_MS`` after that end arrived, whatever text follows it;
+- any other held text is released ``max_buffer_delay_ms`` after the last fragment arrived (0: at once).
+
+The session core (``engine.session``) releases with it, and a client that mirrors the session's chunking to time
+each sentence's release (``engine.measure.recorder``) replays the same rule, so both agree on when a sentence went out.
+"""
+
+from __future__ import annotations
+
+from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SENTENCE_RELEASE_DELAY_MS
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
+
+
+def has_sentence_end(held: HeldText) -> bool:
+    """The held text has a sentence end as far as the chunker can tell (a period with no space yet included)."""
+    return held.sentence_chars > 0 or held.end is HeldEnd.UNSPACED
+
+
+class QuietRelease:
+    def __init__(
+        self, chunker: IncrementalSentenceChunker, max_buffer_delay_ms: float = DEFAULT_MAX_BUFFER_DELAY_MS
+    ) -> None:
+        self.chunker = chunker
+        self.max_buffer_delay_ms = max_buffer_delay_ms
+        self._last_text_at: float | None = None
+        self._end_seen_at: float | None = None
+
+    def feed(self, fragment: str, now: float) -> list[str]:
+        """The chunks ``fragment`` completes (with a zero delay, whatever is held as well)."""
+        chunks = self.chunker.feed(fragment)
+        self._last_text_at = now
+        # A cut means what is held now is new text: its sentence end, if any, arrived now.
+        self._note_held(now, released=bool(chunks))
+        if self.max_buffer_delay_ms == 0:
+            chunks.extend(self.due(now))
+        return chunks
+
+    def flush(self) -> str | None:
+        """Everything held, as the utterance's last chunk."""
+        self._forget()
+        return self.chunker.flush()
+
+    def reset(self) -> None:
+        self._forget()
+        self.chunker.reset()
+
+    def next_deadline(self) -> float | None:
+        """When ``due`` will next release something (None: nothing held)."""
+        held = self.chunker.held
+        if held is None:
+            return None
+        deadlines = []
+        if has_sentence_end(held) and self._end_seen_at is not None:
+            deadlines.append(self._end_seen_at + self._sentence_delay_s)
+        if self._last_text_at is not None:
+            deadlines.append(self._last_text_at + self.max_buffer_delay_ms / 1000)
+        return min(deadlines) if deadlines else None
+
+    def due(self, now: float) -> list[str]:
+        """Releases what has waited long enough by ``now``."""
+        held = self.chunker.held
+        if held is None:
+            return []
+        chunks: list[str] = []
+        ended_at = self._end_seen_at if has_sentence_end(held) else None
+        if ended_at is not None and now >= ended_at + self._sentence_delay_s:
+            # "…the lights." with no space yet (LLM tokens carry the space with the next word) ends exactly there.
+            chunks = self.chunker.release_sentences() if held.sentence_chars else self.chunker.release_all()
+        if (
+            not chunks
+            and self._last_text_at is not None
+            and now >= self._last_text_at + self.max_buffer_delay_ms / 1000
+        ):
+            chunks = self.chunker.release_all()
+        self._note_held(now, released=bool(chunks))
+        return chunks
+
+    @property
+    def _sentence_delay_s(self) -> float:
+        return min(SENTENCE_RELEASE_DELAY_MS, self.max_buffer_delay_ms) / 1000
+
+    def _forget(self) -> None:
+        self._last_text_at = self._end_seen_at = None
+
+    def _note_held(self, now: float, released: bool = False) -> None:
+        """Remembers when the held text's sentence end first arrived (the clock of the first rule)."""
+        held = self.chunker.held
+        if held is None:
+            self._end_seen_at = None
+            if released or not self.chunker.buffered_chars:
+                self._last_text_at = None
+        elif not has_sentence_end(held):
+            self._end_seen_at = None
+        elif self._end_seen_at is None or released:
+            self._end_seen_at = now

@@ -1,0 +1,38 @@
+"""``voicedesk phonemes``: stdout is exactly the phoneme strings the model receives, one line per model call."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from voicedesk.app.cli import main
+
+
+def test_stdout_is_one_line_per_model_call_and_nothing_else(speaker, capsys, text_grammars):
+    text = "Outside it is -5°C tonight. Call Siobhan at 3:07 PM!"
+    assert main(["phonemes", text]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines == [speaker.phonemes("Outside it is -5°C tonight."), speaker.phonemes("Call Siobhan at 3:07 PM!")]
+    assert "mˈInəs fˈIv dəɡɹˈiz" in lines[0]
+    assert err == ""
+
+
+def test_lexicon_file_stdin_and_explain(tmp_path, capsys, monkeypatch, text_grammars):
+    lexicon = tmp_path / "names.json"
+    lexicon.write_text(json.dumps([{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}]), encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.StringIO("Siobhan set it to 21°C."))
+    assert main(["phonemes", "-", "--voice", "bf_emma", "--lexicon", str(lexicon), "--explain"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 and "ʃɪvˈɔn" in out
+    assert "spoken: [Siobhan](/ʃɪvˈɔn/) set it to twenty one degrees Celsius." in err
+    assert "nemo: " in err and "lexicon phonemes: 'Siobhan' -> 'ʃɪvˈɔn'" in err
+
+
+def test_a_bad_lexicon_entry_is_named(tmp_path, capsys):
+    lexicon = tmp_path / "names.json"
+    lexicon.write_text(json.dumps([{"word": "Siobhan", "phonemes": "shivawn!"}]), encoding="utf-8")
+    assert main(["phonemes", "Hi", "--lexicon", str(lexicon)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "lexicon entry 0 ('Siobhan')" in err and "names.json" in err
