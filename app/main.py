@@ -13,8 +13,15 @@ from pathlib import Path
 from voicedesk.engine.errors import UsageError
 
 
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """``voicedesk app`` (``engine.commands`` runs it when no command is given), registered without importing Qt."""
+    parser = subparsers.add_parser("app", help="open the desktop app (the default)")
+    add_app_arguments(parser)
+    parser.set_defaults(handler=run_app)
+
+
 def add_app_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the app (registered by app.cli without importing Qt)."""
+    """Options of the app."""
     parser.add_argument(
         "--settings",
         type=Path,

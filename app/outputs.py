@@ -64,15 +64,6 @@ def sink_name(key: str) -> str | None:
     return key[len(PULSE_PREFIX) :] if key.startswith(PULSE_PREFIX) else None
 
 
-def title_of(key: str, choices: list[OutputChoice]) -> str:
-    if not key:
-        return "System default"
-    for choice in choices:
-        if choice.key == key:
-            return choice.title
-    return sink_name(key) or key
-
-
 @contextmanager
 def routed_to(key: str) -> Iterator[str | None]:
     """Opens a stream inside this block to reach ``key``: yields the PortAudio device to name (None: default).

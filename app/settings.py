@@ -27,6 +27,7 @@ from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import BIDI_PATH
+from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
 
 SETTINGS_FILE = "settings.json"
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
@@ -180,8 +181,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "composer_mode": COMPOSER_MODES,
 }
 _RANGES: dict[str, tuple[float, float]] = {
-    "voice.speed": (0.25, 4.0),
-    "voice.max_buffer_delay_ms": (0.0, 30_000.0),
+    "voice.speed": (MIN_SPEED, MAX_SPEED),
+    "voice.max_buffer_delay_ms": (0.0, float(MAX_BUFFER_DELAY_MS)),
     "voice.blend_weight": (0.0, 1.0),
     "source.scripted_tokens_per_s": (0.5, 1000.0),
     "engine.health_interval_s": (2.0, 3600.0),

@@ -15,11 +15,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.settings import OPEN_PATHS
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import CloseCode, ErrorCode, VoicedeskError, error_body
 
 log = logging.getLogger(__name__)
-
-WS_POLICY_VIOLATION = 1008
 
 
 def bearer_token(headers: list[tuple[bytes, bytes]]) -> bytes | None:
@@ -62,9 +60,9 @@ class BearerTokenMiddleware:
         log.info(
             "refused %s %s: %s", scope["type"], escape(scope["path"]), "no token" if presented is None else "bad token"
         )
-        body = {"code": str(ErrorCode.UNAUTHORIZED), "message": message}
+        body = error_body(VoicedeskError(ErrorCode.UNAUTHORIZED, message))
         if scope["type"] == "websocket" and "websocket.http.response" not in scope.get("extensions", {}):
-            await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": message[:120]})
+            await send({"type": "websocket.close", "code": CloseCode.POLICY_VIOLATION, "reason": message[:120]})
             return
         # For a WebSocket, Starlette's Response sends this as the upgrade's HTTP denial response.
         response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="voicedesk"'})

@@ -20,11 +20,11 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voicedesk.endpoint.log_safety import BadFrameLog, escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
-from voicedesk.endpoint.speech_request import check_fresh
 from voicedesk.engine.connection import ServerConnection, VoiceCheck
 from voicedesk.engine.errors import VoicedeskError, close_code_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.protocol import SynthesizeRequest, encode_event
+from voicedesk.engine.request_fields import check_fresh
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
@@ -67,7 +67,9 @@ class BidiConnection:
         now = time.monotonic()
         core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), settings.limits)
         self.connection = ServerConnection(core, settings.connection_limits, now, self._admit_request)
-        self.driver = SessionDriver(self.connection, runtime.synthesizer, runtime.scheduler, lease.id, self._emit)
+        self.driver = SessionDriver(
+            self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection
+        )
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
         self._bad_frames = BadFrameLog(log, lease.id[:8])

@@ -13,7 +13,7 @@ import asyncio
 import ctypes
 import ctypes.util
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from voicedesk.engine.scheduler import SynthesisScheduler
 
@@ -39,14 +39,15 @@ async def trim_when_idle(
     scheduler: SynthesisScheduler,
     interval_s: float = TRIM_INTERVAL_S,
     trim: Callable[[], object] | None = None,
+    tick: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
-    """Runs until cancelled: after each interval in which jobs ran, trims the heap once the model is idle."""
+    """Runs until cancelled: after each interval (``tick``) in which jobs ran, trims the heap once the model is idle."""
     trim = trim or _libc_trim()
     if trim is None:
         return
     trimmed_at = scheduler.jobs_run
     while True:
-        await asyncio.sleep(interval_s)
+        await (tick() if tick is not None else asyncio.sleep(interval_s))
         if scheduler.jobs_run == trimmed_at or scheduler.busy or scheduler.pending:
             continue
         trimmed_at = scheduler.jobs_run

@@ -34,7 +34,7 @@ from voicedesk.endpoint.memory_trim import trim_when_idle
 from voicedesk.endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.endpoint.speech_http import invocations, openai_speech, openai_voices
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, error_body
 from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)
@@ -65,10 +65,6 @@ async def ping(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=status_code)
 
 
-def _error_body(code: ErrorCode, message: str) -> dict[str, object]:
-    return {"type": "error", "code": str(code), "message": message, "error": str(code)}
-
-
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
     """Starlette's own refusals (no such route, wrong method) in the same JSON shape as every other error."""
     assert isinstance(exc, HTTPException)
@@ -81,13 +77,13 @@ async def http_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"{request.method} is not allowed on {path!r}; use {allowed or 'another method'}."
     else:
         code, message = ErrorCode.BAD_MESSAGE, f"The request was refused: {exc.detail}."
-    return JSONResponse(_error_body(code, message), status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse(error_body(VoicedeskError(code, message)), status_code=exc.status_code, headers=exc.headers)
 
 
 async def unexpected_error(_request: Request, _exc: Exception) -> JSONResponse:
     """A bug: the client learns that, and no more (Starlette logs the traceback)."""
     message = "The server failed on this request; its log says why."
-    return JSONResponse(_error_body(ErrorCode.INTERNAL, message), status_code=500)
+    return JSONResponse(error_body(VoicedeskError(ErrorCode.INTERNAL, message)), status_code=500)
 
 
 def create_app(source: SynthesizerSource, settings: ServerSettings | None = None) -> Starlette:

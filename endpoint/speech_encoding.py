@@ -25,10 +25,11 @@ import soxr  # noqa: F401 - likewise for the first resampled request
 from starlette.responses import Response
 
 from voicedesk.endpoint.runtime import EndpointRuntime
-from voicedesk.endpoint.speech_request import SpeechRequest, check_fresh
+from voicedesk.endpoint.speech_request import SpeechRequest
 from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
+from voicedesk.engine.request_fields import check_fresh
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
 """Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays
@@ -71,11 +72,6 @@ def check_admission(speech: SpeechRequest, runtime: EndpointRuntime) -> None:
     """Staleness first (a stale request is refused whatever the load), then saturation."""
     check_fresh(speech.request_timestamp, time.time(), runtime.settings.max_request_age_s)
     check_not_saturated(runtime.queue_depth, runtime.settings.max_queue_depth)
-
-
-def error_fields(error: VoicedeskError) -> dict[str, object]:
-    """Body fields that make a refusal read like the AWS sample's (``{"error": "request_stale"}``)."""
-    return {"error": str(error.code), **getattr(error, "details", {})}
 
 
 def error_headers(error: VoicedeskError) -> dict[str, str]:

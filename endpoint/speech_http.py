@@ -28,7 +28,6 @@ from voicedesk.endpoint.speech_encoding import (
     audio_headers,
     check_admission,
     encoded_audio,
-    error_fields,
     error_headers,
     media_type,
     open_body_encoder,
@@ -44,7 +43,7 @@ from voicedesk.endpoint.speech_request import (
     request_id_of,
 )
 from voicedesk.engine.audio_formats import ENCODINGS
-from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, http_status_for
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, error_body, http_status_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.session_limits import SessionLimits
 
@@ -61,13 +60,7 @@ def error_response(error: VoicedeskError, request_id: str | None = None, openai:
             "error": {"message": error.message, "type": "invalid_request_error", "code": str(error.code)}
         }
     else:
-        body = {
-            "type": "error",
-            "code": str(error.code),
-            "message": error.message,
-            "request_id": request_id,
-            **error_fields(error),
-        }
+        body = error_body(error, request_id)
     return JSONResponse(body, status_code=status, headers=error_headers(error))
 
 

@@ -10,15 +10,15 @@ them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``s
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.model.voices import DEFAULT_VOICE
-from voicedesk.engine.protocol import MAX_REQUEST_ID_CHARS, MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
+from voicedesk.engine.protocol import MAX_VOICE_SPEC_CHARS, ProtocolError, parse_json_frame
 from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
@@ -60,33 +60,24 @@ class SpeechRequest:
     """When the client sent it (epoch seconds); too old a request is refused with ``request_stale``."""
 
 
-def _bad(code: ErrorCode, message: str) -> VoicedeskError:
-    return VoicedeskError(code, message)
-
-
 def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, object]:
     """The body as a JSON object; any failure (not UTF-8, not JSON, nested too deep, a number of thousands of
     digits) is a ``bad_json`` or ``bad_message`` error, never another exception."""
     try:
         message = parse_json_frame(body, max_bytes or len(body), "The request body")
     except ProtocolError as exc:
-        raise _bad(exc.code, exc.message) from None
+        raise VoicedeskError(exc.code, exc.message) from None
     if not isinstance(message, dict):
-        raise _bad(ErrorCode.BAD_MESSAGE, "The request body must be a JSON object.")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The request body must be a JSON object.")
     return message
 
 
 def request_id_of(body: bytes) -> str | None:
     """The ``request_id`` of a body that may not parse (to tag its error); None when there is none to find."""
     try:
-        message = parse_json_object(body)
+        return fields.request_id(parse_json_object(body).get("request_id"))
     except VoicedeskError:
         return None
-    value = message.get("request_id")
-    if value is None or isinstance(value, dict | list):
-        return None
-    text = str(value)
-    return text if len(text) <= MAX_REQUEST_ID_CHARS else None
 
 
 def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
@@ -94,7 +85,7 @@ def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
     the same text at 0.25 makes four times the audio, and costs four times the compute)."""
     audio_s = estimated_audio_s(speech.text, speech.speed)
     if audio_s > limits.max_request_audio_s:
-        raise _bad(
+        raise VoicedeskError(
             ErrorCode.BUDGET_EXCEEDED,
             f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speech.speed:g}, over this "
             f"server's limit of {limits.max_request_audio_s / 60:,.0f} minutes per request; send less text per "
@@ -105,11 +96,11 @@ def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
 def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
     text = message.get(key)
     if not isinstance(text, str):
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak).")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak).")
     if not text.strip():
-        raise _bad(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
+        raise VoicedeskError(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
     if len(text) > limits.max_message_chars:
-        raise _bad(
+        raise VoicedeskError(
             ErrorCode.TEXT_TOO_LONG,
             f"'{key}' has {len(text):,} characters, over the limit of {limits.max_message_chars:,}; "
             "split it into several requests, or stream it over the WebSocket.",
@@ -117,36 +108,17 @@ def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
     return text
 
 
-def _short(value: object) -> str:
-    """A client's value for an error message: never a huge echo of what it sent."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}… ({len(text):,} characters)"
-
-
 def _string(message: dict[str, object], key: str, default: str | None, limit: int = 200) -> str | None:
     value = message.get(key)
     if value is None:
         return default
     if not isinstance(value, str) or not value.strip():
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {_short(value)}.")
-    if len(value) > limit:
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
-    return value.strip()
-
-
-def _request_id(message: dict[str, object]) -> str | None:
-    value = message.get("request_id")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise _bad(ErrorCode.BAD_MESSAGE, "'request_id' must be a string (or a number).")
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > MAX_REQUEST_ID_CHARS:
-        raise _bad(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
+        raise VoicedeskError(
+            ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {fields.describe(value)}."
         )
-    return text
+    if len(value) > limit:
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
+    return value.strip()
 
 
 def _speed(message: dict[str, object]) -> float:
@@ -155,7 +127,10 @@ def _speed(message: dict[str, object]) -> float:
         return 1.0
     speed = validate_speed(raw)
     if speed is None:
-        raise _bad(ErrorCode.BAD_SPEED, f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {_short(raw)}.")
+        raise VoicedeskError(
+            ErrorCode.BAD_SPEED,
+            f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {fields.describe(raw)}.",
+        )
     return speed
 
 
@@ -163,36 +138,20 @@ def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], defa
     value = _string(message, key, default)
     assert value is not None
     if value.lower() not in allowed:
-        raise _bad(
+        raise VoicedeskError(
             ErrorCode.BAD_MESSAGE,
-            f"'{key}' {_short(value)} is not supported here; use one of: {', '.join(allowed)}.",
+            f"'{key}' {fields.describe(value)} is not supported here; use one of: {', '.join(allowed)}.",
         )
     return value.lower()
 
 
 def _sample_rate(message: dict[str, object], audio_format: str) -> int:
-    raw = message.get("sample_rate")
-    if raw is None:
-        rate = SAMPLE_RATE
-    elif _finite(raw) is None or raw != int(raw):  # type: ignore[call-overload]
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {_short(raw)}.")
-    else:
-        rate = int(raw)
+    asked = fields.sample_rate(message.get("sample_rate"))
+    rate = SAMPLE_RATE if asked is None else asked
     problem = output_problem(audio_format, rate)
     if problem is not None:
-        raise _bad(ErrorCode.BAD_MESSAGE, problem)
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, problem)
     return rate
-
-
-def _finite(raw: object) -> float | None:
-    """A JSON number as a finite float; None for anything else (``Infinity``, ``NaN``, 400-digit integers)."""
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        return None
-    try:
-        value = float(raw)
-    except OverflowError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _stream(message: dict[str, object]) -> bool:
@@ -200,47 +159,8 @@ def _stream(message: dict[str, object]) -> bool:
     if raw is None:
         return True
     if not isinstance(raw, bool):
-        raise _bad(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {_short(raw)}.")
+        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {fields.describe(raw)}.")
     return raw
-
-
-MILLISECONDS_AFTER = 1e11
-"""An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
-
-
-def _request_timestamp(message: dict[str, object]) -> float | None:
-    raw = message.get("request_timestamp")
-    if raw is None:
-        return None
-    value = _finite(raw)
-    if value is None or value <= 0:
-        raise _bad(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); got {_short(raw)}.",
-        )
-    if value > MILLISECONDS_AFTER:
-        raise _bad(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' {_short(raw)} looks like milliseconds; send epoch seconds (time.time(), "
-            "or Date.now() / 1000).",
-        )
-    return value
-
-
-def check_fresh(request_timestamp: float | None, now: float, max_age_s: float | None) -> None:
-    """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
-    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
-    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
-    if request_timestamp is None or max_age_s is None:
-        return
-    age = now - request_timestamp
-    if age > max_age_s:
-        raise _bad(
-            ErrorCode.REQUEST_STALE,
-            f"request_stale: the request was sent {age:.1f} s ago (request_timestamp), over this server's limit of "
-            f"{max_age_s:g} s; its caller has likely given up. Send a fresh request (check the clocks if "
-            "this repeats).",
-        )
 
 
 def _output(message: dict[str, object], format_key: str, default_format: str) -> tuple[str, int]:
@@ -252,7 +172,7 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
     ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``)."""
     message = parse_json_object(body)
-    request_id = _request_id(message)
+    request_id = fields.request_id(message.get("request_id"))
     audio_format, sample_rate = _output(message, "format", "wav")
     return SpeechRequest(
         text=_text(message, "text", limits),
@@ -263,7 +183,7 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
         request_id=request_id,
         sample_rate=sample_rate,
         stream=_stream(message),
-        request_timestamp=_request_timestamp(message),
+        request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
     )
 
 
@@ -285,5 +205,5 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
         sse_dialect="openai",
         sample_rate=sample_rate,
         stream=_stream(message),
-        request_timestamp=_request_timestamp(message),
+        request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
     )

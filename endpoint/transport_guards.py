@@ -32,6 +32,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 
 from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
 from voicedesk.endpoint.settings import ServerSettings
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, error_body
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +88,11 @@ class GuardedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 cannot parse (malformed, or headers over ``max_header_bytes``)."""
-        body = json.dumps(
-            {
-                "type": "error",
-                "code": "bad_message",
-                "message": f"The HTTP request could not be parsed: it is malformed, or its request line and headers "
-                f"are over {self.settings.max_header_bytes:,} bytes.",
-            }
-        ).encode()
+        message = (
+            f"The HTTP request could not be parsed: it is malformed, or its request line and headers are over "
+            f"{self.settings.max_header_bytes:,} bytes."
+        )
+        body = json.dumps(error_body(VoicedeskError(ErrorCode.BAD_MESSAGE, message))).encode()
         headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
         for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))

@@ -15,7 +15,7 @@ from voicedesk.engine.events import Event, SessionConfig
 from voicedesk.engine.model.voices import VoiceInfo
 
 if TYPE_CHECKING:
-    from voicedesk.engine.model.synthesis import Synthesizer
+    pass
 
 
 class Session(Protocol):
@@ -58,8 +58,6 @@ class EngineInfo:
 
 class Engine(Protocol):
     name: str
-    synthesizer: Synthesizer | None
-    """The model, when it runs in this process (benchmarks time it bare); None for remote engines."""
 
     @property
     def info(self) -> EngineInfo: ...

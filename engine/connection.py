@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
-from voicedesk.engine.errors import ErrorCode
-from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished, WordTiming
+from voicedesk.engine.errors import CloseReason, ErrorCode, close_code_for_reason
+from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished
 from voicedesk.engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
     Cancel,
@@ -33,25 +33,11 @@ from voicedesk.engine.protocol import (
     ServerProtocol,
     SynthesizeRequest,
 )
-from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
+from voicedesk.engine.session import SessionCore
 
-WS_NORMAL = 1000
-WS_GOING_AWAY = 1001
-WS_POLICY_VIOLATION = 1008
-WS_TRY_AGAIN_LATER = 1013
-
-IDLE_REASON = "idle_timeout"
-ABUSE_REASON = "rate_limited"
-REFUSED_AT_OPEN_REASON = "bad_message"
-
-_CLOSE_CODES = {
-    "closed": WS_NORMAL,
-    IDLE_REASON: WS_NORMAL,
-    SHUTDOWN_REASON: WS_GOING_AWAY,
-    ABUSE_REASON: WS_POLICY_VIOLATION,
-    "budget_exceeded": WS_POLICY_VIOLATION,
-    REFUSED_AT_OPEN_REASON: WS_POLICY_VIOLATION,
-}
+IDLE_REASON = CloseReason.IDLE
+ABUSE_REASON = CloseReason.RATE_LIMITED
+REFUSED_AT_OPEN_REASON = CloseReason.REFUSED_AT_OPEN
 
 
 def _refuse_format(audio_format: str, request_id: str | None) -> Error:
@@ -230,7 +216,7 @@ class ServerConnection:
             self._out.extend(_OutFrame(f) for f in self.codec.send(event))
             if isinstance(event, Closed):
                 self._closing = True
-                self._close = (_CLOSE_CODES.get(event.reason, WS_NORMAL), event.reason)
+                self._close = (close_code_for_reason(event.reason), event.reason)
 
     def _queue_audio(self, event: Audio) -> None:
         self.codec.send(event)  # counts the bytes of the 24 kHz original
@@ -289,31 +275,6 @@ class ServerConnection:
         """The client disconnected: drop everything at once."""
         self._out.clear()
         return self.core.abort("aborted", now)
-
-    # ---- the driver's view of the session (SessionDriver calls these) --------------------------------
-
-    def next_job(self, now: float, split_above_phonemes: int | None = None):  # type: ignore[no-untyped-def]
-        return self.core.next_job(now, split_above_phonemes)
-
-    def job_done(
-        self,
-        job: SynthesisJob,
-        pcm: bytes,
-        duration_s: float,
-        words: tuple[WordTiming, ...] = (),
-        synthesis_s: float = 0.0,
-        now: float = 0.0,
-    ) -> list[Event]:
-        return self.core.job_done(job, pcm, duration_s, words, synthesis_s, now)
-
-    def job_failed(self, job: SynthesisJob, code: ErrorCode | str, message: str, now: float = 0.0) -> list[Event]:
-        return self.core.job_failed(job, code, message, now)
-
-    def is_current(self, job: SynthesisJob) -> bool:
-        return self.core.is_current(job)
-
-    def abort(self, reason: str, now: float = 0.0) -> list[Event]:
-        return self.core.abort(reason, now)
 
     # ---- internals ----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Literal
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
 from voicedesk.engine.model.voices import DEFAULT_VOICE
+from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
 
 EngineKind = Literal["local", "websocket", "sagemaker"]
 ENGINE_KINDS: tuple[EngineKind, ...] = ("local", "websocket", "sagemaker")
@@ -104,7 +105,7 @@ def add_session_options(parser: argparse.ArgumentParser, speed: bool = True) -> 
         help=f"a voice name, .pt path, or blend 'af_heart:0.7,am_adam:0.3' (default {DEFAULT_VOICE})",
     )
     if speed:
-        parser.add_argument("--speed", type=float, default=1.0, help="0.25 to 4.0 (default 1.0)")
+        parser.add_argument("--speed", type=float, default=1.0, help=f"{MIN_SPEED:g} to {MAX_SPEED:g} (default 1.0)")
     parser.add_argument(
         "--max-buffer-delay",
         type=float,
@@ -117,6 +118,8 @@ def add_session_options(parser: argparse.ArgumentParser, speed: bool = True) -> 
 
 def config_from_args(args: argparse.Namespace) -> SessionConfig:
     delay = args.max_buffer_delay
-    if not 0 <= delay <= 30_000:
-        raise UsageError(f"--max-buffer-delay {delay:g} is out of range.", "Give 0 to 30000 milliseconds.")
+    if not 0 <= delay <= MAX_BUFFER_DELAY_MS:
+        raise UsageError(
+            f"--max-buffer-delay {delay:g} is out of range.", f"Give 0 to {MAX_BUFFER_DELAY_MS} milliseconds."
+        )
     return SessionConfig(voice=args.voice, speed=getattr(args, "speed", 1.0), max_buffer_delay_ms=round(delay))

@@ -15,7 +15,7 @@ without parsing text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 
 class ErrorCode(StrEnum):
@@ -60,53 +60,77 @@ class LocalErrorCode(StrEnum):
     """A server sent something this client cannot understand (the server's fault, not the request's)."""
 
 
-WS_NORMAL = 1000
-WS_GOING_AWAY = 1001
-WS_POLICY_VIOLATION = 1008
-WS_INTERNAL_ERROR = 1011
-WS_TRY_AGAIN_LATER = 1013
+class CloseCode(IntEnum):
+    """The WebSocket close codes a server ends a session with (RFC 6455 section 7.4.1)."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001
+    POLICY_VIOLATION = 1008
+    INTERNAL_ERROR = 1011
+    TRY_AGAIN_LATER = 1013
+
+
+class CloseReason(StrEnum):
+    """Why a session ended: ``Closed.reason``, and the reason of the WebSocket close that follows."""
+
+    CLOSED = "closed"
+    SHUTTING_DOWN = "server shutting down"
+    IDLE = ErrorCode.IDLE_TIMEOUT.value
+    RATE_LIMITED = ErrorCode.RATE_LIMITED.value
+    BUDGET_EXCEEDED = ErrorCode.BUDGET_EXCEEDED.value
+    REFUSED_AT_OPEN = ErrorCode.BAD_MESSAGE.value
+
+
+REASON_ERRORS: dict[CloseReason, ErrorCode] = {
+    CloseReason.SHUTTING_DOWN: ErrorCode.SESSION_CLOSING,
+    CloseReason.IDLE: ErrorCode.IDLE_TIMEOUT,
+    CloseReason.RATE_LIMITED: ErrorCode.RATE_LIMITED,
+    CloseReason.BUDGET_EXCEEDED: ErrorCode.BUDGET_EXCEEDED,
+    CloseReason.REFUSED_AT_OPEN: ErrorCode.BAD_MESSAGE,
+}
+"""The wire error behind each reason a server ends a session for; its row in ``WIRE_ERRORS`` has the close code."""
 
 
 @dataclass(frozen=True, slots=True)
 class WireError:
     http_status: int
-    close_code: int
+    close_code: CloseCode
     """WebSocket close code when this error refuses a connection or ends a session (``fatal``)."""
     client_fault: bool
     """The request was wrong (fix it and retry) rather than the server unable (retry later or tell the operator)."""
 
 
 WIRE_ERRORS: dict[ErrorCode, WireError] = {
-    ErrorCode.BAD_JSON: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.BAD_MESSAGE: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.UNKNOWN_TYPE: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.UNKNOWN_VOICE: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.BAD_SPEED: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.EMPTY_TEXT: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.BAD_TEXT: WireError(400, WS_POLICY_VIOLATION, True),
-    ErrorCode.TEXT_TOO_LONG: WireError(413, WS_POLICY_VIOLATION, True),
-    ErrorCode.FRAME_TOO_LARGE: WireError(413, WS_POLICY_VIOLATION, True),
-    ErrorCode.BUFFER_FULL: WireError(413, WS_POLICY_VIOLATION, True),
-    ErrorCode.BUDGET_EXCEEDED: WireError(413, WS_POLICY_VIOLATION, True),
-    ErrorCode.RATE_LIMITED: WireError(429, WS_POLICY_VIOLATION, True),
-    ErrorCode.TOO_MANY_SESSIONS: WireError(429, WS_TRY_AGAIN_LATER, False),
-    ErrorCode.QUEUE_SATURATED: WireError(503, WS_TRY_AGAIN_LATER, False),
-    ErrorCode.REQUEST_STALE: WireError(408, WS_POLICY_VIOLATION, True),
-    ErrorCode.IDLE_TIMEOUT: WireError(408, WS_NORMAL, True),
-    ErrorCode.NOT_READY: WireError(503, WS_TRY_AGAIN_LATER, False),
-    ErrorCode.DEVICE_UNAVAILABLE: WireError(503, WS_INTERNAL_ERROR, False),
-    ErrorCode.SESSION_CLOSING: WireError(503, WS_GOING_AWAY, False),
-    ErrorCode.SYNTHESIS_FAILED: WireError(500, WS_INTERNAL_ERROR, False),
-    ErrorCode.WEIGHTS_MISSING: WireError(503, WS_INTERNAL_ERROR, False),
-    ErrorCode.UNAUTHORIZED: WireError(401, WS_POLICY_VIOLATION, True),
-    ErrorCode.NOT_FOUND: WireError(404, WS_POLICY_VIOLATION, True),
-    ErrorCode.METHOD_NOT_ALLOWED: WireError(405, WS_POLICY_VIOLATION, True),
-    ErrorCode.INTERNAL: WireError(500, WS_INTERNAL_ERROR, False),
+    ErrorCode.BAD_JSON: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BAD_MESSAGE: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.UNKNOWN_TYPE: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.UNKNOWN_VOICE: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BAD_SPEED: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.EMPTY_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BAD_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.TEXT_TOO_LONG: WireError(413, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.FRAME_TOO_LARGE: WireError(413, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BUFFER_FULL: WireError(413, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.BUDGET_EXCEEDED: WireError(413, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.RATE_LIMITED: WireError(429, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.TOO_MANY_SESSIONS: WireError(429, CloseCode.TRY_AGAIN_LATER, False),
+    ErrorCode.QUEUE_SATURATED: WireError(503, CloseCode.TRY_AGAIN_LATER, False),
+    ErrorCode.REQUEST_STALE: WireError(408, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.IDLE_TIMEOUT: WireError(408, CloseCode.NORMAL, True),
+    ErrorCode.NOT_READY: WireError(503, CloseCode.TRY_AGAIN_LATER, False),
+    ErrorCode.DEVICE_UNAVAILABLE: WireError(503, CloseCode.INTERNAL_ERROR, False),
+    ErrorCode.SESSION_CLOSING: WireError(503, CloseCode.GOING_AWAY, False),
+    ErrorCode.SYNTHESIS_FAILED: WireError(500, CloseCode.INTERNAL_ERROR, False),
+    ErrorCode.WEIGHTS_MISSING: WireError(503, CloseCode.INTERNAL_ERROR, False),
+    ErrorCode.UNAUTHORIZED: WireError(401, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.NOT_FOUND: WireError(404, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.METHOD_NOT_ALLOWED: WireError(405, CloseCode.POLICY_VIOLATION, True),
+    ErrorCode.INTERNAL: WireError(500, CloseCode.INTERNAL_ERROR, False),
 }
 WIRE_CODES = frozenset(WIRE_ERRORS)
 """The codes a server may send (``AUDIO_DEVICE`` and ``CONNECTION`` are not among them)."""
 
-_UNKNOWN = WireError(500, WS_INTERNAL_ERROR, False)
+_UNKNOWN = WireError(500, CloseCode.INTERNAL_ERROR, False)
 
 
 def wire_error(code: str) -> WireError:
@@ -121,6 +145,12 @@ def close_code_for(code: str) -> int:
     return wire_error(code).close_code
 
 
+def close_code_for_reason(reason: str) -> CloseCode:
+    """The close code of a session that ended for ``reason``; a plain end, or a peer that went away: normal."""
+    error = REASON_ERRORS.get(reason)  # type: ignore[call-overload]
+    return CloseCode.NORMAL if error is None else WIRE_ERRORS[error].close_code
+
+
 class VoicedeskError(Exception):
     """An error with a stable code and a message written for the person who has to fix it."""
 
@@ -132,6 +162,12 @@ class VoicedeskError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} {self.advice}" if self.advice else self.message
+
+
+def error_body(error: VoicedeskError, request_id: str | None = None) -> dict[str, object]:
+    """The one JSON shape of an HTTP error body (docs/protocol.md); ``details`` are an error's extras (queue depths)."""
+    code, details = str(error.code), getattr(error, "details", {})
+    return {"type": "error", "code": code, "message": error.message, "request_id": request_id, "error": code, **details}
 
 
 def _known(code: ErrorCode | LocalErrorCode | str) -> ErrorCode | LocalErrorCode | str:

@@ -6,14 +6,22 @@ The CLI, the app and the benchmarks all go through here, so every path is opened
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 
 from voicedesk.engine.api import Engine
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import UsageError
 
+LOCAL_PARTS = ("torch", "kokoro", "misaki")  # an install for remote engines only leaves them out (about 5 GB)
+
 
 async def open_engine(spec: EngineSpec) -> Engine:
     if spec.kind == "local":
+        if missing := [name for name in LOCAL_PARTS if importlib.util.find_spec(name) is None]:
+            raise UsageError(
+                f"The local engine needs {', '.join(missing)}, which this install does not have.",
+                "Install them with pip install 'voicedesk[local]', or pick a websocket or sagemaker engine.",
+            )
         from voicedesk.engine.local import LocalEngine
         from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from voicedesk.engine import request_fields
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode
 from voicedesk.engine.events import (
     Audio,
@@ -30,19 +32,19 @@ from voicedesk.engine.events import (
     SentenceStarted,
     WordTiming,
 )
+from voicedesk.engine.request_fields import FieldError
+from voicedesk.engine.request_fields import describe as _describe
 
 Frame = str | bytes
 
 BIDI_PATH = "/invocations-bidirectional-stream"
 """The bidirectional route: SageMaker's sidecar connects to exactly this path, and so do our clients."""
 
-PROTOCOL_VERSION = 1
 DEFAULT_MAX_FRAME_BYTES = 256 * 1024
 
 
 # ---- commands (client → server) ---------------------------------------------------------------------
 
-MAX_REQUEST_ID_CHARS = 200
 """Longer request ids are refused: they are echoed in every answer and written to logs."""
 MAX_VOICE_SPEC_CHARS = 400
 
@@ -107,16 +109,6 @@ class ProtocolError(Exception):
         return Error(self.code, self.message, request_id=self.request_id)
 
 
-def _describe(value: object) -> str:
-    """A value for an error message: short, and never a huge repr the client sent us."""
-    if isinstance(value, str):
-        return repr(value) if len(value) <= 40 else f"a string of {len(value):,} characters"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a very large number"
-        return text
-    return f"a JSON {type(value).__name__.replace('dict', 'object').replace('list', 'array')}"
-
-
 def _optional_str(message: dict[str, object], key: str, request_id: str | None, limit: int) -> str | None:
     value = message.get(key)
     if value is None:
@@ -144,18 +136,6 @@ def _optional_number(message: dict[str, object], key: str, code: ErrorCode, requ
         ) from None
 
 
-def _optional_int(message: dict[str, object], key: str, request_id: str | None) -> int | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value.bit_length() > 32:
-        problem = f"'{key}' must be a whole number; got {_describe(value)}."
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, problem, request_id)
-    return value
-
-
 def _required_text(message: dict[str, object], request_id: str | None) -> str:
     text = message.get("text")
     if not isinstance(text, str):
@@ -164,19 +144,12 @@ def _required_text(message: dict[str, object], request_id: str | None) -> str:
     return text
 
 
-def _request_id(message: dict[str, object]) -> str | None:
-    value = message.get("request_id")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'request_id' must be a string; got {_describe(value)}.")
-    text = value if isinstance(value, str) else json.dumps(value)
-    if len(text) > MAX_REQUEST_ID_CHARS:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
-        )
-    return text
+def _field[T](check: Callable[[object], T], message: dict[str, object], key: str, request_id: str | None = None) -> T:
+    """A field checked by ``engine.request_fields`` (the HTTP routes use the same checks)."""
+    try:
+        return check(message.get(key))
+    except FieldError as exc:
+        raise ProtocolError(exc.code, exc.message, request_id) from None
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -224,7 +197,7 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
     message = parse_json_frame(frame, max_frame_bytes)
     if not isinstance(message, dict):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, f"A message must be a JSON object; got {_describe(message)}.")
-    request_id = _request_id(message)
+    request_id = _field(request_fields.request_id, message, "request_id")
     kind = message.get("type")
     if kind is None:
         return SynthesizeRequest(
@@ -232,9 +205,9 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
             voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
             speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
             request_id=request_id,
-            sample_rate=_optional_int(message, "sample_rate", request_id),
+            sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
             audio_format=_optional_str(message, "format", request_id, 16),
-            request_timestamp=_optional_number(message, "request_timestamp", ErrorCode.BAD_MESSAGE, request_id),
+            request_timestamp=_field(request_fields.request_timestamp, message, "request_timestamp", request_id),
         )
     match kind:
         case "text":
@@ -248,7 +221,7 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
                 voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
                 speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
                 max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
-                sample_rate=_optional_int(message, "sample_rate", request_id),
+                sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
             )
         case "close":
             return Close()

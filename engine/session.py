@@ -30,11 +30,10 @@ Time and flow control (see docs/protocol.md, "What a client can rely on"):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.errors import CloseReason, ErrorCode
 from voicedesk.engine.events import (
     Audio,
     Cancelled,
@@ -49,13 +48,13 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
+from voicedesk.engine.request_fields import describe
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
     MAX_SPEED,
     MIN_SPEED,
     SessionLimits,
     check_text,
-    short_repr,
     speed_error,
     validate_buffer_delay,
     validate_speed,
@@ -67,7 +66,7 @@ from voicedesk.engine.text.sentence_split import split_at_clause
 
 __all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
-SHUTDOWN_REASON = "server shutting down"
+SHUTDOWN_REASON = CloseReason.SHUTTING_DOWN
 """``Closed.reason`` when the server winds a session down."""
 
 
@@ -238,7 +237,7 @@ class SessionCore:
                     Error(
                         ErrorCode.BAD_MESSAGE,
                         f"max_buffer_delay_ms must be a number of milliseconds from 0 to {MAX_BUFFER_DELAY_MS}; "
-                        f"got {short_repr(max_buffer_delay_ms)}.",
+                        f"got {describe(max_buffer_delay_ms)}.",
                     )
                 ]
             max_buffer_delay_ms = delay
@@ -465,7 +464,7 @@ class SessionCore:
             )
         ]
         events.extend(self.cancel(0.0))
-        events.extend(self.abort(str(ErrorCode.BUDGET_EXCEEDED)))  # closed with 1008, not as a normal end
+        events.extend(self.abort(CloseReason.BUDGET_EXCEEDED))  # closed with 1008, not as a normal end
         return events
 
     def _enqueue(
@@ -537,6 +536,3 @@ def _duration(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.1f} hours"
-
-
-ChunkerFactory = Callable[[], Chunker]

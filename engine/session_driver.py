@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from voicedesk.engine.audio import float_to_pcm16
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
@@ -21,10 +22,19 @@ from voicedesk.engine.events import Closed, Event, WordTiming
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
-from voicedesk.engine.session import SessionCore, SynthesisJob
+from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 
 log = logging.getLogger(__name__)
+
+
+class Timers(Protocol):
+    """Whose deadlines the driver keeps: the core's own, or the server connection's (which adds the idle timeout)."""
+
+    def next_deadline(self) -> float | None: ...
+
+    def timer(self, now: float) -> list[Event]: ...
+
 
 SPLIT_ABOVE_PHONEMES = 100
 """While other sessions wait for the model, no call of this session is longer than this."""
@@ -82,8 +92,10 @@ class SessionDriver:
         session_id: str,
         emit: Callable[[list[Event]], None],
         clock: Callable[[], float] = time.monotonic,
+        timers: Timers | None = None,
     ) -> None:
         self.core = core
+        self._timers: Timers = timers if timers is not None else core
         self.session_id = session_id
         self._synthesizer = synthesizer
         self._scheduler = scheduler
@@ -153,7 +165,7 @@ class SessionDriver:
                 size=estimate_phonemes(job.text),
             )
         except SchedulerClosed:
-            self.apply(self.core.abort("shutting down", now))
+            self.apply(self.core.abort(SHUTDOWN_REASON, now))
             return
         self._in_flight = future
         future.add_done_callback(lambda f: self._on_rendered(job, f))
@@ -185,7 +197,7 @@ class SessionDriver:
         self.apply(events)
 
     def _arm_timer(self) -> None:
-        deadline = self.core.next_deadline()
+        deadline = self._timers.next_deadline()
         if deadline == self._timer_deadline:
             return
         if self._timer is not None:
@@ -201,4 +213,4 @@ class SessionDriver:
         self._timer_deadline = None
         if self._stopped:
             return
-        self.apply(self.core.timer(self.clock()))
+        self.apply(self._timers.timer(self.clock()))

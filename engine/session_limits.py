@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import Error
+from voicedesk.engine.request_fields import describe
 
 MIN_SPEED = 0.25
 MAX_SPEED = 4.0
@@ -51,7 +52,7 @@ def validate_speed(speed: object) -> float | None:
 def speed_error(speed: object, request_id: str | None = None) -> Error:
     return Error(
         ErrorCode.BAD_SPEED,
-        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {short_repr(speed)}.",
+        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {describe(speed)}.",
         request_id=request_id,
     )
 
@@ -72,11 +73,6 @@ def validate_buffer_delay(value: object) -> int | None:
 def estimated_audio_s(text: str, speed: float) -> float:
     """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
     return len(text) / SPOKEN_CHARS_PER_S / speed
-
-
-def short_repr(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def check_text(

@@ -37,7 +37,7 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "tests/run.sh: installing voicedesk and its test dependencies into .venv"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/python -m pip install -q -e ".[all,test]"
 bash packaging/install_spacy_model.sh .venv/bin/python
 echo "tests/run.sh: building the offline test model cache (random weights, real config)"
 .venv/bin/python -m tests.support.fake_hf_cache

@@ -1,7 +1,7 @@
 """Scenario: A/B of engines — the same text through A and B in alternation (A B A B …), each request on a fresh
 session, per-sentence and per-stage latency side by side.
 
-``voicedesk bench ab`` and the app's A/B runner (``app.ab_runs``) both run ``run_ab``; ``ab_summary`` is the one
+``voicedesk bench ab`` and the app's A/B runner (``app.lab.ab_runs``) both run ``run_ab``; ``ab_summary`` is the one
 place their percentiles come from (``app.lab.runs.group_summary`` → ``engine.measure.metrics.summarize``), so for
 the same recorded timelines the app shows exactly the numbers the bench prints.
 """

@@ -99,7 +99,7 @@ def _free_port() -> int:
 def start_server(device: str, header_timeout_s: float, log_dir: Path) -> ServerProcess:
     port = _free_port()
     log_path = log_dir / "server.log"
-    command = [sys.executable, "-m", "voicedesk.app.cli", "serve", "--port", str(port), "--device", device]
+    command = [sys.executable, "-m", "voicedesk.engine.commands", "serve", "--port", str(port), "--device", device]
     command += ["--header-timeout", str(header_timeout_s)]
     env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_TOKEN"}
     with log_path.open("wb") as log:

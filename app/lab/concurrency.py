@@ -22,6 +22,7 @@ from voicedesk.app.lab.context import LabContext
 from voicedesk.app.lab.probe import SessionProbe, whole_text
 from voicedesk.app.lab.runs import Run, ScenarioResult, group_summary, in_group, ratio
 from voicedesk.engine.api import Session
+from voicedesk.engine.local import LocalEngine
 from voicedesk.engine.measure.metrics import percentile, summarize
 from voicedesk.engine.measure.recorder import UtteranceRecord
 
@@ -106,7 +107,7 @@ async def run_concurrency(ctx: LabContext) -> ScenarioResult:
             }
         )
     opens = summarize(run.extra["session_open_s"] for run in result.runs)
-    in_process = ctx.engine.synthesizer is not None  # opening is no connection: nothing to judge
+    in_process = isinstance(ctx.engine, LocalEngine)  # opening is no connection: nothing to judge
     result.summary = {
         "arrival": ",".join(arrivals),
         "window_s": window_s,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.local import LocalEngine
 from voicedesk.engine.measure.metrics import first_audible_sample, floor_ratio, latency_floor_s
 from voicedesk.engine.measure.timeline import UtteranceTimeline
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
@@ -55,9 +56,9 @@ def first_fragment(text: str) -> str | None:
 
 async def measure_bare_forward(engine: Any, text: str | None, voice: str) -> BareForward | str:
     """One bare forward of ``text`` on the engine's own model, or why there is none."""
-    synthesizer = engine.synthesizer
-    if synthesizer is None:
+    if not isinstance(engine, LocalEngine):
         return "the model does not run in this process (remote engine)"
+    synthesizer = engine.synthesizer
     if not text:
         return "no first fragment"
     return await asyncio.to_thread(bare_forward, synthesizer, text, voice)

@@ -158,7 +158,7 @@ STAGE_PERCENTILES = ("p50", "p90", "p99")
 
 def ab_stage_table(summary: Row) -> list[list[str]]:
     """Header and one row per stage: A's and B's p50/p90/p99 side by side, and B ÷ A of the p50s. The app's A/B
-    view shows exactly these cells (``app.ui.ab_panel``)."""
+    view shows exactly these cells (``app.lab.ab_panel``)."""
     header = ["stage", *(f"{side} {p}" for side in ("A", "B") for p in STAGE_PERCENTILES), "B ÷ A p50"]
     rows = [header]
     for label, level, key, unit in AB_STAGES:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from voicedesk.app.lab.context import LabContext
 from voicedesk.app.lab.runs import ScenarioResult, ratio
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.local import LocalEngine
 from voicedesk.engine.measure.metrics import summarize
 from voicedesk.engine.protocol import BIDI_PATH
 
@@ -36,10 +37,10 @@ async def _server(ctx: LabContext) -> AsyncIterator[str | None]:
         yield http_url_of(ctx.server_url)
         return
     engine = await ctx.get_engine()
-    synthesizer = engine.synthesizer
-    if synthesizer is None:
+    if not isinstance(engine, LocalEngine):
         yield None
         return
+    synthesizer = engine.synthesizer
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
 

@@ -24,10 +24,10 @@ from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
 from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
 from voicedesk.app.history import History, default_history_path
+from voicedesk.app.lab.ab_panel import AbRunsAction, window_engines
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import load_settings, save_settings
-from voicedesk.app.ui.ab_panel import AbRunsAction, window_engines
 from voicedesk.app.ui.announce_actions import AnnounceActions
 from voicedesk.app.ui.composer import Composer
 from voicedesk.app.ui.console_panel import ConsolePanel

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from voicedesk.endpoint.sagemaker_local.asgi import (
@@ -29,13 +28,8 @@ from voicedesk.endpoint.sagemaker_local.asgi import (
     send_error,
 )
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.bridge import (
-    MAX_STREAM_DURATION_S,
-    ContainerTarget,
-    bridge_bidirectional_stream,
-    forward_invocation,
-)
-from voicedesk.endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
+from voicedesk.endpoint.sagemaker_local.bridge import bridge_bidirectional_stream, forward_invocation
+from voicedesk.endpoint.sagemaker_local.config import StandInConfig
 from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)
@@ -52,28 +46,6 @@ _ACTIONS = {
     "invoke": "sagemaker:InvokeEndpoint",
     "response-stream": "sagemaker:InvokeEndpointWithResponseStream",
 }
-
-
-@dataclass(slots=True)
-class StandInConfig:
-    container: ContainerTarget
-    endpoint_names: frozenset[str] = frozenset()
-    """Names the stand-in answers to; empty accepts any name."""
-    credentials: CredentialCheck | None = None
-    """Known keys to verify signatures against; None checks everything but the signature's value."""
-    variant: str = "AllTraffic"
-    region: str = "us-east-1"
-    """The endpoint's region: requests must be signed for it (and it goes into ARNs of error messages)."""
-    max_part_bytes: int | None = None
-    """Split container frames into PARTIAL parts of at most this many bytes (None: one part per frame)."""
-    max_stream_duration_s: float = MAX_STREAM_DURATION_S
-    """A bidirectional stream is ended after this long, as SageMaker ends its streams after 30 minutes."""
-    max_request_message_bytes: int = MAX_MESSAGE_BYTES
-    """The largest request event-stream message accepted; a larger one ends the stream with an error."""
-    expired_streams: int = 0
-    """Streams ended by ``max_stream_duration_s`` (read by tests)."""
-    calls: list[str] = field(default_factory=list)
-    """Operation names served, in order (logged, and read by tests)."""
 
 
 class StandInApp:

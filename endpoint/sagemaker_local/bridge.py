@@ -13,9 +13,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -23,45 +21,21 @@ from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Send, send_error
 from voicedesk.endpoint.sagemaker_local.stream_bridge import (
     CONNECT_TIMEOUT_S,
     CONTAINER_ERROR_CODE,
-    MAX_STREAM_DURATION_S,
     bridge_bidirectional_stream,
     response_headers,
 )
 from voicedesk.endpoint.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
-from voicedesk.engine.protocol import BIDI_PATH
 
 if TYPE_CHECKING:
-    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
+    from voicedesk.endpoint.sagemaker_local.config import StandInConfig
 
-__all__ = ["MAX_STREAM_DURATION_S", "ContainerTarget", "bridge_bidirectional_stream", "forward_invocation"]
+__all__ = ["bridge_bidirectional_stream", "forward_invocation"]
 
 log = logging.getLogger(__name__)
 
 INVOKE_TIMEOUT_S = 60.0
 """SageMaker's ceiling for one /invocations call."""
 CUSTOM_ATTRIBUTES = "x-amzn-sagemaker-custom-attributes"
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerTarget:
-    """Where the container listens, e.g. ``http://127.0.0.1:8080``."""
-
-    base_url: str
-
-    def __post_init__(self) -> None:
-        parts = urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"The container URL must look like http://127.0.0.1:8080; got {self.base_url!r}.")
-
-    def websocket_url(self, invocation_path: str | None = None, query: str | None = None) -> str:
-        parts = urlsplit(self.base_url)
-        scheme = "wss" if parts.scheme == "https" else "ws"
-        path = "/" + invocation_path.lstrip("/") if invocation_path else BIDI_PATH
-        return urlunsplit((scheme, parts.netloc, path, query or "", ""))
-
-    @property
-    def invocations_url(self) -> str:
-        return self.base_url.rstrip("/") + "/invocations"
 
 
 async def forward_invocation(

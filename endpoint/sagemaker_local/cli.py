@@ -111,8 +111,7 @@ def environment_lines(env: dict[str, str], ca_file: Path) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
-    from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+    from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
     from voicedesk.endpoint.sagemaker_local.server import (
         StandInServer,
         default_state_dir,

@@ -46,7 +46,7 @@ from voicedesk.endpoint.sagemaker_local.wire import (
 )
 
 if TYPE_CHECKING:
-    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
+    from voicedesk.endpoint.sagemaker_local.config import StandInConfig
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,6 @@ CONTAINER_ERROR_CODE = "ModelStreamError"
 TIME_LIMIT_ERROR_CODE = "ModelInvocationTimeExceeded"
 CONNECT_TIMEOUT_S = 5.0
 WS_GOING_AWAY = 1001
-MAX_STREAM_DURATION_S = 1800.0
-"""SageMaker's limit on one bidirectional stream: 30 minutes."""
 
 
 def response_headers(config: StandInConfig, content_type: str, request_id: str) -> list[tuple[bytes, bytes]]:

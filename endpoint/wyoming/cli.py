@@ -73,7 +73,7 @@ class ServicePlan:
 def plan_from_args(args: argparse.Namespace) -> ServicePlan:
     from voicedesk.endpoint.wyoming.server import WyomingSettings
     from voicedesk.engine.model.voices import format_voice_spec, parse_voice_spec
-    from voicedesk.engine.session import SessionLimits, validate_speed
+    from voicedesk.engine.session import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
 
     def bad(message: str) -> VoicedeskError:
         return UsageError(message)
@@ -82,7 +82,7 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         raise bad(f"--port {args.port} is not a TCP port (0 to 65535).")
     speed = validate_speed(args.speed)
     if speed is None:
-        raise VoicedeskError(ErrorCode.BAD_SPEED, f"--speed must be a number from 0.25 to 4.0; got {args.speed}.")
+        raise bad(f"--speed must be a number from {MIN_SPEED:g} to {MAX_SPEED:g}; got {args.speed}.")
     if not 1 <= args.samples_per_chunk <= 24_000:
         raise bad("--samples-per-chunk must be from 1 to 24000 (one second).")
     limit = SessionLimits().max_message_chars
@@ -154,7 +154,6 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     from voicedesk.endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
     from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
     from voicedesk.engine.factory import open_engine
-    from voicedesk.engine.local import LocalEngine
     from voicedesk.engine.model.voices import KNOWN_VOICES
 
     settings: WyomingSettings = plan.settings  # type: ignore[assignment]
@@ -169,10 +168,9 @@ async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ign
     try:
         if plan.voices is not None:
             candidates = list(plan.voices)
-        elif isinstance(engine, LocalEngine):
-            candidates = await asyncio.to_thread(engine.synthesizer.list_voices)
         else:
-            candidates = list(KNOWN_VOICES)
+            listed = await engine.voices()
+            candidates = list(KNOWN_VOICES) if listed is None else [v.name for v in listed if v.downloaded]
         usable = await probe_voices(engine, plan.voice, candidates, speed=settings.speed)
         missing = [name for name in candidates if name not in usable]
         if plan.voices is not None and missing:

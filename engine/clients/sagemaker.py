@@ -273,9 +273,6 @@ class SageMakerEngine:
     async def _open_channel(self, first_frame: str) -> SageMakerChannel:
         return await SageMakerChannel.open(await self._client(), self.settings, first_frame)
 
-    synthesizer = None
-    """The model runs on the endpoint, not here."""
-
     @property
     def info(self) -> EngineInfo:
         return EngineInfo("sagemaker", f"SageMaker {self.settings.context.where}")

@@ -235,9 +235,6 @@ class WebSocketEngine:
             return await ResumingSession.open(self._open_channel, config, StreamPolicy())
         return await RemoteSession.open(self._open_channel, config)
 
-    synthesizer = None
-    """The model runs on the server, not here."""
-
     @property
     def info(self) -> EngineInfo:
         return EngineInfo("websocket", f"voicedesk serve at {self.settings.url}")

@@ -28,7 +28,7 @@ def test_long_input_is_paced_and_spoken_in_full(monkeypatch, tmp_path, capsys):
     import wave
 
     from voicedesk.app import say_cli
-    from voicedesk.app.cli import main
+    from voicedesk.engine.commands import main
 
     monkeypatch.setattr(say_cli, "SLICE_CHARS", 24)
     monkeypatch.setattr(say_cli, "AHEAD_CHARS", 30)
@@ -65,7 +65,7 @@ def test_help_lists_every_command_and_stays_import_light():
     import sys
 
     probe = (
-        "import sys; from app.cli import COMMANDS, build_parser; parser = build_parser();"
+        "import sys; from voicedesk.engine.commands import build_parser; parser = build_parser();"
         "text = parser.format_help(); print(text);"
         f"heavy = [m for m in {HEAVY_MODULES!r} if m in sys.modules]; print('HEAVY', heavy)"
     )
@@ -76,7 +76,7 @@ def test_help_lists_every_command_and_stays_import_light():
 
 
 def test_every_speaking_command_takes_the_same_engine_options():
-    from voicedesk.app.cli import build_parser
+    from voicedesk.engine.commands import build_parser
 
     parser = build_parser()
     subcommands = next(a for a in parser._actions if a.dest == "command").choices

@@ -79,7 +79,16 @@ def test_global_shortcuts_speak_a_phrase_and_stop_it_from_outside_the_window(tmp
     save_settings(settings, path)
     before = path.stat().st_mtime_ns
     env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_NO_GLOBAL_SHORTCUTS"}
-    command = [sys.executable, "-m", "voicedesk.app.cli", "app", "--settings", str(path), "--history", str(history)]
+    command = [
+        sys.executable,
+        "-m",
+        "voicedesk.engine.commands",
+        "app",
+        "--settings",
+        str(path),
+        "--history",
+        str(history),
+    ]
     with SinkCapture(sink) as capture:
         process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
         try:

@@ -19,10 +19,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from tests.app.helpers import ARTIFACTS, until
-from tests.app.test_ab_runs import runs_from
-from voicedesk.app.ab_runs import AbPhase
+from tests.app.lab.test_ab_runs import runs_from
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.lab.ab import ab_summary
+from voicedesk.app.lab.ab_runs import AbPhase
 from voicedesk.app.lab.table import ab_stage_table, format_lab
 from voicedesk.app.urls import engine_url
 from voicedesk.engine.measure.timeline import timelines_from_document

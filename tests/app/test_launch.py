@@ -23,7 +23,7 @@ def test_voicedesk_app_starts_and_closes_cleanly_on_sigterm(tmp_path):
     before = path.stat().st_mtime_ns
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "voicedesk.app.cli", "app", "--settings", str(path)],
+        [sys.executable, "-m", "voicedesk.engine.commands", "app", "--settings", str(path)],
         env=env,
         stderr=subprocess.PIPE,
         text=True,

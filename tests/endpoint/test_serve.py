@@ -118,7 +118,7 @@ def test_container_serve_uses_model_data_and_finishes_the_current_sentence_on_si
 def test_voicedesk_serve_binds_loopback_and_reads_the_token_from_the_environment(hf_home):
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "voicedesk.app.cli", "serve", "--port", str(port), "--device", "cpu"],
+        [sys.executable, "-m", "voicedesk.engine.commands", "serve", "--port", str(port), "--device", "cpu"],
         cwd=REPO,
         env=_env(hf_home, VOICEDESK_TOKEN="lab-token"),
         stdout=subprocess.PIPE,
@@ -144,7 +144,7 @@ def test_voicedesk_serve_binds_loopback_and_reads_the_token_from_the_environment
 
 def test_voicedesk_serve_without_weights_says_how_to_get_them(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "voicedesk.app.cli", "serve", "--port", str(_free_port())],
+        [sys.executable, "-m", "voicedesk.engine.commands", "serve", "--port", str(_free_port())],
         cwd=REPO,
         env=_env(tmp_path / "empty-hf-home"),
         capture_output=True,

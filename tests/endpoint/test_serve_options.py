@@ -281,7 +281,7 @@ def test_no_exposure_warning_on_loopback_or_behind_sagemaker():
 def _serve(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != TOKEN_ENV} | (env or {})
     return subprocess.run(
-        [sys.executable, "-m", "voicedesk.app.cli", "serve", *argv],
+        [sys.executable, "-m", "voicedesk.engine.commands", "serve", *argv],
         cwd=REPO,
         env=environment,
         capture_output=True,

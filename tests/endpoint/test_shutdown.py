@@ -168,7 +168,7 @@ def test_voicedesk_serve_with_kokoro_winds_down_a_session_and_an_http_stream(hf_
         [
             sys.executable,
             "-m",
-            "voicedesk.app.cli",
+            "voicedesk.engine.commands",
             "serve",
             "--port",
             str(port),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soxr
 
-from voicedesk.app.lab.audio_formats_bench import speech_like
+from tests.support.signals import speech_like
 from voicedesk.engine.audio_formats import (
     FORMATS,
     MIME_TYPES,

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.endpoint.sagemaker_local.app import StandInConfig
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
 from voicedesk.endpoint.sagemaker_local.server import StandInServer
 from voicedesk.endpoint.server import create_app
 from voicedesk.endpoint.settings import ServerSettings

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from voicedesk.app.cli import main
 from voicedesk.app.lab.bench_engine import format_report, run_engine_bench
+from voicedesk.engine.commands import main
 
 
 @pytest.mark.slow

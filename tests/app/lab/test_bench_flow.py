@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from voicedesk.app.cli import main
 from voicedesk.app.lab.bench_flow_agents import PAUSE_CASES, Spoken, Transcript, play
+from voicedesk.engine.commands import main
 
 
 def test_bench_flow_runs_every_scenario_and_writes_json(tmp_path, capsys, monkeypatch):

@@ -14,10 +14,10 @@ import json
 import pytest
 
 from tests.app.lab.conftest import SEED
-from voicedesk.app.cli import main
 from voicedesk.app.lab.capacity import CapacityRamp, capacity_line
 from voicedesk.app.lab.context import LabConfig, LabContext
 from voicedesk.app.lab.lab import run_lab
+from voicedesk.engine.commands import main
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.factory import open_engine
 

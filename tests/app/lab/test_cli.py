@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from voicedesk.app.cli import main
 from voicedesk.app.lab.main import parse_levels, sentences_of
 from voicedesk.app.lab.transport import http_url_of
+from voicedesk.engine.commands import main
 from voicedesk.engine.errors import VoicedeskError
 
 

@@ -11,10 +11,9 @@ import pytest
 
 from tests.app.lab.conftest import SEED
 from tests.support.stand_in import ENDPOINT, TEST_KEY_ID, TEST_SECRET, StandInThread
-from voicedesk.app.cli import main
-from voicedesk.endpoint.sagemaker_local.app import StandInConfig
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
+from voicedesk.engine.commands import main
 from voicedesk.engine.measure.timeline import UtteranceTimeline
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("aws_env")]

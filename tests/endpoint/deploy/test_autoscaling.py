@@ -13,9 +13,9 @@ from botocore.exceptions import ClientError
 from tests.endpoint.deploy import moto_sagemaker
 from tests.endpoint.deploy.moto_sagemaker import FAIL_UPDATE_ENV, IMAGE, ROLE, deploy_args, moto_endpoint
 from tests.support.stand_in import REGION
-from voicedesk.app.cli import main
 from voicedesk.endpoint.deploy import DeploySettings, plan_deploy
 from voicedesk.endpoint.deploy.scaling import ScalingSettings, check_scaling
+from voicedesk.engine.commands import main
 from voicedesk.engine.errors import VoicedeskError
 
 moto_url, aws = moto_sagemaker.moto_url, moto_sagemaker.aws  # fixtures

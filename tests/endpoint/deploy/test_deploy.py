@@ -12,8 +12,8 @@ import pytest
 from tests.endpoint.deploy import moto_sagemaker
 from tests.endpoint.deploy.moto_sagemaker import IMAGE, ROLE, deploy_args, moto_endpoint
 from tests.support.stand_in import REGION
-from voicedesk.app.cli import main
 from voicedesk.endpoint.deploy import Deployer, DeploySettings, plan_deploy, resource_name
+from voicedesk.engine.commands import main
 
 moto_url, aws = moto_sagemaker.moto_url, moto_sagemaker.aws  # fixtures
 

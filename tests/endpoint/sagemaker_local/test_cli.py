@@ -14,15 +14,15 @@ import pytest
 
 from tests.support.net import free_port
 from tests.support.stand_in import ENDPOINT, GUARD_S, REGION
-from voicedesk.app.cli import main
 from voicedesk.endpoint.runner import ServerThread
+from voicedesk.engine.commands import main
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def voicedesk(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "voicedesk.app.cli", *args],
+        [sys.executable, "-m", "voicedesk.engine.commands", *args],
         cwd=REPO,
         env=env or dict(os.environ),
         capture_output=True,
@@ -70,7 +70,7 @@ def test_print_env(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 def test_sagemaker_local_then_say_with_the_printed_environment(container: ServerThread, tmp_path: Path) -> None:
     port = free_port()
     stand_in = subprocess.Popen(
-        [sys.executable, "-m", "voicedesk.app.cli", "sagemaker-local", "--container", container.http_url,
+        [sys.executable, "-m", "voicedesk.engine.commands", "sagemaker-local", "--container", container.http_url,
          "--port", str(port),
          "--endpoint-name", ENDPOINT, "--state-dir", str(tmp_path / "state"), "--region", REGION],
         cwd=REPO,

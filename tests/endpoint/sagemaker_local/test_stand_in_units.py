@@ -25,7 +25,7 @@ from voicedesk.endpoint.sagemaker_local.auth import (
     UNKNOWN_KEY,
     CredentialCheck,
 )
-from voicedesk.endpoint.sagemaker_local.bridge import ContainerTarget
+from voicedesk.endpoint.sagemaker_local.config import ContainerTarget
 from voicedesk.endpoint.sagemaker_local.server import prepare_tls
 from voicedesk.endpoint.sagemaker_local.stream_bridge import split_payload
 from voicedesk.endpoint.sagemaker_local.wire import (

@@ -7,7 +7,7 @@ import argparse
 from wyoming.tts import SynthesizeStopped
 
 from tests.support.fake_hf_cache import REPO_ROOT
-from voicedesk.app.cli import build_parser
+from voicedesk.engine.commands import build_parser
 
 DOC = REPO_ROOT / "docs" / "wyoming.md"
 SERVED_EVENTS = (

@@ -16,12 +16,12 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 
 from tests.endpoint.wyoming.conftest import GUARD_S, client_of, kinds, read_until, running_wyoming, wait_for
 from tests.support.net import free_port
-from voicedesk.app.cli import build_parser
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.wyoming.cli import RunningService, plan_from_args, start_service
 from voicedesk.endpoint.wyoming.discovery import SERVICE_TYPE
 from voicedesk.endpoint.wyoming.server import WyomingTtsServer
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings, normalize_url
+from voicedesk.engine.commands import build_parser
 from voicedesk.engine.engine_spec import EngineSpec
 
 pytestmark = pytest.mark.slow

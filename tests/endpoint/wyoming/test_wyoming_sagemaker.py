@@ -15,9 +15,9 @@ from tests.engine.clients.test_sagemaker_engine import spec_for
 from tests.support.fake_hf_cache import FAKE_VOICES
 from tests.support.net import free_port
 from tests.support.stand_in import StandInThread
-from voicedesk.app.cli import build_parser
 from voicedesk.endpoint.wyoming.cli import plan_from_args, start_service
 from voicedesk.endpoint.wyoming.server import WyomingTtsServer
+from voicedesk.engine.commands import build_parser
 
 
 @pytest.mark.slow

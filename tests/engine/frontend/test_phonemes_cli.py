@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from voicedesk.app.cli import main
+from voicedesk.engine.commands import main
 
 
 def test_stdout_is_one_line_per_model_call_and_nothing_else(speaker, capsys, text_grammars):

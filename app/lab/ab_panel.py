@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from voicedesk.app.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, EngineFactory
+from voicedesk.app.lab.ab_runs import MAX_RUNS, AbPhase, AbProgress, AbRequest, AbRunner, EngineFactory
 from voicedesk.app.lab.context import DEFAULT_TEXT
 from voicedesk.app.lab.table import ab_stage_table, num
 from voicedesk.app.messages import error_text

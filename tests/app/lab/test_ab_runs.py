@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from voicedesk.app.ab_runs import AbPhase, AbProgress, AbRequest, AbRunner
 from voicedesk.app.lab.ab import ab_summary
+from voicedesk.app.lab.ab_runs import AbPhase, AbProgress, AbRequest, AbRunner
 from voicedesk.app.lab.runs import Run
 from voicedesk.app.lab.table import ab_stage_table, format_lab
 from voicedesk.engine.errors import VoicedeskError

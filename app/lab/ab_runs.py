@@ -6,7 +6,7 @@ code ``voicedesk bench ab`` prints from (``ab_summary``, ``app.lab.table.ab_stag
 recorded timelines the app shows the bench's numbers. With one engine, B is A again (an A/A run: the two columns
 show the run-to-run noise), as in ``voicedesk bench ab`` without ``--engine-b``. Each run is a fresh session and is
 not played, as in the bench. No Qt here: ``AbRunner`` drives asyncio and reports an ``AbProgress`` after every
-run; ``app/ui/ab_panel.py`` only shows it.
+run; ``app/lab/ab_panel.py`` only shows it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,107 @@
+"""The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py)
+and the HTTP parsers (endpoint/speech_request.py) both call these, so the same value gets the same answer on each.
+
+Each check takes what the client sent (``None``: absent) and returns the value to use, or raises ``FieldError``;
+the transport adds what it knows (the request's id on the WebSocket).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+
+MAX_REQUEST_ID_CHARS = 200
+MILLISECONDS_AFTER = 1e11
+"""An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
+
+
+class FieldError(VoicedeskError):
+    """A request field the server cannot use; ``code`` is its wire error."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(code, message)
+
+
+def describe(value: object) -> str:
+    """A client's value for an error message: short, never a huge echo of what it sent."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else f"a string of {len(value):,} characters"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a very large number"
+    return f"a JSON {type(value).__name__.replace('dict', 'object').replace('list', 'array')}"
+
+
+def finite(raw: object) -> float | None:
+    """A JSON number as a finite float; None for anything else (``Infinity``, ``NaN``, 400-digit integers)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None
+    try:
+        value = float(raw)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def request_id(value: object) -> str | None:
+    """The caller's tag for a request, echoed on its events: a string, or a number sent as one."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise FieldError(ErrorCode.BAD_MESSAGE, f"'request_id' must be a string (or a number); got {describe(value)}.")
+    text = value if isinstance(value, str) else json.dumps(value)
+    if len(text) > MAX_REQUEST_ID_CHARS:
+        raise FieldError(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
+        )
+    return text
+
+
+def request_timestamp(value: object) -> float | None:
+    """When the client sent the request, in epoch seconds (the AWS sample's field)."""
+    if value is None:
+        return None
+    seconds = finite(value)
+    if seconds is None or seconds <= 0:
+        raise FieldError(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); "
+            f"got {describe(value)}.",
+        )
+    if seconds > MILLISECONDS_AFTER:
+        raise FieldError(
+            ErrorCode.BAD_MESSAGE,
+            f"'request_timestamp' {describe(value)} looks like milliseconds; send epoch seconds (time.time(), "
+            "or Date.now() / 1000).",
+        )
+    return seconds
+
+
+def sample_rate(value: object) -> int | None:
+    """The output rate asked for, as a whole number of Hz (which rates a format offers is the transport's check)."""
+    if value is None:
+        return None
+    rate = finite(value)
+    if rate is None or not rate.is_integer() or abs(rate) >= 2**31:
+        raise FieldError(
+            ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {describe(value)}."
+        )
+    return int(rate)
+
+
+def check_fresh(timestamp: float | None, now: float, max_age_s: float | None) -> None:
+    """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
+    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
+    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
+    if timestamp is None or max_age_s is None:
+        return
+    age = now - timestamp
+    if age > max_age_s:
+        raise FieldError(
+            ErrorCode.REQUEST_STALE,
+            f"request_stale: the request was sent {age:.1f} s ago (request_timestamp), over this server's limit of "
+            f"{max_age_s:g} s; its caller has likely given up. Send a fresh request (check the clocks if "
+            "this repeats).",
+        )
