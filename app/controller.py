@@ -374,6 +374,9 @@ class SpeechController:
         elif event.kind == "underrun" and self.run is not None:
             self.run.underrun(event.monotonic)
             self._changed(self.run)
+        elif event.kind == "stall_end" and self.run is not None:
+            self.run.stall_ended(event.duration_s)
+            self._changed(self.run)
 
     # ---- ending a turn ----------------------------------------------------------------------------
 
@@ -472,7 +475,10 @@ class SpeechController:
         if run is None or run.link is not link or not run.turn.active:
             return
         if link.label == "Local" or not self.failover_enabled:
-            self._fail_turn(run, f"The {link.label} engine failed mid-reply: {error_text(reason).rstrip('.')}.")
+            # About the engine, not the turn: the line goes once the engine is back (the bubble keeps it).
+            self._fail_turn(
+                run, f"The {link.label} engine failed mid-reply: {error_text(reason).rstrip('.')}.", Topic.ENGINE
+            )
             return
         plan = plan_failover(link.ledger, reason)
         resumed = SessionLink(link.engine, "Local")  # the engine is replaced once the local one is open
@@ -484,7 +490,7 @@ class SpeechController:
         # Sentences the dead engine started but never delivered are said again by the local engine.
         run.turn.sentences = run.turn.sentences[:delivered]
         run.turn.notes.append(f"The {link.label} engine failed; continued on the local engine.")
-        self.listener.notice(failover_text(link.label, reason, delivered + 1), "warning", Topic.TURN)
+        self.listener.notice(failover_text(link.label, reason, delivered + 1), "warning", Topic.ENGINE)
         self._spawn(self._resume_locally(run, resumed, plan.resume_text, released))
 
     async def _resume_locally(self, run: TurnRun, link: SessionLink, text: str, released: int) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from voicedesk.app.messages import error_text
+from voicedesk.app.urls import ENGINE_SCHEMES, url_problem
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
@@ -51,6 +52,8 @@ class EngineStatus:
     """Where it runs: "Kokoro-82M on CPU", "ws://box:8080"."""
     message: str = ""
     """The full explanation when something is wrong (what happened, what to do)."""
+    code: str = ""
+    """The error's code when something is wrong (``unauthorized``: the card points at the Token field)."""
 
 
 def describe_target(spec: EngineSpec) -> str:
@@ -118,7 +121,8 @@ class EngineHub:
             self._check_remote_spec(spec)
             engine = await self._opener(spec)
         except VoicedeskError as exc:
-            self._report(EngineState.ERROR, "Not connected", describe_target(spec), error_text(exc, spec.kind))
+            message = error_text(exc, spec.kind)
+            self._report(EngineState.ERROR, "Not connected", describe_target(spec), message, str(exc.code))
             raise
         except Exception as exc:
             log.exception("opening %s failed", spec.describe())
@@ -190,9 +194,8 @@ class EngineHub:
             session = await engine.open_session(config)
         except VoicedeskError as exc:
             if remote:
-                self._report(
-                    EngineState.ERROR, "Not connected", describe_target(self.spec), error_text(exc, self.spec.kind)
-                )
+                message = error_text(exc, self.spec.kind)
+                self._report(EngineState.ERROR, "Not connected", describe_target(self.spec), message, str(exc.code))
             raise
         if remote:
             self._report(EngineState.READY, "Connected", describe_target(self.spec))
@@ -256,7 +259,12 @@ class EngineHub:
         if not (spec.target or "").strip():
             what = "the container's WebSocket URL" if spec.kind == "websocket" else "the SageMaker endpoint name"
             raise UsageError(f"Fill in {what} to use the {KIND_LABELS[spec.kind]} engine.")
+        problem = url_problem(spec.target or "", ENGINE_SCHEMES) if spec.kind == "websocket" else None
+        if problem is not None:
+            raise UsageError(
+                f"The WebSocket URL {spec.target!r} is not usable: {problem}. Correct it and press Connect."
+            )
 
-    def _report(self, state: EngineState, title: str, detail: str = "", message: str = "") -> None:
-        self.status = EngineStatus(self.spec.kind, state, title, detail, message)
+    def _report(self, state: EngineState, title: str, detail: str = "", message: str = "", code: str = "") -> None:
+        self.status = EngineStatus(self.spec.kind, state, title, detail, message, code)
         self._on_status(self.status)

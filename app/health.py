@@ -83,6 +83,8 @@ async def probe_websocket(websocket_url: str, timeout_s: float = PROBE_TIMEOUT_S
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             response = await client.get(url)
+    except httpx.InvalidURL as exc:  # the card already says what is wrong with the address
+        return f"{url} is not a usable address: {exc}"
     except httpx.HTTPError as exc:
         return f"{url} did not answer: {exc or type(exc).__name__}"
     if response.status_code == 200:

@@ -39,6 +39,13 @@ class HistoryEntry:
     """'done', 'cut' or 'failed'."""
     output: str = ""
     origin: str = ""
+    whole: str = ""
+    """The whole text when only part of it was heard (a stopped entry; ``text`` is the part heard), else ""."""
+
+    @property
+    def replay_text(self) -> str:
+        """What a replay says: the whole entry, not just the part heard before it was stopped."""
+        return self.whole or self.text
 
     @property
     def when(self) -> str:

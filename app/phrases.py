@@ -68,6 +68,15 @@ def phrase_problem(phrase: Phrase) -> str | None:
     return None
 
 
+def shortcut_owner(shortcut: str, taken: dict[str, str]) -> str | None:
+    """Who already has ``shortcut`` among ``taken`` (shortcut → what it does: "the phrase “Dinner”", "Stop"),
+    however it is spelled ("ctrl+alt+1" is Ctrl+Alt+1), or None."""
+    wanted = pynput_hotkey(shortcut) if shortcut else None
+    if wanted is None:
+        return None
+    return next((owner for keys, owner in taken.items() if keys and pynput_hotkey(keys) == wanted), None)
+
+
 def pynput_hotkey(shortcut: str) -> str | None:
     """'Ctrl+Alt+1' → '<ctrl>+<alt>+1'; None when it has no modifier or an unknown key (a bare key would
     steal that key from every other program)."""

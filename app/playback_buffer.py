@@ -35,6 +35,11 @@ class ReadResult:
     frames_played: int = 0
     underrun: bool = False
     onsets: tuple[SentenceOnset, ...] = ()
+    stall_started: bool = False
+    """Playback starved in this call after being fed (the first callback of a stall; the listener hears one gap
+    however many callbacks it lasts)."""
+    stall_ended_s: float | None = None
+    """A stall ended in this call (audio came again, or the utterance ended): how long it was silent, seconds."""
     finished: bool = False
     """The utterance ended and its last sample was read in this call (or in the previous one, when that call's
     buffer was filled exactly to the utterance's last sample)."""
@@ -57,6 +62,7 @@ class PlaybackBuffer:
         """Times playback starved mid-utterance (a run of starved callbacks counts once)."""
         self.underrun_frames = 0
         self._starved = False
+        self._stall_frames = 0
 
     # ---- producer side (event loop) ---------------------------------------------------------------
 
@@ -145,11 +151,15 @@ class PlaybackBuffer:
                     else:
                         if not self._starved:
                             self.underruns += 1
+                            self._stall_frames = 0
+                            result.stall_started = True
                         self._starved = True
                         self.underrun_frames += frames - filled
+                        self._stall_frames += frames - filled
                         result.underrun = True
-                if filled == frames:
+                if self._starved and (filled == frames or result.finished):
                     self._starved = False
+                    result.stall_ended_s = self._stall_frames / self.sample_rate
             out[filled:] = 0.0
         return result
 

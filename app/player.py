@@ -67,9 +67,11 @@ def output_devices() -> list[str]:
 @dataclass(frozen=True, slots=True)
 class PlayerEvent:
     kind: str
-    """'onset' (a sentence's first sample reaches the DAC), 'finished' (utterance played out), 'underrun'."""
+    """'onset' (a sentence's first sample reaches the DAC), 'finished' (utterance played out), 'underrun' (a stall
+    began: once per stall, not per audio callback), 'stall_end' (it ended; ``duration_s`` long)."""
     seq: int | None = None
     monotonic: float = 0.0
+    duration_s: float = 0.0
 
 
 class AudioPlayer:
@@ -197,8 +199,10 @@ class AudioPlayer:
             self.device_underflows += 1
         for onset in result.onsets:
             self._deliver(PlayerEvent("onset", onset.seq, onset.dac_time))
-        if result.underrun:
+        if result.stall_started:
             self._deliver(PlayerEvent("underrun", None, now))
+        if result.stall_ended_s is not None:
+            self._deliver(PlayerEvent("stall_end", None, now, result.stall_ended_s))
         if result.finished:
             self._finished.set()
             self._deliver(PlayerEvent("finished", None, dac_time))

@@ -31,6 +31,8 @@ class TurnRun:
     feeder: asyncio.Task[None] | None = None
     finisher: asyncio.Task[None] | None = None
     timeline: UtteranceTimeline | None = None
+    stalled_s: float = 0.0
+    """Silence the listener heard mid-reply because the player ran dry (every stall's length, added up)."""
 
     def sentence_started(self, seq: int, text: str, count_underruns: bool) -> int:
         """The engine began sentence ``seq``; returns its index in the turn (its row in the timeline)."""
@@ -79,6 +81,10 @@ class TurnRun:
         """The player ran dry at ``at`` (the event reaches the loop a little later); ``engine.measure.recorder``'s rule
         charges it to the sentence the listener was waiting for."""
         self.recorder.underrun(at)
+
+    def stall_ended(self, duration_s: float) -> None:
+        """A stall (counted once, by ``underrun``, when it began) lasted ``duration_s``."""
+        self.stalled_s += duration_s
 
     def measure_seams(self) -> None:
         """The silence heard at each seam between sentences of the reply."""

@@ -9,9 +9,10 @@ in the settings file, so editing the file cannot pre-approve a host.
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from voicedesk.engine.errors import UsageError
+from voicedesk.engine.protocol import BIDI_PATH
 
 AGENT_SCHEMES = ("http", "https")
 ENGINE_SCHEMES = ("ws", "wss")
@@ -29,9 +30,12 @@ def url_problem(url: str, schemes: tuple[str, ...]) -> str | None:
         return "it contains spaces or control characters"
     try:
         parts = urlsplit(url.strip())
-        port = parts.port  # raises on a port that is not a number in range
     except ValueError as exc:
         return f"it cannot be read ({exc})"
+    try:
+        port = parts.port  # raises on a port that is not a number in range
+    except ValueError:
+        return "the port must be a number from 1 to 65535"
     if parts.scheme.lower() not in schemes:
         return f"it must start with {' or '.join(s + '://' for s in schemes)}"
     if not parts.hostname:
@@ -48,6 +52,24 @@ def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> st
     if problem is not None:
         raise UsageError(f"The {what} {url!r} is not usable: {problem}. Example: {example}")
     return url.strip()
+
+
+def engine_url(text: str) -> str:
+    """The one form of a WebSocket engine's address used everywhere (connecting, the health check, consent):
+    ``host:port`` gets ``ws://``, ``http(s)://`` becomes ``ws(s)://``, an empty path the bidirectional path.
+
+    Text that is not a usable address comes back stripped but unchanged, for ``url_problem`` to explain."""
+    text = text.strip()
+    if not text:
+        return text
+    candidate = text if "://" in text else f"ws://{text}"
+    scheme, _, rest = candidate.partition("://")
+    candidate = f"{ {'http': 'ws', 'https': 'wss'}.get(scheme.lower(), scheme.lower()) }://{rest}"
+    if url_problem(candidate, ENGINE_SCHEMES) is not None:
+        return text
+    parts = urlsplit(candidate)
+    path = parts.path if parts.path not in ("", "/") else BIDI_PATH
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 def host_of(url: str) -> str:

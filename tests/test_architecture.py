@@ -35,15 +35,9 @@ FOLDER_EXCEPTIONS = {("voicedesk.engine.text.frontend.grammars", "voicedesk.engi
 ``model.weights`` defines (the folder belongs with the shared vocabulary)."""
 LAB_HOSTS = {("voicedesk.app.ui.window", "voicedesk.app.lab.ab_panel")}
 """The one product module that shows a lab part: the window's A/B tab runs the lab's A/B scenario (docs/app.md)."""
-KNOWN_CYCLES = {
-    "voicedesk.app.ui.window",
-    "voicedesk.app.ui.desktop",
-    "voicedesk.app.ui.announce_actions",
-    "voicedesk.app.ui.engine_actions",
-    "voicedesk.app.ui.output_actions",
-}
-"""The window's helpers take the whole MainWindow (type-only imports back to it); issue 19 gives them the few
-objects they use instead (the console-fixes branch). Delete names here as the circle goes; never add one."""
+KNOWN_CYCLES: set[str] = set()
+"""Modules allowed in a cycle: none. (The window's helpers took the whole MainWindow, a type-only import back to
+it; they now see it as ``app.ui.console_window.ConsoleWindow``.) Never add one."""
 
 
 def _modules() -> dict[str, Path]:

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDialogButtonBox,
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -78,6 +79,45 @@ class AbEngines:
         self.voice = voice
 
 
+class RunCount(QWidget):
+    """How many runs per engine: the number, with − and + (a styled QSpinBox draws its text and arrows cut off
+    in Qt 6.12)."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__()
+        self._value = value
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        self.label = QLabel()
+        self.label.setMinimumWidth(self.label.fontMetrics().horizontalAdvance(f"{MAX_RUNS} per engine") + 8)
+        self.fewer, self.more = QPushButton("−"), QPushButton("+")
+        self.fewer.setToolTip("One run fewer per engine")
+        self.more.setToolTip("One run more per engine")
+        for button, step in ((self.fewer, self.stepDown), (self.more, self.stepUp)):
+            button.setMinimumWidth(34)
+            button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            button.clicked.connect(step)
+        for widget in (self.label, self.fewer, self.more):
+            layout.addWidget(widget)
+        self.setValue(value)
+
+    def value(self) -> int:
+        return self._value
+
+    def setValue(self, value: int) -> None:
+        self._value = min(max(int(value), 1), MAX_RUNS)
+        self.label.setText(f"{self._value} per engine")
+        self.fewer.setEnabled(self._value > 1)
+        self.more.setEnabled(self._value < MAX_RUNS)
+
+    def stepUp(self) -> None:
+        self.setValue(self._value + 1)
+
+    def stepDown(self) -> None:
+        self.setValue(self._value - 1)
+
+
 class AbWindow(QWidget):
     def __init__(self, engines: AbEngines, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
@@ -89,6 +129,9 @@ class AbWindow(QWidget):
         self._task: asyncio.Future[object] | None = None
         self._build()
         self.resize(1040, 640)
+        screen = (parent.screen() if parent is not None else None) or QGuiApplication.primaryScreen()
+        if screen is not None:  # never larger than the screen it opens on
+            self.resize(self.size().boundedTo(screen.availableGeometry().size()))
         self.show_progress(AbProgress(AbPhase.IDLE))
 
     # ---- layout -----------------------------------------------------------------------------------
@@ -112,11 +155,10 @@ class AbWindow(QWidget):
         form.setVerticalSpacing(6)
         self.text = QPlainTextEdit(DEFAULT_TEXT)
         self.text.setTabChangesFocus(True)
-        self.text.setFixedHeight(58)
-        self.runs = QSpinBox()
-        self.runs.setRange(1, MAX_RUNS)
-        self.runs.setValue(5)
-        self.runs.setSuffix(" per engine")
+        lines = self.text.fontMetrics().lineSpacing()
+        self.text.setMinimumHeight(3 * lines + 16)  # three whole lines at any width (it scrolls beyond)
+        self.text.setMaximumHeight(5 * lines + 16)
+        self.runs = RunCount(5)
         self.engine_a = QLabel()
         self.engine_b = QComboBox()
         self.engine_b.setMinimumWidth(240)
@@ -153,15 +195,22 @@ class AbWindow(QWidget):
         self.ratio = QLabel()
         self.ratio.setWordWrap(True)
         outer.addWidget(self.ratio)
+        closing = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.close_button = closing.button(QDialogButtonBox.StandardButton.Close)
+        closing.rejected.connect(self.close)
+        outer.addWidget(closing)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.close)
         self.start.clicked.connect(self.request_start)
         self.cancel.clicked.connect(self.request_cancel)
         self.export.clicked.connect(self.export_dialog)
-        self.setTabOrder(self.text, self.runs)
-        self.setTabOrder(self.runs, self.engine_b)
+        self.setTabOrder(self.text, self.runs.fewer)
+        self.setTabOrder(self.runs.fewer, self.runs.more)
+        self.setTabOrder(self.runs.more, self.engine_b)
         self.setTabOrder(self.engine_b, self.start)
         self.setTabOrder(self.start, self.cancel)
         self.setTabOrder(self.cancel, self.export)
         self.setTabOrder(self.export, self.table)
+        self.setTabOrder(self.table, self.close_button)
 
     def refresh_engines(self) -> None:
         """Engine A is whatever the app speaks with now; B is A again or one of the other kinds."""

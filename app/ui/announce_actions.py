@@ -17,6 +17,7 @@ from voicedesk.app.announcements import Announcement, QueueFull
 from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import make_source, whole
 from voicedesk.app.conversation import Turn, TurnKind, TurnState
+from voicedesk.app.engines import EngineState
 from voicedesk.app.history import History, HistoryEntry
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
@@ -32,11 +33,11 @@ from voicedesk.engine.model.languages import LANGUAGES
 from voicedesk.engine.model.voices import language_of
 
 if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+    from voicedesk.app.ui.console_window import ConsoleWindow
 
 
 class AnnounceActions:
-    def __init__(self, window: MainWindow, history: History) -> None:
+    def __init__(self, window: ConsoleWindow, history: History) -> None:
         self.window = window
         self.history = history
         self.consent = SecretConsent()
@@ -94,7 +95,7 @@ class AnnounceActions:
         if not 0 <= number < len(entries):
             return None
         entry = entries[number]
-        item = Announcement(TurnKind.SPEAK, entry.text, voice=entry.voice, output=entry.output, origin="Replay")
+        item = Announcement(TurnKind.SPEAK, entry.replay_text, voice=entry.voice, output=entry.output, origin="Replay")
         return item if self.submit(item) else None
 
     def retry(self, turn_id: int) -> Announcement | None:
@@ -154,7 +155,13 @@ class AnnounceActions:
             window.notice(error_text(exc), "error", Topic.AGENT)
             self._give_back(item)
             return None
+        waiting = window.hub.status.state is EngineState.LOADING
+        if waiting:  # the reply waits for the model (or the connection): say so, or Speak looks dead
+            what = "the model is loading" if window.hub.status.kind == "local" else "the engine is connecting"
+            window.notice(f"“{item.label}” waits: {what}; it is said as soon as it is ready.", "info", Topic.MODEL)
         turn = await window.controller.speak(item.kind, item.text, fragments, voice)
+        if waiting:
+            window.status.clear(Topic.MODEL)
         if turn is not None:
             self._items[turn.id] = item
         return turn
@@ -227,6 +234,7 @@ class AnnounceActions:
             state=turn.state.value,
             output=item.output if item is not None else "",
             origin=item.origin if item is not None else "",
+            whole=turn.text[:5000] if turn.text.strip() != said.strip() else "",
         )
         try:
             self.history.add(entry)
@@ -242,8 +250,11 @@ class AnnounceActions:
         phrases = window.settings.phrases
         phrase = phrases[number] if number is not None else Phrase(text=window.composer.text().strip())
         voices = [(v, voice_title(v)) for v in window.voice_names()]
-        outputs = [(key, title) for key, title, _detail in window.output_choices]
-        dialog = PhraseDialog(phrase, voices, outputs, window)
+        outputs = [(key, title) for key, title, _detail in window.outputs.choices]
+        taken = {p.shortcut: f"the phrase “{p.title}”" for n, p in enumerate(phrases) if n != number}
+        taken[window.settings.desktop.stop_shortcut] = "Stop"
+        dialog = PhraseDialog(phrase, voices, outputs, window, taken)
+        dialog.recording.connect(window.suspend_shortcuts)
 
         def saved() -> None:
             if number is None:
@@ -268,7 +279,7 @@ class AnnounceActions:
         announcer = self.announcer
         queue = announcer.queue
         self.window.console.announcements.show_queue(announcer.current, list(queue.items), queue.paused)
-        self.window.desktop.refresh()
+        self.window.refresh_desktop()
 
 
 def preview_sentence(voice: str, said: str) -> str:

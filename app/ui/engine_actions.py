@@ -24,7 +24,7 @@ from voicedesk.engine.model.languages import ready_languages
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES
 
 if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+    from voicedesk.app.ui.console_window import ConsoleWindow
 
 from voicedesk.engine.engine_spec import TOKEN_ENV
 
@@ -37,7 +37,7 @@ SAGEMAKER_VOICES_NOTE = (
 class EngineActions:
     def __init__(
         self,
-        window: MainWindow,
+        window: ConsoleWindow,
         model_fetcher: Callable[..., object] | None,
         model_importer: Callable[..., object] | None,
     ) -> None:
@@ -61,6 +61,9 @@ class EngineActions:
         """Uses the engine the card describes (Connect, Enter, a tab): connects at once, always trying again."""
         window = self.window
         window.sidebar.store(window.settings)
+        card = window.sidebar.engine
+        if card.ws_url.text() != window.settings.engine.websocket_url:
+            card.ws_url.setText(window.settings.engine.websocket_url)  # the one form, shown as it is used
         window.controller.failover_enabled = window.settings.engine.failover_to_local
         token = window.sidebar.engine.ws_token.text()
         spec = engine_spec(window.settings, token)
@@ -80,7 +83,7 @@ class EngineActions:
         """A token goes over ws:// to another machine only with the person's yes (asked once per host)."""
         if not (token or os.environ.get(TOKEN_ENV)) or url_problem(url, ENGINE_SCHEMES) is not None:
             return True
-        consent = self.window.announce.consent
+        consent = self.window.consent
         allowed = consent.decided(url)
         if allowed is False and self.window.connect_clicked:
             allowed = None  # Connect pressed again: ask again
@@ -100,7 +103,7 @@ class EngineActions:
     async def _reconnect(self) -> bool:
         window = self.window
         spec = window.hub.spec
-        if spec.kind == "websocket" and window.announce.consent.decided(spec.target or "") is False:
+        if spec.kind == "websocket" and window.consent.decided(spec.target or "") is False:
             return False
         return await window.controller.reconnect()
 
@@ -110,7 +113,7 @@ class EngineActions:
             window.sidebar.engine.show_health("")
         else:
             window.sidebar.engine.show_health(record.summary(self.health.interval_s))
-        window.desktop.refresh()
+        window.refresh_desktop()
 
     def status_changed(self, status: EngineStatus) -> None:
         """Reacts to a new engine status: voices, health line."""
@@ -147,7 +150,7 @@ class EngineActions:
         """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
         spec = self.window.hub.spec
         token = spec.token or os.environ.get(TOKEN_ENV)
-        if token and self.window.announce.consent.decided(spec.target or "") is not True:
+        if token and self.window.consent.decided(spec.target or "") is not True:
             token = None  # the same rule as for the connection: never unencrypted to another host unasked
         try:
             found = await server_voices(normalize_url(spec.target or ""), token, 5.0)

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QProgre
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
 from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
+from voicedesk.app.urls import engine_url
 
 ENGINE_PAGES = ("local", "websocket", "sagemaker")
 LOCAL_DEVICES = (("auto", "Automatic (CUDA if present)"), ("cpu", "CPU"), ("cuda", "CUDA GPU"))
@@ -101,6 +102,9 @@ class EngineCard(Card):
 
         for button in (self.ws_connect, self.sm_connect):
             button.clicked.connect(self.connect_requested)
+        self.ws_token.textEdited.connect(
+            lambda _text: self.point_at_token(False) if self.ws_token.objectName() else None
+        )
         for edit in (self.ws_url, self.ws_token, self.sm_endpoint, self.sm_region, self.sm_profile):
             edit.returnPressed.connect(self.connect_requested)
             edit.textEdited.connect(self.changed)
@@ -133,7 +137,7 @@ class EngineCard(Card):
         engine = settings.engine
         engine.kind = self.switch.value() or "local"
         engine.local_device = self.device.currentData() or "auto"
-        engine.websocket_url = self.ws_url.text().strip()
+        engine.websocket_url = engine_url(self.ws_url.text())
         engine.sagemaker_endpoint = self.sm_endpoint.text().strip()
         engine.sagemaker_region = self.sm_region.text().strip()
         engine.sagemaker_profile = self.sm_profile.text().strip()
@@ -147,6 +151,14 @@ class EngineCard(Card):
         self.message.setVisible(bool(message))
         self.download.setVisible(state == "missing")
         self.progress.setVisible(state == "downloading")
+
+    def point_at_token(self, pointed: bool) -> None:
+        """Marks the Token field (and moves the keyboard there) when the server asked for a token or refused it."""
+        self.ws_token.setObjectName("Invalid" if pointed else "")
+        self.ws_token.setStyleSheet("")  # re-polish with the new object name
+        if pointed:
+            self.message.setText(f"{self.message.text()} Type it in the Token field (marked).")
+            self.ws_token.setFocus()
 
     def show_health(self, text: str) -> None:
         """The background check's line ("Checked every 15 s · last seen healthy 14:03:05"); empty hides it."""

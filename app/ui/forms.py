@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QFormLayout,
+    QScrollBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+WHEEL_CONTROLS = (QComboBox, QAbstractSlider, QAbstractSpinBox)
 
 
 class PageSwitcher(QWidget):
@@ -59,3 +71,26 @@ def page(form: QFormLayout, *extra: QWidget) -> QWidget:
     for item in extra:
         layout.addWidget(item)
     return widget
+
+
+class FocusedWheel(QObject):
+    """The mouse wheel changes a control only when the control has the focus; over any other control it scrolls
+    the column (an operator scrolling the settings must not change, and save, every slider the pointer passes)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.Wheel or not isinstance(watched, QWidget) or watched.hasFocus():
+            return False
+        area = watched.parentWidget()
+        while area is not None and not isinstance(area, QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is not None:  # the column scrolls as if the pointer were over its background
+            QApplication.sendEvent(area.viewport(), event.clone())
+        event.accept()
+        return True
+
+    def guard(self, root: QWidget) -> None:
+        """Applies to every wheel-driven control inside ``root`` (a click or Tab still gives them the focus)."""
+        for control in root.findChildren(QWidget):
+            if isinstance(control, WHEEL_CONTROLS) and not isinstance(control, QScrollBar):
+                control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never takes the focus
+                control.installEventFilter(self)

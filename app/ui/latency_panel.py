@@ -15,16 +15,17 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QMenu,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from voicedesk.app.ui.flow_layout import FlowLayout
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.waterfall import ROW_HEIGHT, WaterfallAxis, WaterfallRows, format_s
 from voicedesk.engine.errors import UsageError
@@ -72,9 +73,11 @@ class LatencyPanel(QFrame):
         """Every turn's latest timeline, by label, in the order the turns came."""
         self._sizes: list[int] | None = None
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(14, 8, 14, 8)
+        layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(4)
-        header = QHBoxLayout()
+        # Title, headline chips and Export flow onto more lines in a narrow window (never behind a scroll bar).
+        header_row = QWidget()
+        header = FlowLayout(header_row)
         self.toggle = QToolButton()
         self.toggle.setText("Latency")
         self.toggle.setObjectName("PanelTitle")
@@ -92,7 +95,6 @@ class LatencyPanel(QFrame):
             chip.setObjectName("Metric")
             header.addWidget(chip)
             self.metrics[key] = chip
-        header.addStretch(1)
         self.export = QToolButton()
         self.export.setText("Export")
         self.export.setToolTip(
@@ -108,7 +110,8 @@ class LatencyPanel(QFrame):
             self.export_actions[kind] = action
         self.export.setMenu(menu)
         header.addWidget(self.export)
-        layout.addLayout(header)
+        layout.addWidget(header_row)
+        self.header_row = header_row
         self.body = QWidget()
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
@@ -122,10 +125,27 @@ class LatencyPanel(QFrame):
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a tab stop here would show no ring; wheel scrolls
         self.scroll.setMinimumHeight(ROW_HEIGHT + 8)  # the splitter may make the panel as small as one row
+        # Its wish for height counts for nothing: the panel is as tall as its header and one row, the rest is
+        # given by the splitter (else the panel asks for more than a small window has, and scrolls as a whole).
+        self.scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         body.addWidget(self.axis)
         body.addWidget(self.scroll, 1)
         layout.addWidget(self.body, 1)
         self.set_timeline(None)
+
+    def height_for(self, width: int, rows: int) -> int:
+        """How tall the panel must be at ``width`` to show its header, legend, axis and ``rows`` whole rows."""
+        margins = self.layout().contentsMargins()
+        inner = width - margins.left() - margins.right()
+        return (
+            margins.top()
+            + self.header_row.heightForWidth(inner)
+            + self.layout().spacing()
+            + self.axis.height_for(inner)
+            + rows * ROW_HEIGHT
+            + 8
+            + margins.bottom()
+        )
 
     # ---- data -------------------------------------------------------------------------------------
 
@@ -138,7 +158,8 @@ class LatencyPanel(QFrame):
         self.session[timeline.label or f"turn {len(self.session) + 1}"] = timeline
         self._update_exports()
 
-    def set_timeline(self, timeline: UtteranceTimeline | None) -> None:
+    def set_timeline(self, timeline: UtteranceTimeline | None, stalled_s: float = 0.0) -> None:
+        """Shows ``timeline``; ``stalled_s``: the silence its stalls added (the player measures it)."""
         if timeline is not None:
             self.keep(timeline)
         self.rows.set_timeline(timeline)
@@ -150,9 +171,15 @@ class LatencyPanel(QFrame):
         self.metrics["first_audio"].setToolTip("From the first text fragment to the first audible sample")
         self.metrics["dac"].setText(f"Sound card <b>{format_s(summary.get('dac_at_s'))}</b>")
         self.metrics["dac"].setToolTip("From the first text fragment to the first sample at the DAC")
-        self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> real time")
-        self.metrics["rtf"].setToolTip("Seconds of audio made per second of synthesis")
-        self.metrics["underruns"].setText(f"<b>{underruns or 0}</b> underruns")
+        self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> RT")
+        self.metrics["rtf"].setToolTip("Real time: seconds of audio made per second of synthesis")
+        stalls = underruns or 0
+        heard = f" · {format_s(stalled_s)}" if stalls and stalled_s > 0 else ""
+        self.metrics["underruns"].setText(f"<b>{stalls}</b> {'stall' if stalls == 1 else 'stalls'}{heard}")
+        self.metrics["underruns"].setToolTip(
+            "Times the sound ran dry mid-reply and the listener heard a gap (one stall however many audio "
+            "callbacks it lasted), and the silence they added up to"
+        )
         self._update_exports()
 
     def save(self, kind: str, path: Path) -> None:

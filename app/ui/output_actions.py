@@ -3,84 +3,109 @@
 Each output is opened once and stays open (playing silence between replies, so no start of speech is clipped);
 what is said next goes to the one ``use`` picked. With no usable output the window says so and keeps working:
 replies are still made, shown and can be saved as WAV.
+
+It is given the few things it works with (the controller, the settings, the Output card, the banners and the
+status line), not the window.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from voicedesk.app.controller import SpeechController
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
-
-if TYPE_CHECKING:
-    from voicedesk.app.ui.window import MainWindow
+from voicedesk.app.settings import AppSettings
+from voicedesk.app.ui.sidebar import OutputCard
+from voicedesk.app.ui.status_line import StatusLine
+from voicedesk.app.ui.widgets import BannerStack
 
 
 class OutputActions:
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(
+        self,
+        controller: SpeechController,
+        settings: AppSettings,
+        card: OutputCard,
+        banners: BannerStack,
+        status: StatusLine,
+        player_factory: Callable[..., object],
+        settings_changed: Callable[[], None],
+    ) -> None:
+        self._controller = controller
+        self._settings = settings
+        self._card = card
+        self._banners = banners
+        self._status = status
+        self._player_factory = player_factory
+        self._settings_changed = settings_changed
+        self.players: dict[str, object] = {}
+        """Open audio outputs by device (the window's own, and those saved phrases asked for)."""
+        self.choices: list[tuple[str, str, str]] = []
+        """(key, title, detail) of every output found."""
+
+    @property
+    def player(self) -> object | None:
+        """The output what is said next goes to (None: no usable output)."""
+        return self._controller.player
 
     async def open_player(self) -> None:
         """(Re)opens the window's audio output, as the Output card says."""
-        window = self.window
-        await window.controller.stop()
-        for player in window.players.values():
-            player.close()
-        window.players.clear()
-        self._set(None)
-        window.settings.output_device = window.sidebar.output.value()
-        window.settings_changed()
-        await self.use(window.settings.output_device)
+        await self._controller.stop()
+        self.close_all()
+        self._settings.output_device = self._card.value()
+        self._settings_changed()
+        await self.use(self._settings.output_device)
 
     async def use(self, device: str) -> None:
         """Makes ``device`` the output of what is said next (opening it once)."""
         from voicedesk.app.player import AudioDeviceError
 
-        window = self.window
-        player = window.players.get(device)
+        player = self.players.get(device)
         if player is None:
             try:
-                player = window.player_factory(device, window.controller.on_player_event, asyncio.get_running_loop())
+                player = self._player_factory(device, self._controller.on_player_event, asyncio.get_running_loop())
                 player.open()
             except AudioDeviceError as exc:
                 self._no_audio(device, error_text(exc))
                 return
-            window.players[device] = player
-        self._set(player)
-        if device == window.settings.output_device:
-            window.banners.dismiss("audio")
-            window.status.clear(Topic.AUDIO)
+            self.players[device] = player
+        self._controller.player = player
+        if device == self._settings.output_device:
+            self._banners.dismiss("audio")
+            self._status.clear(Topic.AUDIO)
+
+    def close_all(self) -> None:
+        for player in self.players.values():
+            player.close()
+        self.players.clear()
+        self._controller.player = None
 
     def refresh(self) -> None:
         """Lists the outputs again (PulseAudio's sinks by name, else PortAudio's devices)."""
         from voicedesk.app.outputs import list_outputs
         from voicedesk.app.player import AudioDeviceError, output_devices
 
-        window = self.window
         try:
             names = output_devices()
         except AudioDeviceError:
             names = []
-        window.output_choices = [(c.key, c.title, c.detail) for c in list_outputs(names)]
-        window.sidebar.output.set_devices(window.output_choices, window.settings.output_device)
-
-    def _set(self, player) -> None:
-        self.window.player = self.window.controller.player = player
+        self.choices = [(c.key, c.title, c.detail) for c in list_outputs(names)]
+        self._card.set_devices(self.choices, self._settings.output_device)
 
     def _no_audio(self, device: str, message: str) -> None:
-        window = self.window
         reason = re.split(r"\s+Pick another", message)[0]  # the rest is the CLI's advice
-        if device != window.settings.output_device:  # a phrase's own output: it plays on the window's instead
-            window.notice(f"{reason} Playing on the window's output instead.", "warning", Topic.AUDIO)
-            self._set(window.players.get(window.settings.output_device))
+        if device != self._settings.output_device:  # a phrase's own output: it plays on the window's instead
+            self._status.post(f"{reason} Playing on the window's output instead.", "warning", Topic.AUDIO)
+            self._controller.player = self.players.get(self._settings.output_device)
             return
-        window.banners.show_message(
+        self._banners.show_message(
             "audio",
             f"<b>No audio output.</b> {reason}<br>Pick another output device, or keep going without sound: "
             "speech is still made and shown, and File ▸ Save last reply as WAV writes it to a file.",
             "warning",
         )
-        window.notice("No audio output: replies are kept so you can save them as WAV.", "warning", Topic.AUDIO)
-        self._set(None)
+        self._status.post("No audio output: replies are kept so you can save them as WAV.", "warning", Topic.AUDIO)
+        self._controller.player = None

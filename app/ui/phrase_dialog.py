@@ -1,7 +1,12 @@
-"""Editing a saved phrase: name, text, voice, output and shortcut (checked by ``app.phrases`` before saving)."""
+"""Editing a saved phrase: name, text, voice, output and shortcut (checked by ``app.phrases`` before saving).
+
+A shortcut another phrase (or Stop) already has is refused with its owner's name. While the shortcut field records
+keys, ``recording`` says so, so the window can suspend the global shortcuts (or pressing the combination to record
+it would also fire it)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -14,21 +19,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from voicedesk.app.phrases import Phrase, phrase_problem
+from voicedesk.app.phrases import Phrase, phrase_problem, shortcut_owner
 from voicedesk.app.ui.forms import form_layout, picker
 from voicedesk.app.ui.widgets import field_label
 
 
 class PhraseDialog(QDialog):
+    recording = Signal(bool)
+    """True while the shortcut field has the focus (it takes the next key combination), then False."""
+
     def __init__(
         self,
         phrase: Phrase,
         voices: list[tuple[str, str]],
         outputs: list[tuple[str, str]],
         parent: QWidget | None = None,
+        taken: dict[str, str] | None = None,
     ) -> None:
-        """``voices`` / ``outputs``: (value, title) pairs offered besides "as chosen in the window"."""
+        """``voices`` / ``outputs``: (value, title) pairs offered besides "as chosen in the window"; ``taken``:
+        the shortcuts others have (shortcut → who: "the phrase “Dinner”")."""
         super().__init__(parent)
+        self._taken = dict(taken or {})
         self.setWindowTitle("Saved phrase")
         self.setMinimumWidth(420)
         layout = QVBoxLayout(self)
@@ -50,6 +61,8 @@ class PhraseDialog(QDialog):
         self.shortcut = QKeySequenceEdit(QKeySequence(phrase.shortcut))
         self.shortcut.setMaximumSequenceLength(1)
         self.shortcut.setClearButtonEnabled(True)
+        self.shortcut.installEventFilter(self)
+        self.finished.connect(lambda _result: self.recording.emit(False))
         form.addRow(field_label("Name"), self.name)
         form.addRow(field_label("Text"), self.text)
         form.addRow(field_label("Voice"), self.voice)
@@ -84,8 +97,18 @@ class PhraseDialog(QDialog):
             shortcut=self.shortcut.keySequence().toString(QKeySequence.SequenceFormat.PortableText),
         )
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.shortcut and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+            self.recording.emit(event.type() == QEvent.Type.FocusIn)
+        return False
+
     def _save(self) -> None:
-        problem = phrase_problem(self.phrase())
+        phrase = self.phrase()
+        problem = phrase_problem(phrase)
+        owner = shortcut_owner(phrase.shortcut, self._taken) if problem is None else None
+        if owner is not None:
+            problem = f"{phrase.shortcut} is already the shortcut of {owner}; pick another, or clear it there first"
+            self.shortcut.setFocus()
         if problem is not None:
             self.problem.setText(f"This phrase cannot be saved: {problem}.")
             self.problem.show()

@@ -68,6 +68,7 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QLabel#Hint {{ color: {p.text_muted}; font-size: 8pt; }}
     QLabel#Message {{ color: {p.text_secondary}; font-size: 8pt; }}
     QLabel#ErrorText {{ color: {p.error}; font-size: 8pt; }}
+    QLineEdit#Invalid {{ border: 2px solid {p.error}; }}
 
     QLineEdit, QComboBox, QDoubleSpinBox, QSpinBox {{
         background: {p.surface}; border: 1px solid {p.border}; border-radius: 6px; padding: 4px 8px;
@@ -128,7 +129,7 @@ def style_sheet(p: Palette = PALETTE) -> str:
     QFrame#LatencyPanel {{ background: {p.surface}; border: 1px solid {p.border}; border-radius: 10px; }}
     QLabel#PanelTitle {{ font-weight: 600; }}
     QLabel#Metric {{ background: {p.surface_alt}; border: 1px solid {p.border}; border-radius: 10px;
-        padding: 2px 8px; color: {p.text_secondary}; }}
+        padding: 2px 6px; color: {p.text_secondary}; }}
 
     QFrame#ComposerBar {{ background: {p.surface}; border-top: 1px solid {p.border}; }}
     QStatusBar {{ background: {p.surface}; border-top: 1px solid {p.border}; color: {p.text_secondary}; }}

@@ -27,12 +27,20 @@ SEGMENTS = (  # (from stage, to stage, colour, legend)
     ("first_byte", "first_audible", PALETTE.stage_onset, "Leading silence"),
 )
 DAC_LEGEND = "First sample at the sound card"
+LEGEND_MEANINGS = (
+    "the sentence's text arriving",
+    "queued, then sent to the engine",
+    "the engine, until its first audio byte",
+    "leading silence, until the first audible sample",
+    "the diamond: the first sample at the sound card",
+)
 ROW_HEIGHT = 22
 LEGEND_LINE = 18
 AXIS_HEIGHT = 20
 LABEL_WIDTH = 200
-STATS_COLUMNS = ((0, "audio"), (62, "RTF"), (120, "underruns"))
+STATS_COLUMNS = ((0, "audio"), (62, "RTF"), (120, "stalls"))
 STATS_WIDTH = 190
+NARROW_STATS_WIDTH = 130
 GAP = 16
 """Space between the plot and the numbers at the right: no axis label may reach into it."""
 TICK_STEPS_S = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0)
@@ -71,8 +79,12 @@ class Geometry:
     def x_of(self, t: float) -> float:
         return self.plot_left + max(t, 0.0) / self.span_s * (self.plot_right - self.plot_left)
 
+    def stats_x(self, offset: float) -> float:
+        """Where a number column starts (the columns close up in a narrow panel)."""
+        return self.stats_left + offset * (self.width - self.stats_left) / STATS_WIDTH
+
     def stats_header(self, offset: float, text_width: float) -> QRectF:
-        return QRectF(self.stats_left + offset, 0, text_width, AXIS_HEIGHT)
+        return QRectF(self.stats_x(offset), 0, text_width, AXIS_HEIGHT)
 
 
 def span_of(sentences: Sequence[SentenceTimeline]) -> float:
@@ -87,7 +99,7 @@ def span_of(sentences: Sequence[SentenceTimeline]) -> float:
 
 def geometry(width: float, sentences: Sequence[SentenceTimeline]) -> Geometry:
     label = min(LABEL_WIDTH, max(width * 0.22, 90.0))  # narrow windows give the plot a fair share
-    stats_left = width - STATS_WIDTH
+    stats_left = width - min(STATS_WIDTH, max(NARROW_STATS_WIDTH, width * 0.3))  # narrow: the columns close up
     plot_right = max(stats_left - GAP, label + 60)
     return Geometry(width, label, plot_right, stats_left, span_of(sentences))
 
@@ -117,9 +129,22 @@ def axis_ticks(g: Geometry, text_width: Callable[[str], float]) -> list[Tick]:
     return ticks
 
 
+SHORT_LEGEND = ("Text", "Queued", "Engine", "Silence", "Sound card")
+"""The legend in a narrower panel, where the full one would take a second line from the rows it explains (the
+axis's tooltip keeps the full wording)."""
+
+
 def legend_layout(width: float, text_width: Callable[[str], float]) -> list[tuple[float, int, str]]:
-    """(x, line, text) of each legend entry (the four segments, then the DAC mark), wrapped to ``width``."""
-    entries = [text for *_, text in SEGMENTS] + [DAC_LEGEND]
+    """(x, line, text) of each legend entry (the four segments, then the DAC mark) on one line of ``width``: the
+    full wording when it fits, else the short one, else none."""
+    for entries in ([text for *_, text in SEGMENTS] + [DAC_LEGEND], list(SHORT_LEGEND)):
+        placed = _legend_lines(entries, width, text_width)
+        if all(line == 0 for _, line, _ in placed):
+            return placed
+    return []  # too narrow even for the short one: the rows keep the room, the axis's tooltip explains
+
+
+def _legend_lines(entries: list[str], width: float, text_width: Callable[[str], float]) -> list[tuple[float, int, str]]:
     placed = []
     x, line = 8.0, 0
     for text in entries:
@@ -155,6 +180,9 @@ class WaterfallAxis(QWidget):
         super().__init__(parent)
         self.sentences: tuple[SentenceTimeline, ...] = ()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setToolTip(
+            "<br>".join(f"<b>{short}</b>: {full}" for short, full in zip(SHORT_LEGEND, LEGEND_MEANINGS, strict=True))
+        )
         self._relayout()
 
     def set_sentences(self, sentences: tuple[SentenceTimeline, ...]) -> None:
@@ -178,8 +206,13 @@ class WaterfallAxis(QWidget):
             for offset, text in STATS_COLUMNS
         ]
 
-    def _axis_top(self) -> float:
-        return (max((line for _, line, _ in self.legend()), default=0) + 1) * LEGEND_LINE + 4
+    def _axis_top(self, width: float | None = None) -> float:
+        legend = legend_layout(self.width() if width is None else width, self.metrics().horizontalAdvance)
+        return (max(line for _, line, _ in legend) + 1) * LEGEND_LINE + 4 if legend else 4
+
+    def height_for(self, width: float) -> int:
+        """Its height at ``width`` (the legend wraps)."""
+        return int(self._axis_top(width) + AXIS_HEIGHT)
 
     def _relayout(self) -> None:
         self.setFixedHeight(int(self._axis_top() + AXIS_HEIGHT))
@@ -293,7 +326,7 @@ class WaterfallRows(QWidget):
         )
         for (offset, _), text in zip(STATS_COLUMNS, cells, strict=True):
             painter.setPen(QColor(PALETTE.error if offset == 120 and s.underruns else PALETTE.text_secondary))
-            rect = QRectF(g.stats_left + offset, y, 66, ROW_HEIGHT)
+            rect = QRectF(g.stats_x(offset), y, 66, ROW_HEIGHT)
             painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, text)
 
     def mouseMoveEvent(self, event) -> None:

@@ -16,14 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
+from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import default_player_factory, engine_spec
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
-from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineStatus
+from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
 from voicedesk.app.history import History, default_history_path
 from voicedesk.app.lab.ab_panel import AbRunsAction, window_engines
 from voicedesk.app.messages import error_text
@@ -36,13 +37,16 @@ from voicedesk.app.ui.conversation_view import ConversationView
 from voicedesk.app.ui.desktop import DesktopIntegration
 from voicedesk.app.ui.engine_actions import EngineActions
 from voicedesk.app.ui.file_actions import FileActions
+from voicedesk.app.ui.forms import FocusedWheel
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.output_actions import OutputActions
 from voicedesk.app.ui.pronunciation_actions import PronunciationActions
 from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
-from voicedesk.engine.errors import VoicedeskError
+from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
+from voicedesk.app.urls import SecretConsent
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
 from voicedesk.engine.measure.timeline import UtteranceTimeline
@@ -82,34 +86,40 @@ class MainWindow(QMainWindow):
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
         self.player_factory = player_factory
-        self.players: dict[str, object] = {}
-        """Open audio outputs by device (the window's own, and those saved phrases asked for)."""
-        self.player = None
-        self.output_choices: list[tuple[str, str, str]] = []
         self.connect_clicked = False
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
         self._shutdown: asyncio.Future[None] | None = None
         self._loading = True  # widgets being filled from the settings: their signals are not edits
+        self._latency_fitted = False
         self.setWindowTitle("voicedesk")
         self.setMinimumSize(*MINIMUM_SIZE)
-        self.resize(1280, 800)
+        self.resize(PREFERRED)
         self._build()
         self.hub = EngineHub(self.engine_status, engine_opener, engine_spec(self.settings, kind="local"), model_fetcher)
         self.controller = SpeechController(self.hub, self)
         self.announce = AnnounceActions(self, History(history_path or default_history_path()))
         self.engines = EngineActions(self, model_fetcher, model_importer)
         self.desktop = DesktopIntegration(self)
-        self.outputs = OutputActions(self)
+        self.outputs = OutputActions(
+            self.controller,
+            self.settings,
+            self.sidebar.output,
+            self.banners,
+            self.status,
+            player_factory,
+            self.settings_changed,
+        )
         self.pronunciations = PronunciationActions(self)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
         self.controller.failover_enabled = self.settings.engine.failover_to_local
-        if self.settings.window_geometry:
-            self.restoreGeometry(QByteArray.fromHex(self.settings.window_geometry.encode()))
+        self.place_on(self._available_area())
+        self._latency_fitted = not self.settings.splitter_state  # sized by the window until the person drags it
         if self.settings.splitter_state:
             self.splitter.restoreState(QByteArray.fromHex(self.settings.splitter_state.encode()))
+        self.splitter.splitterMoved.connect(self._splitter_dragged)
         self._update_source_label()
         for column in (self.sidebar, self.console):  # as wide as their cards need, never clipped
             column.setMinimumWidth(column.widget().minimumSizeHint().width() + 12)
@@ -152,12 +162,13 @@ class MainWindow(QMainWindow):
         latency_box = QWidget()
         latency_box.setObjectName("ConversationBody")
         latency_layout = QVBoxLayout(latency_box)
-        latency_layout.setContentsMargins(20, 4, 20, 8)
+        latency_layout.setContentsMargins(20, 4, 20, 4)
         latency_layout.addWidget(self.latency)
         # In a scroll area, so neither its width nor its height sets the window's minimum size.
         latency_scroll = QScrollArea()
         latency_scroll.setObjectName("Conversation")
         latency_scroll.setWidgetResizable(True)
+        latency_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # it wraps instead
         latency_scroll.setWidget(latency_box)
         latency_scroll.setMinimumHeight(60)
         latency_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its own controls are the Tab stops
@@ -179,11 +190,51 @@ class MainWindow(QMainWindow):
         columns.setSizes([330, 640, 300])
         outer.addWidget(columns, 1)
         self.setCentralWidget(root)
+        self.wheel_guard = FocusedWheel(self)
+        self.wheel_guard.guard(root)
         self.status = StatusLine()
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
         self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
         self.ab_runs = AbRunsAction(self, lambda: window_engines(self))
+
+    def _available_area(self) -> QRect:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect(QPoint(0, 0), PREFERRED)
+
+    def place_on(self, available: QRect) -> None:
+        """Opens within ``available`` (a screen's free area): the saved geometry when it fits there, else the
+        preferred size, shrunk to fit."""
+        saved = None
+        if self.settings.window_geometry:
+            before = self.geometry()
+            if self.restoreGeometry(QByteArray.fromHex(self.settings.window_geometry.encode())):
+                saved = self.geometry()
+            self.setGeometry(before)
+        self.setGeometry(fitted_geometry(saved, available, self.minimumSize()))
+
+    def _splitter_dragged(self, *_args) -> None:
+        self._latency_fitted = False
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._latency_fitted:
+            QTimer.singleShot(0, self.fit_latency)  # once the new width has reached the columns
+
+    def fit_latency(self) -> None:
+        """Shares the centre column: the latency panel shows a few whole rows, the conversation keeps its room."""
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if total <= 0:
+            return
+        pane = self.splitter.widget(1)
+        width = pane.width() - 40  # the panel's side margins in its box
+        chrome = pane.frameWidth() * 2 + 8  # the box's frame and its top and bottom margins
+        one_row = self.latency.height_for(width, 1) + chrome
+        wanted = self.latency.height_for(width, LATENCY_ROWS) + chrome
+        latency = latency_height(total, one_row, wanted)
+        if sizes != [total - latency, latency]:
+            self.splitter.setSizes([total - latency, latency])
 
     def _connect(self) -> None:
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.request_stop)
@@ -269,10 +320,7 @@ class MainWindow(QMainWindow):
             await self.announce.announcer.aclose()
             await self.controller.aclose()
         finally:
-            for player in self.players.values():
-                player.close()
-            self.players.clear()
-            self.player = self.controller.player = None
+            self.outputs.close_all()
             for task in list(self._tasks):
                 task.cancel()
             self.shut_down.emit()
@@ -290,22 +338,23 @@ class MainWindow(QMainWindow):
 
         self.spawn(finish())
 
-    def spawn(self, coro: Awaitable[object]) -> asyncio.Future[object]:
+    def spawn(self, coro: Awaitable[object], topic: Topic = Topic.GENERAL) -> asyncio.Future[object]:
+        """Runs ``coro`` on the loop; a failure is shown under ``topic`` (so it goes when its cause is fixed)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+        task.add_done_callback(lambda done: self._task_done(done, topic))
         return task
 
-    def _task_done(self, task: asyncio.Future[object]) -> None:
+    def _task_done(self, task: asyncio.Future[object], topic: Topic) -> None:
         self._tasks.discard(task)
         if task.cancelled():
             return
         error = task.exception()
         if isinstance(error, VoicedeskError):
-            self.notice(error_text(error), "error")
+            self.notice(error_text(error), "error", topic)
         elif error is not None:
             log.error("a background task failed", exc_info=error)
-            self.notice(f"Something went wrong: {error_text(error)}", "error")
+            self.notice(f"Something went wrong: {error_text(error)}", "error", topic)
 
     # ---- actions ----------------------------------------------------------------------------------
 
@@ -314,6 +363,30 @@ class MainWindow(QMainWindow):
 
     def request_stop(self) -> None:
         self.spawn(self.announce.stop())
+
+    # ---- what the helpers ask of the window (``console_window.ConsoleWindow``) ------------------------
+
+    @property
+    def consent(self) -> SecretConsent:
+        return self.announce.consent
+
+    @property
+    def announcer(self) -> Announcer:
+        return self.announce.announcer
+
+    def speak_phrase(self, number: int) -> object:
+        return self.announce.speak_phrase(number)
+
+    def refresh_desktop(self) -> None:
+        self.desktop.refresh()
+
+    def suspend_shortcuts(self, suspended: bool) -> None:
+        self.desktop.suspend(suspended)
+
+    @property
+    def player(self) -> object | None:
+        """The audio output what is said next goes to (None: none usable)."""
+        return self.controller.player
 
     async def open_player(self) -> None:
         await self.outputs.open_player()
@@ -327,7 +400,7 @@ class MainWindow(QMainWindow):
     def select_engine(self, clicked: bool = True) -> None:
         self.connect_clicked = clicked
         self.settings_changed()
-        self.spawn(self.engines.select())
+        self.spawn(self.engines.select(), Topic.ENGINE)
 
     def _import_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Import model files from a folder")
@@ -364,10 +437,14 @@ class MainWindow(QMainWindow):
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None:
         last = self.controller.last_run
         if last is not None and last.turn is turn:
-            self.latency.set_timeline(timeline)
+            self.latency.set_timeline(timeline, last.stalled_s)
+            if self._latency_fitted:  # wider numbers may have wrapped its header onto another line
+                self.fit_latency()
 
     def engine_status(self, status: EngineStatus) -> None:
         self.sidebar.engine.show_status(status.state, status.title, status.detail, status.message)
+        if status.kind == "websocket" and status.state in (EngineState.ERROR, EngineState.READY):
+            self.sidebar.engine.point_at_token(status.code == ErrorCode.UNAUTHORIZED)
         label = KIND_LABELS.get(status.kind, status.kind)
         self.header_engine.setText(f"{label} engine")
         self.header_status.show_state(status.state, status.title, status.detail)
@@ -452,7 +529,9 @@ class MainWindow(QMainWindow):
         self.sidebar.store(self.settings)
         self.settings.composer_mode = self.composer.mode.value() or "speak"
         self.settings.window_geometry = bytes(self.saveGeometry().toHex()).decode()
-        self.settings.splitter_state = bytes(self.splitter.saveState().toHex()).decode()
+        # Only a split the person chose is kept; otherwise the next window shares its column by its own size.
+        dragged = not self._latency_fitted
+        self.settings.splitter_state = bytes(self.splitter.saveState().toHex()).decode() if dragged else ""
         try:
             save_settings(self.settings, self.settings_path)
         except OSError as exc:

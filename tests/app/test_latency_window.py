@@ -24,6 +24,7 @@ from voicedesk.app.conversation import TurnState
 from voicedesk.app.lab.ab import ab_summary
 from voicedesk.app.lab.ab_runs import AbPhase
 from voicedesk.app.lab.table import ab_stage_table, format_lab
+from voicedesk.app.urls import engine_url
 from voicedesk.engine.measure.timeline import timelines_from_document
 
 REPLY = "Good morning to you all. The kitchen lights are off. The front door is locked."
@@ -80,6 +81,7 @@ def test_latency_panel_rows_axis_keyboard_collapse_and_session_export(make_windo
     splitter, _pane = panel._splitter()
     total = sum(splitter.sizes())
     splitter.setSizes([total - 130, 130])  # a small panel: room for a row or two
+    splitter.splitterMoved.emit(total - 130, 1)  # as a drag says it: the window no longer shares the column itself
     first = speak(window, qtbot, qloop, REPLY)
     assert len(first.sentences) == 3
 
@@ -170,7 +172,7 @@ def test_ab_window_shows_bench_ab_numbers_and_fits_a_small_laptop(make_window, q
         progress = view.runner.progress
         assert progress.phase is AbPhase.DONE, progress.message
         document = view.runner.document()
-    engines = {"A": "Local", "B": f"WebSocket {server.ws_url}"}
+    engines = {"A": "Local", "B": f"WebSocket {engine_url(server.ws_url)}"}  # the address in its one form
     assert progress.summary["engines"] == engines
     # The cells on screen are the bench's, recomputed from the recorded timelines alone.
     assert view.cell_texts() == ab_stage_table(ab_summary(runs_from(document), engines))

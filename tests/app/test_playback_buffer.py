@@ -62,6 +62,26 @@ def test_underrun_counted_once_per_stall_and_only_while_more_audio_is_expected()
     assert buffer.underruns == 1
 
 
+def test_a_stall_is_reported_once_when_it_starts_and_with_its_length_when_it_ends():
+    """What the latency panel's headline counts: one gap the listener heard, however many callbacks it lasted."""
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.01)
+    buffer.begin_utterance()
+    buffer.write(np.ones(20, dtype=np.float32))
+    results = [_read(buffer, 15)[1] for _ in range(5)]  # 20 played, then 55 frames of silence over 4 callbacks
+    assert [r.underrun for r in results] == [False, True, True, True, True]
+    assert [r.stall_started for r in results] == [False, True, False, False, False]
+    assert all(r.stall_ended_s is None for r in results)
+    buffer.write(np.ones(30, dtype=np.float32))
+    _, result = _read(buffer, 15)
+    assert not result.stall_started and result.stall_ended_s == 55 / RATE
+    _, result = _read(buffer, 20)  # 15 left, then starved again: a second stall
+    assert result.stall_started
+    buffer.end_utterance()
+    _, result = _read(buffer, 15)  # the utterance ends during the stall: it ends with it
+    assert result.finished and result.stall_ended_s == 5 / RATE
+    assert buffer.underruns == 2
+
+
 def test_interrupt_fades_out_quickly_and_drops_the_rest():
     buffer = PlaybackBuffer(RATE, prebuffer_s=0.0)
     buffer.begin_utterance()

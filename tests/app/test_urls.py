@@ -23,7 +23,8 @@ from voicedesk.engine.errors import VoicedeskError
         ("http://", "no host"),
         ("http://a b/v1", "spaces"),
         ("http://u:p@host/v1", "password"),
-        ("http://host:70000/v1", "cannot be read"),
+        ("http://host:70000/v1", "port must be a number"),
+        ("http://host:80x/v1", "port must be a number"),
         ("ws://host:8080", "must start with"),
     ],
 )

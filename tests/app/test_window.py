@@ -101,12 +101,13 @@ def test_settings_survive_a_restart(make_window, qtbot, qloop, tmp_path):
 
     stored = load_settings(path)
     assert stored.message is None
-    assert stored.settings.engine.websocket_url == "ws://lab-box:8080"
+    # Kept in the one form every part uses (the path the endpoint serves added).
+    assert stored.settings.engine.websocket_url == "ws://lab-box:8080/invocations-bidirectional-stream"
     assert stored.settings.voice.spec() == "bf_emma:0.60,am_adam:0.40"
 
     second = make_window(path, start=False)
     assert second.sidebar.engine.switch.value() == "websocket"
-    assert second.sidebar.engine.ws_url.text() == "ws://lab-box:8080"
+    assert second.sidebar.engine.ws_url.text() == "ws://lab-box:8080/invocations-bidirectional-stream"
     assert second.sidebar.voice.voice.currentData() == "bf_emma"
     assert second.sidebar.voice.blend.currentData() == "am_adam"
     assert second.sidebar.voice.speed_label.text() == "1.25×"
