@@ -36,6 +36,7 @@ from voicedesk.engine.errors import (
     VoicedeskError,
 )
 from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.model.languages import LANGUAGES as LANGUAGE_SETUP
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.protocol import BIDI_PATH, Frame
 
@@ -205,10 +206,31 @@ async def server_voices(ws_url: str, token: str | None, timeout_s: float) -> tup
             "Check the URL, and the token if the server was started with one.",
         )
     try:
-        names = [str(name) for name in response.json()["voices"]]
+        body = response.json()
+        names = [str(name) for name in body["voices"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise RemoteProtocolError(f"{url} did not answer with a voice list.") from exc
-    return tuple(VoiceInfo(name, LANGUAGES.get(name[:1], "unknown"), True, name in KNOWN_VOICES) for name in names)
+    unready = _languages_not_set_up(body.get("languages"))
+    served = tuple(
+        VoiceInfo(name, LANGUAGES.get(name[:1], "unknown"), True, name in KNOWN_VOICES, name[:1] not in unready)
+        for name in names
+    )
+    # Kokoro's voices of a language the server has not set up are listed as such (not merely absent), so a person
+    # picking one learns why it cannot speak; setting the language up is the server operator's to do.
+    not_set_up = tuple(
+        VoiceInfo(name, LANGUAGES[name[0]], True, True, language_ready=False)
+        for name in KNOWN_VOICES
+        if name[0] in unready and name not in names
+    )
+    return served + not_set_up
+
+
+def _languages_not_set_up(languages: object) -> frozenset[str]:
+    """The Kokoro language codes the server's ``languages`` list says are not ready (none from an older server)."""
+    if not isinstance(languages, list):
+        return frozenset()
+    tags = {entry.get("tag") for entry in languages if isinstance(entry, dict) and entry.get("ready") is False}
+    return frozenset(lang.code for lang in LANGUAGE_SETUP.values() if lang.tag in tags)
 
 
 class WebSocketEngine:
