@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model.batch import forward_batch, item_of
 from voicedesk.engine.model.batch_policy import BatchJob, BatchMode, batching_enabled
 from voicedesk.engine.model.synthesis import SynthesisResult
@@ -30,10 +26,8 @@ def synthesize_batch(
     synthesizer: KokoroSynthesizer, jobs: Sequence[BatchJob], should_stop: Callable[[], bool] | None = None
 ) -> list[SynthesisResult]:
     """Each job's ``SynthesisResult``, as ``synthesizer.synthesize`` would make it, from one padded forward."""
-    from kokoro import KPipeline
-
     from voicedesk.engine.errors import ErrorCode, VoicedeskError
-    from voicedesk.engine.model.kokoro_synth import SynthesisInterrupted, _token_fields, make_monotonic, word_timings
+    from voicedesk.engine.model.kokoro_synth import SynthesisInterrupted, assemble_result
 
     model = synthesizer.model
     items = []
@@ -53,28 +47,9 @@ def synthesize_batch(
             raise SynthesisInterrupted("synthesis stopped: every session of the batch was cancelled")
 
     outputs = forward_batch(model, items, check)
-    results = []
-    for prepared, first in prepared_jobs:
-        parts: list[np.ndarray] = []
-        words: list[WordTiming] = []
-        offset = 0
-        for index, piece in enumerate(prepared.pieces, start=first):
-            output = outputs[index]
-            audio = output.audio.numpy().astype(np.float32, copy=False).reshape(-1)
-            if piece.tokens:
-                tokens = [SimpleNamespace(**_token_fields(t)) for t in piece.tokens]
-                KPipeline.join_timestamps(tokens, output.pred_dur)
-                start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
-                words.extend(word_timings(tokens, start_s, end_s))
-            parts.append(audio)
-            offset += len(audio)
-            if piece.pause_after_s > 0:
-                silence = np.zeros(round(piece.pause_after_s * SAMPLE_RATE), dtype=np.float32)
-                parts.append(silence)
-                offset += len(silence)
-        audio = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
-        results.append(SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=prepared.phonemes))
-    return results
+    return [
+        assemble_result(prepared, outputs[first : first + len(prepared.pieces)]) for prepared, first in prepared_jobs
+    ]
 
 
 def batch_runner(synthesizer: KokoroSynthesizer) -> Callable[[list[Any], Callable[[], bool]], list[Any]]:

@@ -305,25 +305,8 @@ class KokoroSynthesizer:
         from kokoro import KPipeline
 
         pack = pack.to(self.model.device)
-        pieces: list[np.ndarray] = []
-        words: list[WordTiming] = []
-        offset = 0
-        for piece in prepared.pieces:
-            output = KPipeline.infer(self.model, piece.phonemes, pack, speed * piece.rate)
-            audio = output.audio.detach().cpu().numpy().astype(np.float32, copy=False).reshape(-1)
-            if piece.tokens and output.pred_dur is not None:
-                tokens = [SimpleNamespace(**_token_fields(t)) for t in piece.tokens]
-                KPipeline.join_timestamps(tokens, output.pred_dur)
-                start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
-                words.extend(word_timings(tokens, start_s, end_s))
-            pieces.append(audio)
-            offset += len(audio)
-            if piece.pause_after_s > 0:
-                silence = np.zeros(round(piece.pause_after_s * SAMPLE_RATE), dtype=np.float32)
-                pieces.append(silence)
-                offset += len(silence)
-        audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
-        return SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=prepared.phonemes)
+        outputs = (KPipeline.infer(self.model, piece.phonemes, pack, speed * piece.rate) for piece in prepared.pieces)
+        return assemble_result(prepared, outputs)
 
     def check_voice(self, voice: str) -> str:
         """Loads (and caches) the voice and its language's pipeline; returns the canonical spec."""
@@ -423,6 +406,31 @@ class KokoroSynthesizer:
             f"`{weights.FETCH_COMMAND} --voices NAME[,NAME...]` or `--voices all`; a voice pack of your own "
             "can be given as the path to its .pt file.",
         )
+
+
+def assemble_result(prepared: PreparedSentence, outputs: Iterable[Any]) -> SynthesisResult:
+    """The sentence from the model's output for each of its pieces, in order (one forward each, or one padded batch):
+    the pieces' audio with their pauses (SSML breaks) between them, and word timings from the predicted durations."""
+    from kokoro import KPipeline
+
+    parts: list[np.ndarray] = []
+    words: list[WordTiming] = []
+    offset = 0
+    for piece, output in zip(prepared.pieces, outputs, strict=True):
+        audio = output.audio.detach().cpu().numpy().astype(np.float32, copy=False).reshape(-1)
+        if piece.tokens and output.pred_dur is not None:
+            tokens = [SimpleNamespace(**_token_fields(t)) for t in piece.tokens]
+            KPipeline.join_timestamps(tokens, output.pred_dur)
+            start_s, end_s = offset / SAMPLE_RATE, (offset + len(audio)) / SAMPLE_RATE
+            words.extend(word_timings(tokens, start_s, end_s))
+        parts.append(audio)
+        offset += len(audio)
+        if piece.pause_after_s > 0:
+            silence = np.zeros(round(piece.pause_after_s * SAMPLE_RATE), dtype=np.float32)
+            parts.append(silence)
+            offset += len(silence)
+    audio = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    return SynthesisResult(audio=audio, words=make_monotonic(words), phonemes=prepared.phonemes)
 
 
 def _token_fields(token: object) -> dict[str, object]:
