@@ -158,16 +158,17 @@ class EngineActions:
             note = f"Could not ask the server which voices it has: {error_text(exc, 'websocket')}"
             self.window.sidebar.voice.set_note(note)
             return
-        voices = [voice.name for voice in found]
+        voices = [voice.name for voice in found if voice.usable]
         if self.window.hub.spec != spec:
             return
         self.remote_voices = voices
-        names = list(dict.fromkeys([*KNOWN_VOICES, *voices]))
+        names = list(dict.fromkeys([*KNOWN_VOICES, *(voice.name for voice in found)]))
         self.window.sidebar.voice.set_voices(
             names,
             set(voices),
             "{names} is not on this WebSocket server, so it would speak in another voice. Pick a voice the "
-            "server has (they are not marked), or add the voice to the server's model files.",
+            "server has (they are not marked), or have its operator add the voice or set up its language.",
+            unready_languages={voice.name[:1] for voice in found if not voice.language_ready},
         )
         self.window.sidebar.voice.set_note("")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 
 import pytest
 from PySide6.QtCore import Qt
@@ -16,6 +17,7 @@ from voicedesk.app.conversation import TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.settings import AppSettings, save_settings
+from voicedesk.app.ui.sidebar import NOT_SET_UP
 
 
 def endpoint_server(synthesizer, port: int | None = None):
@@ -102,8 +104,9 @@ def test_local_voices_not_downloaded_are_marked_and_offer_the_download(make_wind
 
 @pytest.mark.slow
 def test_a_websocket_server_lists_its_voices_and_a_missing_one_is_said_plainly(
-    make_window, qtbot, qloop, synthesizer, tmp_path
+    make_window, qtbot, qloop, synthesizer, tmp_path, monkeypatch
 ):
+    monkeypatch.setitem(sys.modules, "jieba", None)  # the server (in this process) has not set up Mandarin
     server = endpoint_server(synthesizer)
     try:
         window = websocket_window(
@@ -114,6 +117,9 @@ def test_a_websocket_server_lists_its_voices_and_a_missing_one_is_said_plainly(
         assert set(window.engines.remote_voices) == set(synthesizer.list_voices())
         lily = voice.voice.findData("bf_lily")
         assert "bf_lily" not in window.engines.remote_voices and "not downloaded" in voice.voice.itemText(lily)
+        mandarin = voice.voice.findData("zf_xiaobei")  # the server says its language is not set up: so marked
+        assert voice.voice.itemText(mandarin).endswith(NOT_SET_UP)
+        assert not any(name.startswith("z") for name in window.engines.remote_voices)
         voice.voice.setCurrentIndex(lily)
         assert "not on this WebSocket server" in voice.message.text() and not voice.download.isVisible()
         voice.voice.setCurrentIndex(voice.voice.findData("af_heart"))
