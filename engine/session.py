@@ -437,6 +437,15 @@ class SessionCore:
         """Audio produced and not yet taken by the listener."""
         return self._produced_s - self._consumed_s
 
+    def upcoming(self) -> tuple[str, str, TextSettings] | None:
+        """The sentence queued next as the synthesizer will get it (text as rendered, voice, text settings), so its
+        CPU half can be prepared while the current one is on the model; None when nothing is queued."""
+        if not self._queue:
+            return None
+        pending = self._queue[0]
+        text = pending.text if pending.markup_text is None else pending.markup_text
+        return text, pending.voice, pending.text_settings
+
     @property
     def throttled(self) -> bool:
         """Sentences are queued but wait for the listener to take audio (backpressure)."""

@@ -21,7 +21,7 @@ from voicedesk.engine.audio import float_to_pcm16
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Closed, Event, WordTiming
 from voicedesk.engine.model.batch_policy import BatchJob
-from voicedesk.engine.model.synthesis import SynthesisResult, Synthesizer
+from voicedesk.engine.model.synthesis import PreparesAhead, SynthesisResult, Synthesizer
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
@@ -150,6 +150,8 @@ class SessionDriver:
             return
         if self._in_flight is None:
             self._start_next()
+        if self._in_flight is not None:
+            self._prepare_upcoming()
         self._arm_timer()
 
     # ---- internals ---------------------------------------------------------------------------------
@@ -185,6 +187,13 @@ class SessionDriver:
             return
         self._in_flight = future
         future.add_done_callback(lambda f: self._on_rendered(job, f))
+
+    def _prepare_upcoming(self) -> None:
+        """While a sentence is on the model, the next one's front-end and G2P run beside it, so its first audio waits
+        only for the model (a synthesizer that cannot prepare ahead is left alone)."""
+        upcoming = self.core.upcoming()
+        if upcoming is not None and isinstance(self._synthesizer, PreparesAhead):
+            self._synthesizer.prepare_ahead(*upcoming)
 
     def _batch_item(
         self, job: SynthesisJob

@@ -21,6 +21,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -66,6 +67,8 @@ WARM_UP_TEXT = "Hello there, it is 21°C."
 """Has a number and a unit, so the spoken form's grammars are warm too."""
 MAX_CACHED_BLENDS = 64
 """Blends are cheap to recompute; the cap keeps a client sending ever-new blends from growing memory."""
+MAX_PREPARED_AHEAD = 32
+"""Sentences prepared ahead and not yet taken; older ones (a cancelled session's) are dropped past it."""
 
 INTERRUPT_POINTS = frozenset({"AlbertLayer", "LSTM", "AdainResBlk1d", "AdaINResBlock1"})
 """KModel's layers at whose start a synthesis checks whether it should stop: dozens per forward, so a cancelled
@@ -159,6 +162,11 @@ class KokoroSynthesizer:
         self._single_packs: dict[str, torch.Tensor] = {}
         self._blends: OrderedDict[str, torch.Tensor] = OrderedDict()
         self._should_stop = threading.local()
+        self._prepare_lock = threading.Lock()
+        self._ahead: OrderedDict[tuple[str, str, TextSettings], Future[PreparedSentence]] = OrderedDict()
+        self._ahead_pool: ThreadPoolExecutor | None = None
+        self.prepared_ahead = 0
+        """Sentences whose preparation ``synthesize`` found done (or under way) ahead of it."""
         self._install_interrupt_hooks()
 
     def _install_interrupt_hooks(self) -> None:
@@ -274,15 +282,39 @@ class KokoroSynthesizer:
     ) -> SynthesisResult:
         """``render(prepare(...))``. Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model
         runs, and ``VoicedeskError`` (``bad_text``) for text that cannot be read (malformed SSML)."""
-        return self.render(self.prepare(text, voice, settings), voice, speed, should_stop)
+        ahead = self._take_prepared_ahead(text, voice, settings or DEFAULT_TEXT_SETTINGS)
+        prepared = ahead.result() if ahead is not None else self.prepare(text, voice, settings)
+        return self.render(prepared, voice, speed, should_stop)
 
     def prepare(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
         """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes."""
         spec, _pack = self.resolve_voice(voice)
         language = language_of(parse_voice_spec(spec)[0].source)
-        spoken = self.front_end.to_spoken(text, language, settings or DEFAULT_TEXT_SETTINGS)
-        pieces = prepare_pieces(self.pipeline(language), spoken, language)
+        # One preparation at a time: the G2P's spaCy pipeline and NeMo's grammars are not made for threads.
+        with self._prepare_lock:
+            spoken = self.front_end.to_spoken(text, language, settings or DEFAULT_TEXT_SETTINGS)
+            pieces = prepare_pieces(self.pipeline(language), spoken, language)
         return PreparedSentence(text, spec, language, spoken, pieces)
+
+    def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
+        """Starts preparing a sentence that is coming on a thread of its own (``engine.model.synthesis.PreparesAhead``);
+        ``synthesize`` of the same text, voice and settings takes the result (or its error) instead of preparing."""
+        key = (text, voice, settings)
+        with self._lock:
+            if key in self._ahead:
+                return
+            if self._ahead_pool is None:
+                self._ahead_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voicedesk-prepare")
+            self._ahead[key] = self._ahead_pool.submit(self.prepare, text, voice, settings)
+            while len(self._ahead) > MAX_PREPARED_AHEAD:  # sentences of cancelled sessions are never taken
+                self._ahead.popitem(last=False)
+
+    def _take_prepared_ahead(self, text: str, voice: str, settings: TextSettings) -> Future[PreparedSentence] | None:
+        with self._lock:
+            ahead = self._ahead.pop((text, voice, settings), None)
+        if ahead is not None:
+            self.prepared_ahead += 1
+        return ahead
 
     def render(
         self,

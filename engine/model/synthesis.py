@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,3 +51,12 @@ class Synthesizer(Protocol):
     def list_voices(self) -> list[str]: ...
 
     def warm_up(self) -> None: ...
+
+
+@runtime_checkable
+class PreparesAhead(Protocol):
+    """A synthesizer whose CPU half (front-end, G2P) can start before the model is free for the sentence."""
+
+    def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
+        """Starts preparing a sentence that is coming; a later ``synthesize`` of the same one finds it ready."""
+        ...

@@ -101,6 +101,21 @@ async def test_two_sentences_and_flush_arrive_in_order(engine, synthesizer):
     assert rest == [Closed()]
 
 
+async def test_the_next_sentence_is_prepared_while_the_current_one_is_on_the_model(engine, synthesizer):
+    before = synthesizer.prepared_ahead
+    session = await engine.open_session(SessionConfig(voice="af_heart"))
+    events = session.events()
+    for sentence in ("The kitchen is at 21°C. ", "The hall is at 19°C. ", "The porch is at -2°C."):
+        await session.send_text(sentence)
+    await session.flush()
+    seen = await read_until(events, lambda e: isinstance(e, Flushed))
+    assert not [e for e in seen if isinstance(e, Error)]
+    assert len(check_sentence_order(seen)) == 3
+    # the later sentences' front-end and G2P ran beside the model and were taken, not done again
+    assert synthesizer.prepared_ahead - before >= 1
+    await session.close()
+
+
 async def test_unknown_voice_is_refused_at_open_and_reported_on_configure(engine):
     with pytest.raises(VoiceError, match="af_heart"):
         await engine.open_session(SessionConfig(voice="nobody"))

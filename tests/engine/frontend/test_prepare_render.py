@@ -42,3 +42,29 @@ def test_an_ssml_break_is_silence_between_two_forwards(synthesizer):
     assert len(result.audio) == sum(spoken) + pause
     assert not result.audio[spoken[0] : spoken[0] + pause].any()
     assert result.audio[: spoken[0]].any() and result.audio[spoken[0] + pause :].any()
+
+
+def test_a_sentence_prepared_ahead_is_what_synthesize_takes_and_sounds_the_same(synthesizer):
+    text = "The porch light is at 40 W."
+    torch.manual_seed(3)
+    inline = synthesizer.synthesize(text, "af_heart", 1.0)
+    taken_before = synthesizer.prepared_ahead
+    synthesizer.prepare_ahead(text, "af_heart", TextSettings())
+    torch.manual_seed(3)
+    ahead = synthesizer.synthesize(text, "af_heart", 1.0)
+    assert synthesizer.prepared_ahead == taken_before + 1
+    np.testing.assert_array_equal(ahead.audio, inline.audio)
+    assert ahead.phonemes == inline.phonemes and "wˈɑts" in ahead.phonemes
+
+
+def test_text_that_cannot_be_read_fails_the_same_when_prepared_ahead(synthesizer):
+    from voicedesk.engine.errors import VoicedeskError
+
+    broken = "<speak><s>Unclosed</speak>"
+    synthesizer.prepare_ahead(broken, "af_heart", TextSettings())
+    try:
+        synthesizer.synthesize(broken, "af_heart", 1.0)
+    except VoicedeskError as exc:
+        assert exc.code.value == "bad_text"
+    else:
+        raise AssertionError("malformed SSML prepared ahead was synthesized")
