@@ -421,7 +421,8 @@ class MainWindow(QMainWindow):
 
     def voice_names(self) -> list[str]:
         combo = self.sidebar.voice.voice
-        return [combo.itemData(i) for i in range(combo.count())]
+        # the language headings between the groups carry no voice
+        return [name for i in range(combo.count()) if (name := combo.itemData(i)) is not None]
 
     # ---- ControllerListener -------------------------------------------------------------------------
 

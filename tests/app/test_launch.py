@@ -44,4 +44,6 @@ def test_voicedesk_app_starts_and_closes_cleanly_on_sigterm(tmp_path):
     assert code == 0, errors
     assert "Traceback" not in errors
     saved = json.loads(path.read_text())
-    assert saved["engine"]["kind"] == "websocket" and saved["engine"]["websocket_url"] == "ws://127.0.0.1:9"
+    # kept, in the one form every part of the app uses (app.urls.engine_url)
+    assert saved["engine"]["kind"] == "websocket"
+    assert saved["engine"]["websocket_url"] == "ws://127.0.0.1:9/invocations-bidirectional-stream"

@@ -15,7 +15,10 @@ from voicedesk.engine.errors import VoicedeskError
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["bench", "lab", "--scenarios", "streaming,nope"], "--scenarios takes names from cold,streaming,seed"),
+        (
+            ["bench", "lab", "--scenarios", "streaming,nope"],
+            "--scenarios takes names from cold,streaming,first-cut,seed",
+        ),
         (["bench", "server", "--sessions", "x"], "--sessions takes positive integers like 1,2,4; got '1,x'."),
         (["bench", "streaming", "--repeat", "0"], "--repeat must be at least 1; got 0."),
         (["bench", "streaming", "--tokens-per-s", "0"], "--tokens-per-s must be above 0"),
