@@ -9,6 +9,7 @@ weights are loaded), so it works before `voicedesk models fetch` has fetched a v
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -95,4 +96,7 @@ def _g2p_pipeline(language: str):  # kokoro is imported here, not when the comma
 
     from voicedesk.engine.model import kokoro_synth  # noqa: F401 - silences kokoro's known start-up warnings
 
-    return KPipeline(lang_code=language, repo_id=weights.REPO_ID, model=False)
+    # Some G2P libraries print notices on import (pyopenjtalk-plus: "ONNX Runtime is not installed"); stdout is only
+    # for phonemes, so they go to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        return KPipeline(lang_code=language, repo_id=weights.REPO_ID, model=False)

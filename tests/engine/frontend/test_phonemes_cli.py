@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 
 from voicedesk.engine.commands import main
 
@@ -36,3 +38,15 @@ def test_a_bad_lexicon_entry_is_named(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert "lexicon entry 0 ('Siobhan')" in err and "names.json" in err
+
+
+def test_notices_a_g2p_library_prints_on_import_stay_off_stdout(text_grammars):
+    # A fresh process: pyopenjtalk-plus prints its "ONNX Runtime is not installed" notice once, when first imported.
+    said = subprocess.run(
+        [sys.executable, "-m", "voicedesk.engine.commands", "phonemes", "--voice", "jf_alpha", "今日は25人です。"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡo ɲiɴ desɨ."]
