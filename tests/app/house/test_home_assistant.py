@@ -1,0 +1,122 @@
+"""The console in a real Home Assistant: its MQTT discovery makes one device with the "speaking" sensor, the "say"
+text entity, the "stop" button and the state sensor (no YAML on Home Assistant's side, only the MQTT integration's
+config entry pointing at the test broker), and Home Assistant's own services on those entities reach the console.
+
+Home Assistant runs from its own Python 3.13 venv (``.cache/ha-venv``), which tests/run.sh makes when
+``VOICEDESK_HOME_ASSISTANT=1`` (see docs/house.md); without that venv these tests are skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from tests.app.house.helpers import running_console, until
+from tests.support.home_assistant import HA_VENV, HA_VERSION, HomeAssistant, hass_executable
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        hass_executable() is None,
+        reason=f"no Home Assistant in {HA_VENV}: run tests/run.sh with VOICEDESK_HOME_ASSISTANT=1 to install it",
+    ),
+]
+
+ENTITIES = ("speaking", "say", "stop", "state")
+
+
+@pytest.fixture(scope="module")
+def home_assistant(broker, tmp_path_factory) -> Iterator[HomeAssistant]:
+    house = HomeAssistant(tmp_path_factory.mktemp("home-assistant"), broker.port)
+    house.start()
+    try:
+        assert house.rest("GET", "/api/config")["version"] == HA_VERSION
+        yield house
+    finally:
+        house.stop()
+
+
+async def discovered(ha: HomeAssistant, node_id: str) -> dict[str, str]:
+    """Our four entities once Home Assistant has them all: role → entity id."""
+    wanted = {f"voicedesk_{node_id}_{role}": role for role in ENTITIES}
+    found: dict[str, str] = {}
+
+    async def all_there() -> bool:
+        entities = await asyncio.to_thread(ha.entities)
+        found.clear()
+        found.update({wanted[e.unique_id]: e.entity_id for e in entities if e.unique_id in wanted})
+        return len(found) == len(wanted)
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while not await all_there():
+        assert loop.time() < deadline, f"Home Assistant has {found} of {ENTITIES}: {ha.tail()}"
+        await asyncio.sleep(0.2)
+    return found
+
+
+async def ha_state(ha: HomeAssistant, entity_id: str) -> str:
+    return (await asyncio.to_thread(ha.state, entity_id))["state"]
+
+
+async def until_ha(ha: HomeAssistant, entity_id: str, state: str, within_s: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while (seen := await ha_state(ha, entity_id)) != state:
+        assert loop.time() < deadline, f"{entity_id} stayed {seen!r}, expected {state!r}"
+        await asyncio.sleep(0.1)
+
+
+async def test_home_assistant_shows_the_console_as_one_device_with_its_entities(broker, home_assistant):
+    ha = home_assistant
+    async with running_console(broker.port) as house:
+        node = house.mqtt.settings.node_id
+        entities = await discovered(ha, node)
+        assert {role: entity_id.split(".")[0] for role, entity_id in entities.items()} == {
+            "speaking": "binary_sensor",
+            "say": "text",
+            "stop": "button",
+            "state": "sensor",
+        }
+        registry = {e.entity_id: e for e in await asyncio.to_thread(ha.entities)}
+        device_ids = {registry[entity_id].device_id for entity_id in entities.values()}
+        assert len(device_ids) == 1 and None not in device_ids  # one device holds all four
+        device = (await asyncio.to_thread(ha.devices))[device_ids.pop()]
+        assert ["mqtt", f"voicedesk_{node}"] in device["identifiers"]
+        assert (device["name"], device["manufacturer"], device["model"]) == (
+            house.mqtt.settings.name,
+            "voicedesk",
+            "voicedesk announcer",
+        )
+        # Available (our availability topic says online) and reading the console's retained state.
+        await until_ha(ha, entities["state"], "idle")
+        await until_ha(ha, entities["speaking"], "off")
+        say = await asyncio.to_thread(ha.state, entities["say"])
+        assert say["state"] != "unavailable" and say["attributes"]["mode"] == "text"
+        assert await ha_state(ha, entities["stop"]) != "unavailable"
+        # The console going away shows as unavailable (its last word on the availability topic).
+    await until_ha(ha, entities["speaking"], "unavailable")
+
+
+async def test_home_assistants_say_and_stop_reach_the_console(broker, listen, home_assistant):
+    ha = home_assistant
+    async with running_console(broker.port, realtime_factor=0.5) as house:  # slower than speech: still going
+        entities = await discovered(ha, house.mqtt.settings.node_id)
+        await until_ha(ha, entities["speaking"], "off")
+        watcher = listen(house.mqtt.topics.outcome)
+
+        text = "Said from Home Assistant. It keeps going for a while. And a third sentence."
+        await asyncio.to_thread(ha.call, "text", "set_value", entity_id=entities["say"], value=text)
+        await until(lambda: house.controller.run is not None and house.controller.run.turn.sentences)
+        # Home Assistant sees it speaking, through the state the console publishes.
+        await until_ha(ha, entities["speaking"], "on")
+        assert await ha_state(ha, entities["state"]) == "speaking"
+
+        await asyncio.to_thread(ha.call, "button", "press", entity_id=entities["stop"])
+        report = await asyncio.to_thread(watcher.next, house.mqtt.topics.outcome, 60.0)
+        assert (report["text"], report["source"]) == (text, "mqtt")
+        assert (report["outcome"], report["reason"]) == ("interrupted", "stopped")
+        await until_ha(ha, entities["speaking"], "off")
+        assert await ha_state(ha, entities["state"]) == "idle"

@@ -1,0 +1,244 @@
+"""A real Home Assistant for the house tests: started headless from its own Python 3.13 venv (``.cache/ha-venv``,
+made by tests/run.sh), with a written config folder that loads only what MQTT discovery needs and an MQTT config
+entry pointing at the test broker, then onboarded through its own API to get an access token.
+
+Nothing is downloaded at run time: ``hass --skip-pip`` (its requirements are installed with it; the frontend's
+40 MB package is not, so the ``frontend`` integration fails to load, which nothing here needs).
+
+Run by hand against a broker on 127.0.0.1:1883 (prints the device and its entities, then waits):
+``.venv/bin/python -m tests.support.home_assistant --broker-port 1883``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+HA_VERSION = "2025.4.4"
+"""The Home Assistant release tests/run.sh installs and the house tests ran against (the newest on PyPI here)."""
+
+HA_VENV = Path(os.environ.get("VOICEDESK_HA_VENV", Path(__file__).resolve().parents[2] / ".cache" / "ha-venv"))
+
+CONFIGURATION_YAML = """\
+# Only what a discovery test needs: no default_config (no cloud, no recorder, no zeroconf downloads).
+homeassistant:
+  name: voicedesk test house
+  latitude: 0
+  longitude: 0
+  elevation: 0
+  unit_system: metric
+  time_zone: UTC
+  country: GB
+  currency: EUR
+http:
+  server_host: 127.0.0.1
+  server_port: {port}
+api:
+config:
+onboarding:
+logger:
+  default: warning
+  logs:
+    homeassistant.components.mqtt: info
+"""
+
+
+def hass_executable(venv: Path = HA_VENV) -> Path | None:
+    hass = venv / "bin" / "hass"
+    return hass if hass.exists() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _config_entries(broker_port: int) -> dict[str, Any]:
+    """``.storage/core.config_entries`` with one MQTT entry (Home Assistant sets MQTT up only from a config entry;
+    written at storage minor version 1, which Home Assistant migrates to its current form on load)."""
+    return {
+        "version": 1,
+        "minor_version": 1,
+        "key": "core.config_entries",
+        "data": {
+            "entries": [
+                {
+                    "entry_id": uuid.uuid4().hex,
+                    "version": 1,
+                    "minor_version": 2,
+                    "domain": "mqtt",
+                    "title": f"127.0.0.1:{broker_port}",
+                    "data": {"broker": "127.0.0.1", "port": broker_port},
+                    "options": {"discovery": True, "discovery_prefix": "homeassistant"},
+                    "source": "user",
+                    "unique_id": None,
+                    "disabled_by": None,
+                }
+            ]
+        },
+    }
+
+
+@dataclass
+class Entity:
+    entity_id: str
+    unique_id: str
+    platform: str
+    device_id: str | None
+
+
+class HomeAssistant:
+    """One ``hass`` process on a free loopback port, talking to the broker on ``broker_port``."""
+
+    def __init__(self, directory: Path, broker_port: int, venv: Path = HA_VENV) -> None:
+        hass = hass_executable(venv)
+        if hass is None:
+            raise FileNotFoundError(f"no Home Assistant in {venv}: tests/run.sh installs it (see docs/house.md)")
+        self.hass = hass
+        self.directory = directory
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = directory / "home-assistant.log"
+        self.token = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        storage = directory / ".storage"
+        storage.mkdir(parents=True, exist_ok=True)
+        (directory / "configuration.yaml").write_text(CONFIGURATION_YAML.format(port=self.port))
+        (storage / "core.config_entries").write_text(json.dumps(_config_entries(broker_port)))
+
+    # ---- lifecycle --------------------------------------------------------------------------------
+
+    def start(self, within_s: float = 180.0) -> None:
+        """Starts hass and waits until its API answers, then onboards the owner and keeps an access token."""
+        with (self.directory / "hass.out").open("ab") as out:  # what it prints before its log is set up
+            self.proc = subprocess.Popen(
+                [str(self.hass), "-c", str(self.directory), "--skip-pip", "--log-file", str(self.log)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + within_s
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"hass exited with {self.proc.returncode}: {self.tail()}")
+            try:
+                if httpx.get(f"{self.url}/api/onboarding", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Home Assistant did not answer within {within_s} s: {self.tail()}")
+            time.sleep(0.25)
+        self.token = self._onboard()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+            self.proc = None
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else "(no log)"
+
+    def _onboard(self) -> str:
+        """The owner account through the onboarding API (what the first browser visit does), then its token."""
+        client_id = f"{self.url}/"
+        created = httpx.post(
+            f"{self.url}/api/onboarding/users",
+            json={"client_id": client_id, "name": "Test", "username": "test", "password": "test-pass", "language": "en"},
+            timeout=30,
+        )
+        created.raise_for_status()
+        token = httpx.post(
+            f"{self.url}/auth/token",
+            data={"grant_type": "authorization_code", "code": created.json()["auth_code"], "client_id": client_id},
+            timeout=30,
+        )
+        token.raise_for_status()
+        return token.json()["access_token"]
+
+    # ---- REST and websocket API -------------------------------------------------------------------
+
+    def rest(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        response = httpx.request(
+            method, f"{self.url}{path}", json=body, headers={"Authorization": f"Bearer {self.token}"}, timeout=30
+        )
+        response.raise_for_status()
+        return response.json()
+
+    def state(self, entity_id: str) -> dict[str, Any]:
+        return self.rest("GET", f"/api/states/{entity_id}")
+
+    def call(self, domain: str, service: str, **data: Any) -> Any:
+        return self.rest("POST", f"/api/services/{domain}/{service}", data)
+
+    def websocket(self, *commands: dict[str, Any]) -> list[Any]:
+        """Runs websocket commands (the registries are only there) and returns each result."""
+        from websockets.sync.client import connect
+
+        results = []
+        with connect(f"ws://127.0.0.1:{self.port}/api/websocket", open_timeout=30) as ws:
+            assert json.loads(ws.recv(30))["type"] == "auth_required"
+            ws.send(json.dumps({"type": "auth", "access_token": self.token}))
+            assert json.loads(ws.recv(30))["type"] == "auth_ok"
+            for number, command in enumerate(commands, start=1):
+                ws.send(json.dumps({"id": number, **command}))
+                while True:
+                    reply = json.loads(ws.recv(30))
+                    if reply.get("id") == number and reply["type"] == "result":
+                        break
+                if not reply["success"]:
+                    raise RuntimeError(f"{command['type']}: {reply['error']}")
+                results.append(reply["result"])
+        return results
+
+    def entities(self) -> list[Entity]:
+        (rows,) = self.websocket({"type": "config/entity_registry/list"})
+        return [Entity(r["entity_id"], r["unique_id"], r["platform"], r["device_id"]) for r in rows]
+
+    def devices(self) -> dict[str, dict[str, Any]]:
+        (rows,) = self.websocket({"type": "config/device_registry/list"})
+        return {row["id"]: row for row in rows}
+
+
+def main() -> None:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--broker-port", type=int, default=1883)
+    parser.add_argument("--seconds", type=float, default=600, help="how long to keep it running")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="voicedesk-ha-") as folder:
+        house = HomeAssistant(Path(folder), args.broker_port)
+        started = time.monotonic()
+        house.start()
+        try:
+            print(f"Home Assistant {HA_VERSION} up in {time.monotonic() - started:.1f} s at {house.url}")
+            print(f"token: {house.token}")
+            time.sleep(10)
+            devices = house.devices()
+            for entity in house.entities():
+                if entity.platform == "mqtt":
+                    device = devices.get(entity.device_id or "", {})
+                    print(f"{entity.entity_id:45} {entity.unique_id:35} {device.get('name')}")
+            time.sleep(args.seconds)
+        finally:
+            house.stop()
+
+
+if __name__ == "__main__":
+    main()
