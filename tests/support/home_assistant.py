@@ -1,11 +1,13 @@
 """A real Home Assistant for the house tests: started headless from its own Python 3.13 venv (``.cache/ha-venv``,
-made by tests/run.sh), with a written config folder that loads only what MQTT discovery needs and an MQTT config
-entry pointing at the test broker, then onboarded through its own API to get an access token.
+made by tests/support/install_home_assistant.sh), with a written config folder that loads only what MQTT discovery
+needs and an MQTT config entry pointing at the test broker (Home Assistant sets MQTT up only from a config entry),
+then onboarded through its own API (what the first browser visit does) to get the owner's access token.
 
-Nothing is downloaded at run time: ``hass --skip-pip`` (its requirements are installed with it; the frontend's
-40 MB package is not, so the ``frontend`` integration fails to load, which nothing here needs).
+Nothing is downloaded at run time: ``hass --skip-pip``, with what the loaded integrations need installed beside it
+(the frontend among them: without it Home Assistant starts in recovery mode).
 
-Run by hand against a broker on 127.0.0.1:1883 (prints the device and its entities, then waits):
+By hand, with a broker on 127.0.0.1:1883 and ``voicedesk announcer --mqtt 127.0.0.1:1883`` running (prints Home
+Assistant's URL, the owner's token and the MQTT entities it discovered, then keeps it up for ``--seconds``):
 ``.venv/bin/python -m tests.support.home_assistant --broker-port 1883``
 """
 
@@ -23,8 +25,11 @@ from typing import Any
 
 import httpx
 
-HA_VERSION = "2025.4.4"
-"""The Home Assistant release tests/run.sh installs and the house tests ran against (the newest on PyPI here)."""
+REQUIREMENTS = Path(__file__).with_name("home-assistant-requirements.txt")
+HA_VERSION = next(
+    line.split("==")[1].strip() for line in REQUIREMENTS.read_text().splitlines() if line.startswith("homeassistant==")
+)
+"""The Home Assistant release install_home_assistant.sh pins (tests/support/home-assistant-requirements.txt)."""
 
 HA_VENV = Path(os.environ.get("VOICEDESK_HA_VENV", Path(__file__).resolve().parents[2] / ".cache" / "ha-venv"))
 
@@ -156,11 +161,8 @@ class HomeAssistant:
     def _onboard(self) -> str:
         """The owner account through the onboarding API (what the first browser visit does), then its token."""
         client_id = f"{self.url}/"
-        created = httpx.post(
-            f"{self.url}/api/onboarding/users",
-            json={"client_id": client_id, "name": "Test", "username": "test", "password": "test-pass", "language": "en"},
-            timeout=30,
-        )
+        owner = {"client_id": client_id, "name": "Test", "username": "test", "password": "test-pass", "language": "en"}
+        created = httpx.post(f"{self.url}/api/onboarding/users", json=owner, timeout=30)
         created.raise_for_status()
         token = httpx.post(
             f"{self.url}/auth/token",
