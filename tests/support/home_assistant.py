@@ -124,7 +124,8 @@ class HomeAssistant:
     # ---- lifecycle --------------------------------------------------------------------------------
 
     def start(self, within_s: float = 180.0) -> None:
-        """Starts hass and waits until its API answers, then onboards the owner and keeps an access token."""
+        """Starts hass and waits until its API answers; the first time, onboards the owner and keeps a token
+        (Home Assistant keeps the owner and the token's refresh token in its folder across restarts)."""
         with (self.directory / "hass.out").open("ab") as out:  # what it prints before its log is set up
             self.proc = subprocess.Popen(
                 [str(self.hass), "-c", str(self.directory), "--skip-pip", "--log-file", str(self.log)],
@@ -143,7 +144,12 @@ class HomeAssistant:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"Home Assistant did not answer within {within_s} s: {self.tail()}")
             time.sleep(0.25)
-        self.token = self._onboard()
+        if not self.token:
+            self.token = self._onboard()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
 
     def stop(self) -> None:
         if self.proc is not None:

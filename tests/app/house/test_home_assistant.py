@@ -120,3 +120,18 @@ async def test_home_assistants_say_and_stop_reach_the_console(broker, listen, ho
         assert (report["outcome"], report["reason"]) == ("interrupted", "stopped")
         await until_ha(ha, entities["speaking"], "off")
         assert await ha_state(ha, entities["state"]) == "idle"
+
+
+async def test_a_restarted_home_assistant_finds_the_console_again(broker, home_assistant):
+    """The discovery configs, the availability and the state are retained, so Home Assistant coming back (an
+    update, a reboot) knows the console at once, without the console reconnecting."""
+    ha = home_assistant
+    async with running_console(broker.port) as house:
+        entities = await discovered(ha, house.mqtt.settings.node_id)
+        await until_ha(ha, entities["state"], "idle")
+        connects = house.mqtt.connects
+        await asyncio.to_thread(ha.restart)
+        await until_ha(ha, entities["state"], "idle")
+        await until_ha(ha, entities["speaking"], "off")
+        assert await ha_state(ha, entities["say"]) != "unavailable"
+        assert house.mqtt.connects == connects  # nothing was sent again by the console
