@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
 import uuid
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.support.net import free_port
 
 REQUIREMENTS = Path(__file__).with_name("home-assistant-requirements.txt")
 HA_VERSION = next(
@@ -57,15 +58,12 @@ logger:
 """
 
 
+PACKAGES_LINE = "homeassistant:\n  packages: !include_dir_named packages\n"
+
+
 def hass_executable(venv: Path = HA_VENV) -> Path | None:
     hass = venv / "bin" / "hass"
     return hass if hass.exists() else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _config_entries(broker_port: int) -> dict[str, Any]:
@@ -105,20 +103,36 @@ class Entity:
 class HomeAssistant:
     """One ``hass`` process on a free loopback port, talking to the broker on ``broker_port``."""
 
-    def __init__(self, directory: Path, broker_port: int, venv: Path = HA_VENV) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        broker_port: int,
+        venv: Path = HA_VENV,
+        packages: dict[str, str] | None = None,
+        secrets: dict[str, str] | None = None,
+    ) -> None:
+        """``packages``: name → YAML, each a Home Assistant package (configuration of several integrations, e.g.
+        automations and a rest_command, merged into the configuration); ``secrets``: what ``!secret`` reads."""
         hass = hass_executable(venv)
         if hass is None:
             raise FileNotFoundError(f"no Home Assistant in {venv}: tests/run.sh installs it (see docs/house.md)")
         self.hass = hass
         self.directory = directory
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = directory / "home-assistant.log"
         self.token = ""
         self.proc: subprocess.Popen[bytes] | None = None
         storage = directory / ".storage"
         storage.mkdir(parents=True, exist_ok=True)
-        (directory / "configuration.yaml").write_text(CONFIGURATION_YAML.format(port=self.port))
+        configuration = CONFIGURATION_YAML.format(port=self.port)
+        if packages:
+            (directory / "packages").mkdir()
+            for name, text in packages.items():
+                (directory / "packages" / f"{name}.yaml").write_text(text)
+            configuration = configuration.replace("homeassistant:\n", PACKAGES_LINE, 1)
+        (directory / "configuration.yaml").write_text(configuration)
+        (directory / "secrets.yaml").write_text(json.dumps(secrets or {}))  # JSON is YAML
         (storage / "core.config_entries").write_text(json.dumps(_config_entries(broker_port)))
 
     # ---- lifecycle --------------------------------------------------------------------------------

@@ -8,13 +8,18 @@ Home Assistant runs from its own Python 3.13 venv (``.cache/ha-venv``), which te
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.app.house.helpers import running_console, until
 from tests.support.home_assistant import HA_VENV, HA_VERSION, HomeAssistant, hass_executable
+from tests.support.net import free_port
+from voicedesk.app.house.cli import add_input_arguments, mqtt_from_args
 
 pytestmark = [
     pytest.mark.slow,
@@ -25,11 +30,36 @@ pytestmark = [
 ]
 
 ENTITIES = ("speaking", "say", "stop", "state")
+HOUSE_DOC = Path(__file__).resolve().parents[3] / "docs" / "house.md"
+DOC_CONSOLE_URL = "http://hallway-console.local:8766"
+"""Where the docs' rest_command recipe reaches the console; the test's console listens on loopback instead."""
+RECIPE_TOKEN = "recipe-token"
+
+
+def doc_recipes(http_port: int) -> dict[str, str]:
+    """The YAML blocks of docs/house.md's Home Assistant section, as Home Assistant packages."""
+    section = HOUSE_DOC.read_text().split("\n## Home Assistant\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 3 and sum(block.count(DOC_CONSOLE_URL) for block in blocks) == 1, "the recipes changed"
+    return {
+        f"recipe_{number}": block.replace(DOC_CONSOLE_URL, f"http://127.0.0.1:{http_port}")
+        for number, block in enumerate(blocks, start=1)
+    }
 
 
 @pytest.fixture(scope="module")
-def home_assistant(broker, tmp_path_factory) -> Iterator[HomeAssistant]:
-    house = HomeAssistant(tmp_path_factory.mktemp("home-assistant"), broker.port)
+def recipe_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def home_assistant(broker, tmp_path_factory, recipe_port) -> Iterator[HomeAssistant]:
+    house = HomeAssistant(
+        tmp_path_factory.mktemp("home-assistant"),
+        broker.port,
+        packages=doc_recipes(recipe_port),
+        secrets={"console_token_header": f"Bearer {RECIPE_TOKEN}"},
+    )
     house.start()
     try:
         assert house.rest("GET", "/api/config")["version"] == HA_VERSION
@@ -135,3 +165,31 @@ async def test_a_restarted_home_assistant_finds_the_console_again(broker, home_a
         await until_ha(ha, entities["speaking"], "off")
         assert await ha_state(ha, entities["say"]) != "unavailable"
         assert house.mqtt.connects == connects  # nothing was sent again by the console
+
+
+async def test_the_home_assistant_recipes_in_the_docs_reach_the_console(broker, listen, home_assistant, recipe_port):
+    """docs/house.md's three automations, loaded by Home Assistant as written (the rest_command's host aside), each
+    fired by its trigger's state: the leak over MQTT, the washer over HTTP with the token, the doorbell through the
+    discovered Say entity; on a console started with the announcer's options for the name the docs use."""
+    ha = home_assistant
+    parser = argparse.ArgumentParser()
+    add_input_arguments(parser)
+    args = parser.parse_args(["--mqtt", f"127.0.0.1:{broker.port}", "--name", "Hallway console"])
+    settings = mqtt_from_args(args)
+    async with running_console(None, mqtt=settings, http_port=recipe_port, http_token=RECIPE_TOKEN) as house:
+        entities = await discovered(ha, settings.node_id)
+        assert entities["say"] == "text.hallway_console_say"  # the entity id the doorbell recipe names
+        watcher = listen(house.mqtt.topics.outcome)
+        for entity_id, before, after, expected in (
+            ("binary_sensor.basement_leak", "off", "on", ("Water leak in the basement!", "mqtt", "urgent")),
+            ("sensor.washer_state", "running", "idle", ("The washing machine has finished.", "http", "low")),
+            ("binary_sensor.doorbell", "off", "on", ("Someone is at the front door.", "mqtt", "normal")),
+        ):
+            for state in (before, after):  # the trigger's device, as a state set through Home Assistant's API
+                await asyncio.to_thread(ha.rest, "POST", f"/api/states/{entity_id}", {"state": state})
+            try:
+                report = await asyncio.to_thread(watcher.next, house.mqtt.topics.outcome, 60.0)
+            except TimeoutError:
+                raise AssertionError(f"nothing said for {entity_id}: {ha.tail()}") from None
+            assert (report["text"], report["source"], report["priority"]) == expected
+            assert report["outcome"] == "spoken"
