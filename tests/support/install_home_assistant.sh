@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Makes .cache/ha-venv: a real Home Assistant in its own Python 3.13 venv (Home Assistant needs 3.13; the project
 # runs on 3.12), pinned by tests/support/home-assistant-requirements.txt, for tests/app/house/test_home_assistant.py.
-# Kept between runs: reinstalled only when the pins change. About 5 minutes the first time on 2 cores (one of its
-# dependencies, pyspeex-noise, builds from source), seconds when cached; so tests/run.sh runs it only with
-# VOICEDESK_HOME_ASSISTANT=1. Python 3.13 is looked for as $VOICEDESK_HA_PYTHON, python3.13, then pyenv's.
+# Kept between runs: reinstalled only when the pins change. 5–12 minutes the first time on 2 cores (idle/busy;
+# pyspeex-noise and a few others build from source), nothing when cached; so tests/run.sh runs it only with
+# VOICEDESK_HOME_ASSISTANT=1. Python 3.13 is looked for as $VOICEDESK_HA_PYTHON, python3.13, then pyenv's;
+# $VOICEDESK_HA_VENV puts the venv elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 REQUIREMENTS=tests/support/home-assistant-requirements.txt
-VENV=.cache/ha-venv
+VENV=${VOICEDESK_HA_VENV:-.cache/ha-venv}  # tests/support/home_assistant.py reads the same variable
 STAMP=$VENV/.voicedesk-requirements
 
 if [ -x "$VENV/bin/hass" ] && cmp -s "$REQUIREMENTS" "$STAMP"; then
@@ -34,7 +35,7 @@ fi
 echo "install_home_assistant.sh: installing Home Assistant into $VENV with $HA_PYTHON (minutes the first time)"
 started=$SECONDS
 rm -rf "$VENV"
-mkdir -p .cache
+mkdir -p "$(dirname "$VENV")"
 "$HA_PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q -r "$REQUIREMENTS"
