@@ -1,9 +1,10 @@
 """The console in a real Home Assistant: its MQTT discovery makes one device with the "speaking" sensor, the "say"
 text entity, the "stop" button and the state sensor (no YAML on Home Assistant's side, only the MQTT integration's
-config entry pointing at the test broker), and Home Assistant's own services on those entities reach the console.
+config entry pointing at the test broker), Home Assistant's own services on those entities reach the console, a
+restarted Home Assistant finds it again, and the recipes in docs/house.md work as written.
 
 Home Assistant runs from its own Python 3.13 venv (``.cache/ha-venv``), which tests/run.sh makes when
-``VOICEDESK_HOME_ASSISTANT=1`` (see docs/house.md); without that venv these tests are skipped, saying why.
+``VOICEDESK_HOME_ASSISTANT=1`` (see docs/testing.md); without that venv these tests are skipped, saying why.
 """
 
 from __future__ import annotations
@@ -54,18 +55,18 @@ def recipe_port() -> int:
 
 @pytest.fixture(scope="module")
 def home_assistant(broker, tmp_path_factory, recipe_port) -> Iterator[HomeAssistant]:
-    house = HomeAssistant(
+    ha = HomeAssistant(
         tmp_path_factory.mktemp("home-assistant"),
         broker.port,
         packages=doc_recipes(recipe_port),
         secrets={"console_token_header": f"Bearer {RECIPE_TOKEN}"},
     )
-    house.start()
     try:
-        assert house.rest("GET", "/api/config")["version"] == HA_VERSION
-        yield house
+        ha.start()
+        assert ha.rest("GET", "/api/config")["version"] == HA_VERSION
+        yield ha
     finally:
-        house.stop()
+        ha.stop()
 
 
 async def discovered(ha: HomeAssistant, node_id: str) -> dict[str, str]:
