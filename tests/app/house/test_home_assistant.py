@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import queue
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.app.house.helpers import running_console, until
@@ -70,7 +72,8 @@ def home_assistant(broker, tmp_path_factory, recipe_port) -> Iterator[HomeAssist
 
 
 async def discovered(ha: HomeAssistant, node_id: str) -> dict[str, str]:
-    """Our four entities once Home Assistant has them all: role → entity id."""
+    """Our four entities once Home Assistant has them all and they are available: role → entity id. (Registered
+    comes before available: Home Assistant skips a service call on an entity not yet available, e.g. Say.)"""
     wanted = {f"voicedesk_{node_id}_{role}": role for role in ENTITIES}
     found: dict[str, str] = {}
 
@@ -78,7 +81,10 @@ async def discovered(ha: HomeAssistant, node_id: str) -> dict[str, str]:
         entities = await asyncio.to_thread(ha.entities)
         found.clear()
         found.update({wanted[e.unique_id]: e.entity_id for e in entities if e.unique_id in wanted})
-        return len(found) == len(wanted)
+        if len(found) < len(wanted):
+            return False
+        states = await asyncio.gather(*(ha_state(ha, entity_id) for entity_id in found.values()))
+        return "unavailable" not in states
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 60
@@ -89,7 +95,12 @@ async def discovered(ha: HomeAssistant, node_id: str) -> dict[str, str]:
 
 
 async def ha_state(ha: HomeAssistant, entity_id: str) -> str:
-    return (await asyncio.to_thread(ha.state, entity_id))["state"]
+    try:
+        return (await asyncio.to_thread(ha.state, entity_id))["state"]
+    except httpx.HTTPStatusError as exc:
+        if exc.response.status_code == 404:  # registered, not yet in the state machine
+            return "absent"
+        raise
 
 
 async def until_ha(ha: HomeAssistant, entity_id: str, state: str, within_s: float = 60.0) -> None:
@@ -137,15 +148,21 @@ async def test_home_assistants_say_and_stop_reach_the_console(broker, listen, ho
         entities = await discovered(ha, house.mqtt.settings.node_id)
         await until_ha(ha, entities["speaking"], "off")
         watcher = listen(house.mqtt.topics.outcome)
+        commands: queue.Queue[tuple[str, bytes, int]] = queue.Queue()
+        spy = listen(house.mqtt.topics.say, house.mqtt.topics.stop)
+        spy.client.on_message = lambda _client, _userdata, m: commands.put((m.topic, bytes(m.payload), m.qos))
 
         text = "Said from Home Assistant. It keeps going for a while. And a third sentence."
         await asyncio.to_thread(ha.call, "text", "set_value", entity_id=entities["say"], value=text)
+        # Published by Home Assistant at the QoS the discovery asks for (1), so a broker keeps it for the console.
+        assert await asyncio.to_thread(commands.get, True, 30) == (house.mqtt.topics.say, text.encode(), 1)
         await until(lambda: house.controller.run is not None and house.controller.run.turn.sentences)
         # Home Assistant sees it speaking, through the state the console publishes.
         await until_ha(ha, entities["speaking"], "on")
         assert await ha_state(ha, entities["state"]) == "speaking"
 
         await asyncio.to_thread(ha.call, "button", "press", entity_id=entities["stop"])
+        assert await asyncio.to_thread(commands.get, True, 30) == (house.mqtt.topics.stop, b"PRESS", 1)
         report = await asyncio.to_thread(watcher.next, house.mqtt.topics.outcome, 60.0)
         assert (report["text"], report["source"]) == (text, "mqtt")
         assert (report["outcome"], report["reason"]) == ("interrupted", "stopped")
