@@ -2,8 +2,8 @@
 # Makes .cache/ha-venv: a real Home Assistant in its own Python 3.13 venv (Home Assistant needs 3.13; the project
 # runs on 3.12), pinned by tests/support/home-assistant-requirements.txt, for tests/app/house/test_home_assistant.py.
 # Kept between runs: reinstalled only when the pins change. 5–12 minutes the first time on 2 cores (idle/busy;
-# pyspeex-noise and a few others build from source), nothing when cached; so tests/run.sh runs it only with
-# VOICEDESK_HOME_ASSISTANT=1. Python 3.13 is looked for as $VOICEDESK_HA_PYTHON, python3.13, then pyenv's;
+# pyspeex-noise and a few others build from source), nothing when cached; tests/run.sh runs it unless
+# VOICEDESK_HOME_ASSISTANT=0. Python 3.13 is looked for as $VOICEDESK_HA_PYTHON, python3.13, then pyenv's;
 # $VOICEDESK_HA_VENV puts the venv elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -3,8 +3,8 @@ text entity, the "stop" button and the state sensor (no YAML on Home Assistant's
 config entry pointing at the test broker), Home Assistant's own services on those entities reach the console, a
 restarted Home Assistant finds it again, and the recipes in docs/house.md work as written.
 
-Home Assistant runs from its own Python 3.13 venv (``.cache/ha-venv``), which tests/run.sh makes when
-``VOICEDESK_HOME_ASSISTANT=1`` (see docs/testing.md); without that venv these tests are skipped, saying why.
+Home Assistant runs from its own Python 3.13 venv (``.cache/ha-venv``), which tests/run.sh makes unless
+``VOICEDESK_HOME_ASSISTANT=0`` (see docs/testing.md); without that venv these tests are skipped, saying why.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         hass_executable() is None,
-        reason=f"no Home Assistant in {HA_VENV}: run tests/run.sh with VOICEDESK_HOME_ASSISTANT=1 to install it",
+        reason=f"no Home Assistant in {HA_VENV}: run tests/run.sh (it installs it; needs Python 3.13)",
     ),
 ]
 
