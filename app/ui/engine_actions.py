@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,8 +20,7 @@ from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.urls import ENGINE_SCHEMES, host_of, url_problem
 from voicedesk.engine.clients.websocket import normalize_url, server_voices
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.model.languages import ready_languages
-from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES
+from voicedesk.engine.model.voices import KNOWN_VOICES, VoiceInfo
 
 if TYPE_CHECKING:
     from voicedesk.app.ui.console_window import ConsoleWindow
@@ -120,7 +119,7 @@ class EngineActions:
         if status.state is EngineState.READY:
             self.window.status.clear(Topic.ENGINE)
             if status.kind == "local":
-                self.show_local_voices()
+                self.window.spawn(self.show_local_voices())
             elif status.kind == "websocket":
                 self.window.spawn(self.show_remote_voices())
             else:
@@ -131,20 +130,23 @@ class EngineActions:
 
     # ---- voices -------------------------------------------------------------------------------------
 
-    def show_local_voices(self) -> None:
-        window = self.window
-        window.sidebar.voice.set_note("")
-        engine = window.hub.local_engine
-        synthesizer = engine.synthesizer if engine is not None else None
-        if synthesizer is None:
+    async def show_local_voices(self) -> None:
+        """The local engine's voices, as ``Engine.voices()`` lists them."""
+        self.window.sidebar.voice.set_note("")
+        engine = self.window.hub.local_engine
+        if engine is None:
             return
         try:
-            available = set(synthesizer.list_voices())
+            found = await engine.voices() or ()
         except Exception:  # the list is a convenience; every voice stays choosable when it fails
             return
-        names = list(dict.fromkeys([*KNOWN_VOICES, *sorted(available)]))
-        unready = set(LANGUAGES) - ready_languages()
-        window.sidebar.voice.set_voices(names, available, unready_languages=unready)
+        self._show_voices(found, "")
+
+    def _show_voices(self, found: Sequence[VoiceInfo], missing_hint: str) -> None:
+        names = list(dict.fromkeys([*KNOWN_VOICES, *(voice.name for voice in found)]))
+        usable = {voice.name for voice in found if voice.usable}
+        unready = {voice.name[:1] for voice in found if not voice.language_ready}
+        self.window.sidebar.voice.set_voices(names, usable, missing_hint, unready_languages=unready)
 
     async def show_remote_voices(self) -> None:
         """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
@@ -162,13 +164,10 @@ class EngineActions:
         if self.window.hub.spec != spec:
             return
         self.remote_voices = voices
-        names = list(dict.fromkeys([*KNOWN_VOICES, *(voice.name for voice in found)]))
-        self.window.sidebar.voice.set_voices(
-            names,
-            set(voices),
+        self._show_voices(
+            found,
             "{names} is not on this WebSocket server, so it would speak in another voice. Pick a voice the "
             "server has (they are not marked), or have its operator add the voice or set up its language.",
-            unready_languages={voice.name[:1] for voice in found if not voice.language_ready},
         )
         self.window.sidebar.voice.set_note("")
 
@@ -183,7 +182,7 @@ class EngineActions:
             voice.message.setText(error_text(exc, "local"))
             window.notice(error_text(exc, "local"), "error", Topic.VOICE)
             return
-        self.show_local_voices()
+        await self.show_local_voices()
         window.voice_changed()
         window.notice(f"The voice {name} is downloaded.", "info", Topic.VOICE)
 
@@ -225,7 +224,7 @@ class EngineActions:
                 await window.hub.local()
             except VoicedeskError:
                 return False
-        self.show_local_voices()
+        await self.show_local_voices()
         window.notice(f"Imported the model files from {folder}.", "info", Topic.MODEL)
         return True
 
