@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
 from voicedesk.engine.errors import CloseReason, ErrorCode, VoicedeskError, close_code_for_reason
-from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished
+from voicedesk.engine.events import (
+    SAMPLE_RATE,
+    Audio,
+    Closed,
+    Error,
+    Event,
+    SentenceFinished,
+    drop_cancelled_audio,
+)
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
 from voicedesk.engine.protocol import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -318,12 +326,8 @@ class ServerConnection:
 
     def _discard_stale(self, events: list[Event]) -> None:
         """Unsent audio of a cancelled utterance is dropped from the send queue: barge-in is heard at once."""
-        for event in events:
-            if isinstance(event, Cancelled):
-                kept = deque(f for f in self._out if not (f.audio_s and f.seq is not None and f.seq <= event.last_seq))
-                dropped = sum(f.audio_s for f in self._out) - sum(f.audio_s for f in kept)
-                self._out = kept
-                self.core.audio_consumed(dropped)
+        self._out, dropped_s = drop_cancelled_audio(self._out, events, _audio_of)
+        self.core.audio_consumed(dropped_s)
 
     def _too_much_junk(self, exc: ProtocolError, now: float) -> list[Event]:
         junk = self._junk
@@ -334,3 +338,7 @@ class ServerConnection:
             fatal=True,
         )
         return [error, *self.core.abort(ABUSE_REASON, now)]
+
+
+def _audio_of(frame: _OutFrame) -> tuple[int, float] | None:
+    return (frame.seq, frame.audio_s) if frame.audio_s and frame.seq is not None else None
