@@ -270,7 +270,7 @@ async def _speech_route(
     try:
         runtime.check_available()
         async with asyncio.timeout(runtime.settings.header_timeout_s):
-            body = await read_body(request, runtime.settings.max_frame_bytes)
+            body = await read_body(request, runtime.settings.connection.max_frame_bytes)
         speech = parse(body, runtime.settings.limits)
         check_budget(speech, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)

@@ -31,7 +31,6 @@ from voicedesk.engine.events import (
 )
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
 from voicedesk.engine.protocol import (
-    DEFAULT_MAX_FRAME_BYTES,
     Cancel,
     Close,
     Command,
@@ -44,6 +43,7 @@ from voicedesk.engine.protocol import (
     SynthesizeRequest,
 )
 from voicedesk.engine.session import SessionCore
+from voicedesk.engine.session_limits import ConnectionLimits
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 
 IDLE_REASON = CloseReason.IDLE
@@ -59,23 +59,6 @@ def _refuse_format(audio_format: str, request_id: str | None) -> Error:
         "sentence at a time ('pcm'). For WAV, MP3 and other files, POST /invocations.",
         request_id=request_id,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLimits:
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
-    """Largest request frame decoded; bigger ones get ``frame_too_large``."""
-    idle_timeout_s: float = 300.0
-    """A client that neither gives text to speak nor takes audio for this long, while the server owes it
-    nothing, is closed (``idle_timeout``). ``config``, ``flush``, empty text and junk do not keep it open."""
-    frames_per_s: float = 100.0
-    """Sustained client frames read per second (a token bucket); a faster sender is read later, never dropped."""
-    frame_burst: int = 400
-    """Frames read at once above the sustained rate."""
-    junk_per_s: float = 2.0
-    """Frames that cannot be understood, per second, sustained; each is answered with its error."""
-    junk_burst: int = 40
-    """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
 @dataclass(slots=True)

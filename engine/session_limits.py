@@ -1,4 +1,4 @@
-"""What a session accepts: its limits, the checks of values clients send, and the compute budget (pure).
+"""What a session and its connection accept: limits, checks of the values clients send, the compute budget (pure).
 
 Kept apart from the state machine in ``engine.session`` so the rules can be read, and reused by the HTTP routes, on
 their own. Messages never echo a huge value back: a client's value is shown short.
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import Error
+from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
 from voicedesk.engine.request_fields import describe
 
 MIN_SPEED = 0.25
@@ -34,6 +35,23 @@ class SessionLimits:
     """Compute budget of one whole request or message, in seconds of audio (text length ÷ speed, estimated)."""
     max_session_audio_s: float = 4 * 3_600.0
     """Compute budget of one session, in seconds of audio synthesized over its life."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    """Largest request frame decoded; bigger ones get ``frame_too_large``."""
+    idle_timeout_s: float = 300.0
+    """A client that neither gives text to speak nor takes audio for this long, while the server owes it
+    nothing, is closed (``idle_timeout``). ``config``, ``flush``, empty text and junk do not keep it open."""
+    frames_per_s: float = 100.0
+    """Sustained client frames read per second (a token bucket); a faster sender is read later, never dropped."""
+    frame_burst: int = 400
+    """Frames read at once above the sustained rate."""
+    junk_per_s: float = 2.0
+    """Frames that cannot be understood, per second, sustained; each is answered with its error."""
+    junk_burst: int = 40
+    """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
 def validate_speed(speed: object) -> float | None:
