@@ -49,16 +49,13 @@ from voicedesk.engine.events import (
     WordTiming,
 )
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
-from voicedesk.engine.request_fields import describe
+from voicedesk.engine.request_fields import MAX_SPEED, MIN_SPEED, describe, validate_speed
 from voicedesk.engine.session_limits import (
     MAX_BUFFER_DELAY_MS,
-    MAX_SPEED,
-    MIN_SPEED,
     SessionLimits,
     check_text,
     speed_error,
     validate_buffer_delay,
-    validate_speed,
 )
 from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes

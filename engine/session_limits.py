@@ -12,15 +12,10 @@ from dataclasses import dataclass
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import Error
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from voicedesk.engine.request_fields import describe
+from voicedesk.engine.request_fields import MAX_SPEED, MIN_SPEED, FieldError, audio_budget, describe, text_length
 
-MIN_SPEED = 0.25
-MAX_SPEED = 4.0
 MAX_BUFFER_DELAY_MS = 30_000
 """Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
-
-SPOKEN_CHARS_PER_S = 15.0
-"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +49,6 @@ class ConnectionLimits:
     """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
-def validate_speed(speed: object) -> float | None:
-    """Returns the speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
-    if isinstance(speed, bool) or not isinstance(speed, int | float):
-        return None
-    try:
-        value = float(speed)
-    except OverflowError:  # a 400-digit integer
-        return None
-    if not math.isfinite(value) or not MIN_SPEED <= value <= MAX_SPEED:
-        return None
-    return value
-
-
 def speed_error(speed: object, request_id: str | None = None) -> Error:
     return Error(
         ErrorCode.BAD_SPEED,
@@ -88,22 +70,14 @@ def validate_buffer_delay(value: object) -> int | None:
     return round(ms)
 
 
-def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
-    return len(text) / SPOKEN_CHARS_PER_S / speed
-
-
 def check_text(
     text: str, speed: float, buffered_chars: int, limits: SessionLimits, request_id: str | None = None
 ) -> Error | None:
     """Why ``text`` may not be accepted now (too long, buffer full, over the compute budget), or None."""
-    if len(text) > limits.max_message_chars:
-        return Error(
-            ErrorCode.TEXT_TOO_LONG,
-            f"A text of {len(text):,} characters is over the limit of {limits.max_message_chars:,}; "
-            "send it in smaller pieces.",
-            request_id=request_id,
-        )
+    try:
+        text_length(len(text), limits.max_message_chars, "This text")
+    except FieldError as exc:
+        return Error(exc.code, exc.message, request_id=request_id)
     if buffered_chars + len(text) > limits.max_buffered_chars:
         return Error(
             ErrorCode.BUFFER_FULL,
@@ -112,13 +86,8 @@ def check_text(
             "Wait for speech to catch up, or cancel.",
             request_id=request_id,
         )
-    audio_s = estimated_audio_s(text, speed)
-    if audio_s > limits.max_request_audio_s:
-        return Error(
-            ErrorCode.BUDGET_EXCEEDED,
-            f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speed:g}, over the "
-            f"limit of {limits.max_request_audio_s / 60:,.0f} minutes per message; send less text, or a "
-            "higher speed.",
-            request_id=request_id,
-        )
+    try:
+        audio_budget(text, speed, limits.max_request_audio_s, "message")
+    except FieldError as exc:
+        return Error(exc.code, exc.message, request_id=request_id)
     return None
