@@ -36,8 +36,6 @@ ENGINE_VOCABULARY = {
 }
 ENGINE_FOLDERS = {"text": {"text"}, "model": {"model", "text"}, "measure": {"measure", "text"}}
 """Which of the engine's folders each folder may import, besides ENGINE_VOCABULARY."""
-LAB_HOSTS = {("voicedesk.app.ui.window", "voicedesk.app.lab.ab_panel")}
-"""The one product module that shows a lab part: the window's A/B tab runs the lab's A/B scenario (docs/app.md)."""
 KNOWN_CYCLES: set[str] = set()
 """Modules allowed in a cycle: none. (The window's helpers took the whole MainWindow, a type-only import back to
 it; they now see it as ``app.ui.console_window.ConsoleWindow``.) Never add one."""
@@ -117,13 +115,13 @@ def test_the_engines_folders_import_only_what_sits_under_them():
 
 
 def test_the_product_never_imports_the_lab():
+    """Not even the window: the lab adds its window tools (Tools ▸ A/B runs) through an entry point."""
     wrong = []
     for name, path in _modules().items():
         if name == LAB or name.startswith(LAB + "."):
             continue
         for imported in _imports(path, module_level_only=False):
-            hosted = any(name == host and imported.startswith(part) for host, part in LAB_HOSTS)
-            if (imported == LAB or imported.startswith(LAB + ".")) and not hosted:
+            if imported == LAB or imported.startswith(LAB + "."):
                 wrong.append(f"{name} imports {imported}")
     assert wrong == []
 

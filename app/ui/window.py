@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,6 @@ from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
 from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
 from voicedesk.app.history import History, default_history_path
-from voicedesk.app.lab.ab_panel import AbRunsAction, window_engines
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import load_settings, save_settings
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PlayerFactory = Callable[..., object]
+WINDOW_TOOLS = "voicedesk.window_tools"
 HIGHLIGHT_INTERVAL_MS = 40
 MINIMUM_SIZE = (980, 600)
 """Small laptops (1024×640 and up) fit; the columns and the latency panel give way before the conversation."""
@@ -196,7 +197,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
         self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
-        self.ab_runs = AbRunsAction(self, lambda: window_engines(self))
+        # Tools of installed packages (the lab's A/B runs), found by entry point: the window never imports them.
+        self.tools = {tool.name: tool.load()(self) for tool in entry_points(group=WINDOW_TOOLS)}
 
     def _available_area(self) -> QRect:
         screen = self.screen() or QGuiApplication.primaryScreen()

@@ -156,8 +156,8 @@ def test_ab_window_shows_bench_ab_numbers_and_fits_a_small_laptop(make_window, q
     with ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))) as server:
         window.sidebar.engine.ws_url.clear()
         qtbot.keyClicks(window.sidebar.engine.ws_url, server.ws_url)  # B is set up, not selected: A stays local
-        window.ab_runs.action.trigger()
-        view = window.ab_runs.view
+        window.tools["ab_runs"].action.trigger()
+        view = window.tools["ab_runs"].view
         qtbot.waitExposed(view)
         view.text.setPlainText("Lights off now.")
         view.runs.setValue(1)
