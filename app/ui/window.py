@@ -21,7 +21,6 @@ from PySide6.QtCore import QByteArray, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import default_player_factory, engine_spec
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
@@ -35,7 +34,7 @@ from voicedesk.app.ui.composer import Composer
 from voicedesk.app.ui.console_panel import ConsolePanel
 from voicedesk.app.ui.conversation_view import ConversationView
 from voicedesk.app.ui.desktop import DesktopIntegration
-from voicedesk.app.ui.engine_actions import EngineActions
+from voicedesk.app.ui.engine_actions import EngineActions, EngineWindowCalls
 from voicedesk.app.ui.file_actions import FileActions
 from voicedesk.app.ui.forms import FocusedWheel
 from voicedesk.app.ui.latency_panel import LatencyPanel
@@ -45,7 +44,6 @@ from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
-from voicedesk.app.urls import SecretConsent
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
@@ -87,7 +85,6 @@ class MainWindow(QMainWindow):
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
         self.player_factory = player_factory
-        self.connect_clicked = False
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
         self._shutdown: asyncio.Future[None] | None = None
@@ -100,8 +97,13 @@ class MainWindow(QMainWindow):
         self.hub = EngineHub(self.engine_status, engine_opener, engine_spec(self.settings, kind="local"), model_fetcher)
         self.controller = SpeechController(self.hub, self)
         self.announce = AnnounceActions(self, History(history_path or default_history_path()))
-        self.engines = EngineActions(self, model_fetcher, model_importer)
-        self.desktop = DesktopIntegration(self)
+        calls = EngineWindowCalls(self.notice, self.spawn, self.refresh_desktop, self.voice_changed)
+        parts = (self.settings, self.hub, self.controller, self.sidebar, self.status, self.announce.consent)
+        self.engines = EngineActions(self, *parts, calls, model_fetcher, model_importer)
+        calls = (self.request_stop, self.speak_phrase, self.selected_label)
+        self.desktop = DesktopIntegration(
+            self, self.settings, self.sidebar.desktop, self.hub, self.announce.announcer, *calls
+        )
         self.outputs = OutputActions(
             self.controller,
             self.settings,
@@ -368,14 +370,6 @@ class MainWindow(QMainWindow):
 
     # ---- what the helpers ask of the window (``console_window.ConsoleWindow``) ------------------------
 
-    @property
-    def consent(self) -> SecretConsent:
-        return self.announce.consent
-
-    @property
-    def announcer(self) -> Announcer:
-        return self.announce.announcer
-
     def speak_phrase(self, number: int) -> object:
         return self.announce.speak_phrase(number)
 
@@ -400,9 +394,8 @@ class MainWindow(QMainWindow):
         self.outputs.refresh()
 
     def select_engine(self, clicked: bool = True) -> None:
-        self.connect_clicked = clicked
         self.settings_changed()
-        self.spawn(self.engines.select(), Topic.ENGINE)
+        self.spawn(self.engines.select(clicked), Topic.ENGINE)
 
     def _import_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Import model files from a folder")
