@@ -15,9 +15,8 @@ BUG_MESSAGE = "The server failed on this request; its log says why."
 
 
 class Refusal(Exception):
-    """What a route raises to refuse a request: the error and the ``request_id`` it answers. ``openai``: the
-    OpenAI routes keep OpenAI's error shape, the one the openai client parses into ``APIStatusError``'s message
-    and code (``error_body``'s shape would reach its users as an unknown error)."""
+    """What a route raises to refuse a request. ``openai``: the OpenAI routes keep OpenAI's error shape, which the
+    openai client parses into ``APIStatusError``'s message and code (another shape reaches its users garbled)."""
 
     def __init__(self, error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> None:
         super().__init__(error.message)

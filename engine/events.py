@@ -103,9 +103,9 @@ class Cancelled:
 def drop_cancelled_audio[T](
     queue: Iterable[T], events: Iterable[Event], audio_of: Callable[[T], tuple[int, float] | None]
 ) -> tuple[deque[T], float]:
-    """Audio nobody should hear: after a ``Cancelled`` in ``events``, queued audio of the sentences it covers
-    (``seq`` up to its ``last_seq``) leaves the queue, so a barge-in is heard at once. Returns what is kept, in
-    order, and the seconds dropped (they count as taken). ``audio_of`` gives an item's (seq, seconds) if it is audio."""
+    """After a ``Cancelled`` in ``events``, the queued audio of the sentences it covers (``seq`` up to its
+    ``last_seq``) leaves the queue: a barge-in is heard at once. Returns what is kept, in order, and the seconds
+    dropped (they count as taken). ``audio_of``: an item's (seq, seconds) if it is audio, else None."""
     last_seq = max((event.last_seq for event in events if isinstance(event, Cancelled)), default=None)
     kept: deque[T] = deque()
     dropped_s = 0.0

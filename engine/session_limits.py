@@ -6,13 +6,12 @@ their own. Messages never echo a huge value back: a client's value is shown shor
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import Error
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from voicedesk.engine.request_fields import MAX_SPEED, MIN_SPEED, FieldError, audio_budget, describe, text_length
 
 MAX_BUFFER_DELAY_MS = 30_000
 """Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
@@ -52,22 +51,15 @@ class ConnectionLimits:
 def speed_error(speed: object, request_id: str | None = None) -> Error:
     return Error(
         ErrorCode.BAD_SPEED,
-        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {describe(speed)}.",
+        f"speed must be a number from {fields.MIN_SPEED} to {fields.MAX_SPEED}; got {fields.describe(speed)}.",
         request_id=request_id,
     )
 
 
 def validate_buffer_delay(value: object) -> int | None:
     """Returns the delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        ms = float(value)
-    except OverflowError:
-        return None
-    if not math.isfinite(ms) or not 0 <= ms <= MAX_BUFFER_DELAY_MS:
-        return None
-    return round(ms)
+    ms = fields.finite(value)
+    return round(ms) if ms is not None and 0 <= ms <= MAX_BUFFER_DELAY_MS else None
 
 
 def check_text(
@@ -75,8 +67,8 @@ def check_text(
 ) -> Error | None:
     """Why ``text`` may not be accepted now (too long, buffer full, over the compute budget), or None."""
     try:
-        text_length(len(text), limits.max_message_chars, "This text")
-    except FieldError as exc:
+        fields.text_length(len(text), limits.max_message_chars, "This text")
+    except fields.FieldError as exc:
         return Error(exc.code, exc.message, request_id=request_id)
     if buffered_chars + len(text) > limits.max_buffered_chars:
         return Error(
@@ -87,7 +79,7 @@ def check_text(
             request_id=request_id,
         )
     try:
-        audio_budget(text, speed, limits.max_request_audio_s, "message")
-    except FieldError as exc:
+        fields.audio_budget(text, speed, limits.max_request_audio_s, "message")
+    except fields.FieldError as exc:
         return Error(exc.code, exc.message, request_id=request_id)
     return None
