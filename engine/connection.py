@@ -160,9 +160,10 @@ class ServerConnection:
                 return core.send_text(text, now)
             case Flush(request_id):
                 return core.flush(now, request_id)
-            case Cancel():
+            case Cancel():  # unsent audio of the cancelled utterance leaves the send queue: barge-in is heard at once
                 events = core.cancel(now)
-                self._discard_stale(events)
+                self._out, dropped_s = drop_cancelled_audio(self._out, events, _audio_of)
+                core.audio_consumed(dropped_s)
                 return events
             case Configure(_voice, speed, delay, sample_rate, phonemes=phonemes):
                 text = None
@@ -306,11 +307,6 @@ class ServerConnection:
         if self._closing or self.core.synthesizing:
             return None
         return self._last_progress + self.limits.idle_timeout_s
-
-    def _discard_stale(self, events: list[Event]) -> None:
-        """Unsent audio of a cancelled utterance is dropped from the send queue: barge-in is heard at once."""
-        self._out, dropped_s = drop_cancelled_audio(self._out, events, _audio_of)
-        self.core.audio_consumed(dropped_s)
 
     def _too_much_junk(self, exc: ProtocolError, now: float) -> list[Event]:
         junk = self._junk
