@@ -43,7 +43,7 @@ class DesktopIntegration:
         self.tray.show_requested.connect(self._show_window)
         self.tray.stop_requested.connect(stop)
         self.tray.quit_requested.connect(window.close)
-        self.tray.phrase_requested.connect(lambda n: speak_phrase(n))
+        self.tray.phrase_requested.connect(speak_phrase)
         self.shortcuts = GlobalShortcuts(self._dispatch)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._window_shortcuts: list[QShortcut] = []

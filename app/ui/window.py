@@ -100,7 +100,7 @@ class MainWindow(QMainWindow):
         calls = EngineWindowCalls(self.notice, self.spawn, self.refresh_desktop, self.voice_changed)
         parts = (self.settings, self.hub, self.controller, self.sidebar, self.status, self.announce.consent)
         self.engines = EngineActions(self, *parts, calls, model_fetcher, model_importer)
-        calls = (self.request_stop, self.speak_phrase, self.selected_label)
+        calls = (self.request_stop, self.announce.speak_phrase, self.selected_label)
         self.desktop = DesktopIntegration(
             self, self.settings, self.sidebar.desktop, self.hub, self.announce.announcer, *calls
         )
@@ -369,9 +369,6 @@ class MainWindow(QMainWindow):
         self.spawn(self.announce.stop())
 
     # ---- what the helpers ask of the window (``console_window.ConsoleWindow``) ------------------------
-
-    def speak_phrase(self, number: int) -> object:
-        return self.announce.speak_phrase(number)
 
     def refresh_desktop(self) -> None:
         self.desktop.refresh()
