@@ -18,6 +18,8 @@ MAX_VOICE_SPEC_CHARS = 400
 """Longest voice spec: a blend of many voices with weights, as the picker writes it, fits easily."""
 MIN_SPEED = 0.25
 MAX_SPEED = 4.0
+MAX_BUFFER_DELAY_MS = 30_000
+"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
 SPOKEN_CHARS_PER_S = 15.0
 """Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
 MILLISECONDS_AFTER = 1e11
@@ -110,6 +112,12 @@ def validate_speed(value: object) -> float | None:
     """The speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
     speed = finite(value)
     return speed if speed is not None and MIN_SPEED <= speed <= MAX_SPEED else None
+
+
+def validate_buffer_delay(value: object) -> int | None:
+    """The delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
+    ms = finite(value)
+    return round(ms) if ms is not None and 0 <= ms <= MAX_BUFFER_DELAY_MS else None
 
 
 def speed(value: object) -> float | None:

@@ -13,9 +13,6 @@ from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import Error
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
 
-MAX_BUFFER_DELAY_MS = 30_000
-"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
-
 
 @dataclass(frozen=True, slots=True)
 class SessionLimits:
@@ -54,12 +51,6 @@ def speed_error(speed: object, request_id: str | None = None) -> Error:
         f"speed must be a number from {fields.MIN_SPEED} to {fields.MAX_SPEED}; got {fields.describe(speed)}.",
         request_id=request_id,
     )
-
-
-def validate_buffer_delay(value: object) -> int | None:
-    """Returns the delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
-    ms = fields.finite(value)
-    return round(ms) if ms is not None and 0 <= ms <= MAX_BUFFER_DELAY_MS else None
 
 
 def check_text(
