@@ -65,5 +65,6 @@ class BearerTokenMiddleware:
             await send({"type": "websocket.close", "code": CloseCode.POLICY_VIOLATION, "reason": message[:120]})
             return
         # For a WebSocket, Starlette's Response sends this as the upgrade's HTTP denial response.
-        response = error_response(error, headers={"WWW-Authenticate": 'Bearer realm="voicedesk"'})
+        response = error_response(error)
+        response.headers["WWW-Authenticate"] = 'Bearer realm="voicedesk"'
         await response(scope, receive, send)

@@ -23,21 +23,15 @@ class Refusal(Exception):
         self.error, self.request_id, self.openai = error, request_id, openai
 
 
-def error_response(
-    error: VoicedeskError,
-    request_id: str | None = None,
-    openai: bool = False,
-    headers: dict[str, str] | None = None,
-    status: int | None = None,
-) -> JSONResponse:
+def error_response(error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> JSONResponse:
     code = str(error.code)
     body = (
         {"error": {"message": error.message, "type": "invalid_request_error", "code": code}}
         if openai
         else error_body(error, request_id)
     )
-    headers = {**getattr(error, "headers", {}), **(headers or {})}  # Retry-After of a saturated queue…
-    return JSONResponse(body, status_code=status or http_status_for(code), headers=headers)
+    headers = getattr(error, "headers", {})  # Retry-After of a saturated queue…
+    return JSONResponse(body, status_code=http_status_for(code), headers=headers)
 
 
 async def answer(request: Request, exc: Exception) -> JSONResponse:
@@ -45,9 +39,7 @@ async def answer(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, Refusal):
         return error_response(exc.error, exc.request_id, exc.openai)
     if not isinstance(exc, HTTPException):  # a bug: the client learns that, and no more (Starlette logs it)
-        return error_response(
-            VoicedeskError(ErrorCode.INTERNAL, "The server failed on this request; its log says why.")
-        )
+        return error_response(VoicedeskError(ErrorCode.INTERNAL, BUG_MESSAGE))
     path = request.url.path if len(request.url.path) <= 80 else request.url.path[:80] + "…"
     if exc.status_code == 404:
         routes = ", ".join(getattr(route, "path", "") for route in request.app.routes)
@@ -58,4 +50,7 @@ async def answer(request: Request, exc: Exception) -> JSONResponse:
         error = VoicedeskError(ErrorCode.METHOD_NOT_ALLOWED, message)
     else:
         error = VoicedeskError(ErrorCode.BAD_MESSAGE, f"The request was refused: {exc.detail}.")
-    return error_response(error, headers=exc.headers, status=exc.status_code)
+    response = error_response(error)
+    response.status_code = exc.status_code
+    response.headers.update(exc.headers or {})  # Allow of a wrong method
+    return response

@@ -36,6 +36,9 @@ def test_every_refusal_has_the_same_shape(make_server):
             ErrorCode.METHOD_NOT_ALLOWED: client.get("/invocations", headers=auth),
             ErrorCode.UNAUTHORIZED: client.post("/invocations", json={"text": "Hi."}),
         }
+    assert answers[ErrorCode.UNAUTHORIZED].headers["WWW-Authenticate"] == 'Bearer realm="voicedesk"'
+    assert answers[ErrorCode.METHOD_NOT_ALLOWED].status_code == 405
+    assert "POST" in answers[ErrorCode.METHOD_NOT_ALLOWED].headers["Allow"]
     for code, response in answers.items():
         body = response.json()
         assert set(body) >= SHAPE, (code, body)
