@@ -53,7 +53,7 @@ class HistoryEntry:
 
 
 def default_history_path() -> Path:
-    from voicedesk.engine.model.weights import data_dir
+    from voicedesk.engine.paths import data_dir
 
     return data_dir() / HISTORY_FILE
 

@@ -27,7 +27,7 @@ from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import BIDI_PATH
-from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
+from voicedesk.engine.request_fields import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
 
 SETTINGS_FILE = "settings.json"
 LEXICON_FILE = "lexicon.json"

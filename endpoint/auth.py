@@ -10,12 +10,12 @@ from __future__ import annotations
 import hmac
 import logging
 
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from voicedesk.endpoint.http_errors import error_response
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.settings import OPEN_PATHS
-from voicedesk.engine.errors import CloseCode, ErrorCode, VoicedeskError, error_body
+from voicedesk.engine.errors import CloseCode, ErrorCode, VoicedeskError
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +60,11 @@ class BearerTokenMiddleware:
         log.info(
             "refused %s %s: %s", scope["type"], escape(scope["path"]), "no token" if presented is None else "bad token"
         )
-        body = error_body(VoicedeskError(ErrorCode.UNAUTHORIZED, message))
+        error = VoicedeskError(ErrorCode.UNAUTHORIZED, message)
         if scope["type"] == "websocket" and "websocket.http.response" not in scope.get("extensions", {}):
             await send({"type": "websocket.close", "code": CloseCode.POLICY_VIOLATION, "reason": message[:120]})
             return
         # For a WebSocket, Starlette's Response sends this as the upgrade's HTTP denial response.
-        response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="voicedesk"'})
+        response = error_response(error)
+        response.headers["WWW-Authenticate"] = 'Bearer realm="voicedesk"'
         await response(scope, receive, send)

@@ -67,7 +67,7 @@ class BidiConnection:
         now = time.monotonic()
         core = SessionCore(IncrementalSentenceChunker(), SessionConfig(text=settings.text_settings), settings.limits)
         self.connection = ServerConnection(
-            core, settings.connection_limits, now, self._admit_request, base_lexicon=settings.lexicon
+            core, settings.connection, now, self._admit_request, base_lexicon=settings.lexicon
         )
         self.driver = SessionDriver(
             self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection

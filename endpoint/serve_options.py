@@ -97,11 +97,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
     limits.add_argument(
         "--max-frame-rate",
         type=float,
-        default=DEFAULTS.frames_per_s,
+        default=DEFAULTS.connection.frames_per_s,
         metavar="N",
         help="frames per second read from one WebSocket session, sustained, with bursts of "
-        f"{BURST_FRAMES_PER_RATE}× that (default {DEFAULTS.frames_per_s:g}); a faster client is read later (TCP "
-        "slows it), never dropped",
+        f"{BURST_FRAMES_PER_RATE}× that (default {DEFAULTS.connection.frames_per_s:g}); a faster client is read "
+        "later (TCP slows it), never dropped",
     )
     limits.add_argument(
         "--max-request-audio",
@@ -168,10 +168,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
     limits.add_argument(
         "--idle-timeout",
         type=float,
-        default=DEFAULTS.idle_timeout_s,
+        default=DEFAULTS.connection.idle_timeout_s,
         metavar="S",
         help="close a WebSocket client that neither sends a valid command nor takes audio for this long, while the "
-        f"server owes it nothing (default {DEFAULTS.idle_timeout_s:g})",
+        f"server owes it nothing (default {DEFAULTS.connection.idle_timeout_s:g})",
     )
     limits.add_argument(
         "--shutdown-grace",
@@ -347,9 +347,12 @@ def settings_from_args(
         max_sessions_per_client=per_client,
         max_connections=args.max_connections,
         max_connections_per_client=connections_per_client,
-        idle_timeout_s=args.idle_timeout,
-        frames_per_s=args.max_frame_rate,
-        frame_burst=max(1, round(args.max_frame_rate * BURST_FRAMES_PER_RATE)),
+        connection=replace(
+            DEFAULTS.connection,
+            idle_timeout_s=args.idle_timeout,
+            frames_per_s=args.max_frame_rate,
+            frame_burst=max(1, round(args.max_frame_rate * BURST_FRAMES_PER_RATE)),
+        ),
         header_timeout_s=args.header_timeout,
         send_timeout_s=args.send_timeout,
         shutdown_grace_s=args.shutdown_grace,

@@ -30,16 +30,15 @@ from starlette.routing import Route, WebSocketRoute
 from voicedesk.endpoint.auth import BearerTokenMiddleware, presents_token
 from voicedesk.endpoint.bidi import bidi_endpoint
 from voicedesk.endpoint.hosting import is_loopback
+from voicedesk.endpoint.http_errors import Refusal, answer
 from voicedesk.endpoint.memory_trim import trim_when_idle
 from voicedesk.endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.endpoint.speech_http import invocations, openai_speech, openai_voices
-from voicedesk.engine.errors import ErrorCode, VoicedeskError, error_body
+from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)
-
-ROUTES_HELP = f"GET /ping, POST /invocations, POST /v1/audio/speech, GET /v1/audio/voices, WS {BIDI_PATH}"
 
 
 def may_see_details(request: Request, settings: ServerSettings) -> bool:
@@ -63,27 +62,6 @@ async def ping(request: Request) -> JSONResponse:
     elif not healthy:
         body.update(code=str(ErrorCode.SESSION_CLOSING), message="The server is shutting down.")
     return JSONResponse(body, status_code=status_code)
-
-
-async def http_error(request: Request, exc: Exception) -> JSONResponse:
-    """Starlette's own refusals (no such route, wrong method) in the same JSON shape as every other error."""
-    assert isinstance(exc, HTTPException)
-    path = request.url.path if len(request.url.path) <= 80 else request.url.path[:80] + "…"
-    if exc.status_code == 404:
-        code, message = ErrorCode.NOT_FOUND, f"There is no route {path!r} here; the routes are: {ROUTES_HELP}."
-    elif exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow", "")
-        code = ErrorCode.METHOD_NOT_ALLOWED
-        message = f"{request.method} is not allowed on {path!r}; use {allowed or 'another method'}."
-    else:
-        code, message = ErrorCode.BAD_MESSAGE, f"The request was refused: {exc.detail}."
-    return JSONResponse(error_body(VoicedeskError(code, message)), status_code=exc.status_code, headers=exc.headers)
-
-
-async def unexpected_error(_request: Request, _exc: Exception) -> JSONResponse:
-    """A bug: the client learns that, and no more (Starlette logs the traceback)."""
-    message = "The server failed on this request; its log says why."
-    return JSONResponse(error_body(VoicedeskError(ErrorCode.INTERNAL, message)), status_code=500)
 
 
 def create_app(source: SynthesizerSource, settings: ServerSettings | None = None) -> Starlette:
@@ -112,7 +90,7 @@ def create_app(source: SynthesizerSource, settings: ServerSettings | None = None
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
-        exception_handlers={HTTPException: http_error, Exception: unexpected_error},
+        exception_handlers={Refusal: answer, HTTPException: answer, Exception: answer},
     )
     app.state.runtime = runtime
     return app

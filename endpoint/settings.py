@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.session_limits import ConnectionLimits, SessionLimits
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
-
-if TYPE_CHECKING:
-    from voicedesk.engine.connection import ConnectionLimits
 
 OPEN_PATHS = frozenset({"/ping"})
 """Routes answered without a token: SageMaker's health check and load balancers cannot send one."""
@@ -31,20 +27,10 @@ class ServerSettings:
     """Sessions one peer address may hold at once (None: no per-client cap, as behind SageMaker's sidecar,
     where every session comes from localhost). On a full server, a newcomer from an address holding less takes
     the place of the idlest session of the address holding the most (``endpoint.fair_admission``); off with None."""
-    idle_timeout_s: float = 300.0
-    """A WebSocket client that neither sends a valid command nor takes audio for this long is closed."""
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
-    """Largest request frame answered with a structured ``frame_too_large`` error (and otherwise decoded)."""
     ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
-    frames_per_s: float = 100.0
-    """Frames read from one WebSocket session per second, sustained; a faster client is read later (TCP slows it
-    down), never dropped."""
-    frame_burst: int = 400
-    junk_per_s: float = 2.0
-    """Frames that cannot be understood, per second per session, sustained; each is answered with its error."""
-    junk_burst: int = 40
-    """Junk frames answered at once; the next one over the budget closes the session (``rate_limited``, 1008)."""
+    connection: ConnectionLimits = field(default_factory=ConnectionLimits)
+    """Each WebSocket connection's largest frame (also an HTTP body's), idle timeout, read rate and junk budget."""
     limits: SessionLimits = field(default_factory=SessionLimits)
     lexicon: Lexicon = EMPTY_LEXICON
     """The server's pronunciation lexicon (``--lexicon FILE``): every session's own entries are merged over it."""
@@ -88,16 +74,3 @@ class ServerSettings:
     def text_settings(self) -> TextSettings:
         """What a new session starts with: default text options and the server's lexicon."""
         return TextSettings(lexicon=self.lexicon)
-
-    @property
-    def connection_limits(self) -> ConnectionLimits:
-        from voicedesk.engine.connection import ConnectionLimits  # the server's core, not needed for --help
-
-        return ConnectionLimits(
-            max_frame_bytes=self.max_frame_bytes,
-            idle_timeout_s=self.idle_timeout_s,
-            frames_per_s=self.frames_per_s,
-            frame_burst=self.frame_burst,
-            junk_per_s=self.junk_per_s,
-            junk_burst=self.junk_burst,
-        )

@@ -82,10 +82,6 @@ def check_admission(speech: SpeechRequest, runtime: EndpointRuntime) -> None:
     check_not_saturated(runtime)
 
 
-def error_headers(error: VoicedeskError) -> dict[str, str]:
-    return dict(getattr(error, "headers", {}))
-
-
 def audio_headers(speech: SpeechRequest) -> dict[str, str]:
     return {
         "X-Sample-Rate": str(speech.sample_rate),

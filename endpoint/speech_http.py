@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from voicedesk.endpoint.http_errors import BUG_MESSAGE, Refusal
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import (
@@ -28,7 +29,6 @@ from voicedesk.endpoint.speech_encoding import (
     audio_headers,
     check_admission,
     encoded_audio,
-    error_headers,
     media_type,
     open_body_encoder,
     sse_format,
@@ -43,7 +43,7 @@ from voicedesk.endpoint.speech_request import (
     request_id_of,
 )
 from voicedesk.engine.audio_formats import ENCODINGS
-from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, error_body, http_status_for
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
 from voicedesk.engine.session_limits import SessionLimits
@@ -51,18 +51,6 @@ from voicedesk.engine.session_limits import SessionLimits
 log = logging.getLogger(__name__)
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-def error_response(error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> JSONResponse:
-    status = http_status_for(str(error.code))
-    if openai:
-        # The shape the openai client parses into APIStatusError.message / .code.
-        body: dict[str, object] = {
-            "error": {"message": error.message, "type": "invalid_request_error", "code": str(error.code)}
-        }
-    else:
-        body = error_body(error, request_id)
-    return JSONResponse(body, status_code=status, headers=error_headers(error))
 
 
 class SessionStreamResponse(StreamingResponse):
@@ -270,7 +258,7 @@ async def _speech_route(
     try:
         runtime.check_available()
         async with asyncio.timeout(runtime.settings.header_timeout_s):
-            body = await read_body(request, runtime.settings.max_frame_bytes)
+            body = await read_body(request, runtime.settings.connection.max_frame_bytes)
         speech = parse(body, runtime.settings.limits)
         check_budget(speech, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
@@ -279,19 +267,16 @@ async def _speech_route(
         _log_request(route, speech)
         return await stream_speech(request, speech)
     except VoicedeskError as exc:
-        return error_response(exc, request_id_of(body), openai=openai)
+        raise Refusal(exc, request_id_of(body), openai) from None
     except ClientDisconnect:
         return Response(status_code=499)
     except TimeoutError:
-        error = VoicedeskError(
-            ErrorCode.IDLE_TIMEOUT,
-            f"The request body did not arrive within {runtime.settings.header_timeout_s:g} s; send it at once.",
-        )
-        return error_response(error, None, openai=openai)
-    except Exception:  # a bug: answer it like any other error instead of a bare 500
+        seconds = runtime.settings.header_timeout_s
+        message = f"The request body did not arrive within {seconds:g} s; send it at once."
+        raise Refusal(VoicedeskError(ErrorCode.IDLE_TIMEOUT, message), None, openai) from None
+    except Exception as exc:  # a bug: answered like any other error (in the route's shape), not a bare 500
         log.exception("%s failed", route)
-        error = VoicedeskError(ErrorCode.INTERNAL, "The server failed on this request; its log says why.")
-        return error_response(error, request_id_of(body), openai=openai)
+        raise Refusal(VoicedeskError(ErrorCode.INTERNAL, BUG_MESSAGE), request_id_of(body), openai) from exc
 
 
 async def invocations(request: Request) -> Response:
@@ -307,7 +292,7 @@ async def openai_voices(request: Request) -> Response:
     try:
         runtime.check_available()
     except VoicedeskError as exc:
-        return error_response(exc, openai=True)
+        raise Refusal(exc, openai=True) from None
     statuses = await asyncio.to_thread(languages_status)
     return JSONResponse(
         {"voices": list(runtime.voices), "openai_voice_names": OPENAI_VOICES, "languages": language_entries(statuses)}

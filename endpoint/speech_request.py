@@ -18,8 +18,8 @@ from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.model.voices import DEFAULT_VOICE
-from voicedesk.engine.protocol import MAX_VOICE_SPEC_CHARS, ProtocolError, decode_text_change, parse_json_frame
-from voicedesk.engine.session_limits import MAX_SPEED, MIN_SPEED, SessionLimits, estimated_audio_s, validate_speed
+from voicedesk.engine.protocol import ProtocolError, decode_text_change, parse_json_frame
+from voicedesk.engine.session_limits import SessionLimits
 from voicedesk.engine.text_config import TextChange
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
@@ -84,31 +84,7 @@ def request_id_of(body: bytes) -> str | None:
 
 
 def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
-    """Refuses, before any synthesis, a request that would make more audio than one request may (speed counts:
-    the same text at 0.25 makes four times the audio, and costs four times the compute)."""
-    audio_s = estimated_audio_s(speech.text, speech.speed)
-    if audio_s > limits.max_request_audio_s:
-        raise VoicedeskError(
-            ErrorCode.BUDGET_EXCEEDED,
-            f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speech.speed:g}, over this "
-            f"server's limit of {limits.max_request_audio_s / 60:,.0f} minutes per request; send less text per "
-            "request, or a higher speed.",
-        )
-
-
-def _text(message: dict[str, object], key: str, limits: SessionLimits) -> str:
-    text = message.get(key)
-    if not isinstance(text, str):
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak).")
-    if not text.strip():
-        raise VoicedeskError(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
-    if len(text) > limits.max_message_chars:
-        raise VoicedeskError(
-            ErrorCode.TEXT_TOO_LONG,
-            f"'{key}' has {len(text):,} characters, over the limit of {limits.max_message_chars:,}; "
-            "split it into several requests, or stream it over the WebSocket.",
-        )
-    return text
+    fields.audio_budget(speech.text, speech.speed, limits.max_request_audio_s)
 
 
 def _string(message: dict[str, object], key: str, default: str | None, limit: int = 200) -> str | None:
@@ -122,19 +98,6 @@ def _string(message: dict[str, object], key: str, default: str | None, limit: in
     if len(value) > limit:
         raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
     return value.strip()
-
-
-def _speed(message: dict[str, object]) -> float:
-    raw = message.get("speed")
-    if raw is None:
-        return 1.0
-    speed = validate_speed(raw)
-    if speed is None:
-        raise VoicedeskError(
-            ErrorCode.BAD_SPEED,
-            f"'speed' must be a number from {MIN_SPEED} to {MAX_SPEED}; got {fields.describe(raw)}.",
-        )
-    return speed
 
 
 def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], default: str) -> str:
@@ -186,9 +149,9 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     request_id = fields.request_id(message.get("request_id"))
     audio_format, sample_rate = _output(message, "format", "wav")
     return SpeechRequest(
-        text=_text(message, "text", limits),
-        voice=_string(message, "voice", DEFAULT_VOICE, MAX_VOICE_SPEC_CHARS) or DEFAULT_VOICE,
-        speed=_speed(message),
+        text=fields.text(message.get("text"), limits.max_message_chars, "text"),
+        voice=fields.voice(message.get("voice")) or DEFAULT_VOICE,
+        speed=fields.speed(message.get("speed")) or 1.0,
         audio_format=audio_format,  # type: ignore[arg-type]
         transport=_choice(message, "transport", TRANSPORTS, "binary"),  # type: ignore[arg-type]
         request_id=request_id,
@@ -209,9 +172,9 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
     stream_format = _choice(message, "stream_format", ("audio", "sse"), "audio")
     audio_format, sample_rate = _output(message, "response_format", "mp3")
     return SpeechRequest(
-        text=_text(message, "input", limits),
-        voice=_string(message, "voice", DEFAULT_VOICE, MAX_VOICE_SPEC_CHARS) or DEFAULT_VOICE,
-        speed=_speed(message),
+        text=fields.text(message.get("input"), limits.max_message_chars, "input"),
+        voice=fields.voice(message.get("voice")) or DEFAULT_VOICE,
+        speed=fields.speed(message.get("speed")) or 1.0,
         audio_format=audio_format,  # type: ignore[arg-type]
         transport="sse" if stream_format == "sse" else "binary",
         sse_dialect="openai",

@@ -20,10 +20,17 @@ from dataclasses import dataclass
 
 from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
 from voicedesk.engine.errors import CloseReason, ErrorCode, VoicedeskError, close_code_for_reason
-from voicedesk.engine.events import SAMPLE_RATE, Audio, Cancelled, Closed, Error, Event, SentenceFinished
+from voicedesk.engine.events import (
+    SAMPLE_RATE,
+    Audio,
+    Closed,
+    Error,
+    Event,
+    SentenceFinished,
+    drop_cancelled_audio,
+)
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
 from voicedesk.engine.protocol import (
-    DEFAULT_MAX_FRAME_BYTES,
     Cancel,
     Close,
     Command,
@@ -36,6 +43,7 @@ from voicedesk.engine.protocol import (
     SynthesizeRequest,
 )
 from voicedesk.engine.session import SessionCore
+from voicedesk.engine.session_limits import ConnectionLimits
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 
 IDLE_REASON = CloseReason.IDLE
@@ -51,23 +59,6 @@ def _refuse_format(audio_format: str, request_id: str | None) -> Error:
         "sentence at a time ('pcm'). For WAV, MP3 and other files, POST /invocations.",
         request_id=request_id,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLimits:
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
-    """Largest request frame decoded; bigger ones get ``frame_too_large``."""
-    idle_timeout_s: float = 300.0
-    """A client that neither gives text to speak nor takes audio for this long, while the server owes it
-    nothing, is closed (``idle_timeout``). ``config``, ``flush``, empty text and junk do not keep it open."""
-    frames_per_s: float = 100.0
-    """Sustained client frames read per second (a token bucket); a faster sender is read later, never dropped."""
-    frame_burst: int = 400
-    """Frames read at once above the sustained rate."""
-    junk_per_s: float = 2.0
-    """Frames that cannot be understood, per second, sustained; each is answered with its error."""
-    junk_burst: int = 40
-    """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
 @dataclass(slots=True)
@@ -169,9 +160,10 @@ class ServerConnection:
                 return core.send_text(text, now)
             case Flush(request_id):
                 return core.flush(now, request_id)
-            case Cancel():
+            case Cancel():  # unsent audio of the cancelled utterance leaves the send queue: barge-in is heard at once
                 events = core.cancel(now)
-                self._discard_stale(events)
+                self._out, dropped_s = drop_cancelled_audio(self._out, events, _audio_of)
+                core.audio_consumed(dropped_s)
                 return events
             case Configure(_voice, speed, delay, sample_rate, phonemes=phonemes):
                 text = None
@@ -316,15 +308,6 @@ class ServerConnection:
             return None
         return self._last_progress + self.limits.idle_timeout_s
 
-    def _discard_stale(self, events: list[Event]) -> None:
-        """Unsent audio of a cancelled utterance is dropped from the send queue: barge-in is heard at once."""
-        for event in events:
-            if isinstance(event, Cancelled):
-                kept = deque(f for f in self._out if not (f.audio_s and f.seq is not None and f.seq <= event.last_seq))
-                dropped = sum(f.audio_s for f in self._out) - sum(f.audio_s for f in kept)
-                self._out = kept
-                self.core.audio_consumed(dropped)
-
     def _too_much_junk(self, exc: ProtocolError, now: float) -> list[Event]:
         junk = self._junk
         error = Error(
@@ -334,3 +317,7 @@ class ServerConnection:
             fatal=True,
         )
         return [error, *self.core.abort(ABUSE_REASON, now)]
+
+
+def _audio_of(frame: _OutFrame) -> tuple[int, float] | None:
+    return (frame.seq, frame.audio_s) if frame.audio_s and frame.seq is not None else None

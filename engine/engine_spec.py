@@ -16,7 +16,7 @@ from typing import Literal
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
 from voicedesk.engine.model.voices import DEFAULT_VOICE
-from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
+from voicedesk.engine.request_fields import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, LexiconError, load_lexicon_file
 from voicedesk.engine.text.frontend.settings import TextSettings
 

@@ -12,7 +12,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 
-from voicedesk.engine.events import Audio, Closed, Event
+from voicedesk.engine.events import Audio, Closed, Event, drop_cancelled_audio
 
 
 class EventStream:
@@ -32,13 +32,10 @@ class EventStream:
             if isinstance(event, Closed):
                 self.finished = True
 
-    def discard_audio(self, up_to_seq: int) -> float:
-        """Drops queued audio of sentences up to ``up_to_seq`` (a cancelled utterance nobody should hear);
-        returns the seconds dropped, which count as taken."""
-        dropped = [e for e in self._queue if isinstance(e, Audio) and e.seq <= up_to_seq]
-        if dropped:
-            self._queue = deque(e for e in self._queue if not (isinstance(e, Audio) and e.seq <= up_to_seq))
-        return sum(e.duration_s for e in dropped)
+    def drop_cancelled_audio(self, events: Iterable[Event]) -> float:
+        """Drops queued audio of a cancelled utterance (``events.drop_cancelled_audio``); returns its seconds."""
+        self._queue, dropped_s = drop_cancelled_audio(self._queue, events, _audio_of)
+        return dropped_s
 
     @property
     def queued_audio_s(self) -> float:
@@ -55,3 +52,7 @@ class EventStream:
             yield event
             if isinstance(event, Closed):
                 return
+
+
+def _audio_of(event: Event) -> tuple[int, float] | None:
+    return (event.seq, event.duration_s) if isinstance(event, Audio) else None

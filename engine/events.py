@@ -7,6 +7,8 @@ cancelled utterance can always be told apart from a fresh one.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from voicedesk.engine.model.voices import DEFAULT_VOICE
@@ -96,6 +98,24 @@ class Cancelled:
 
     last_seq: int
     """The highest sequence number that was assigned before the cancel (-1 if none)."""
+
+
+def drop_cancelled_audio[T](
+    queue: Iterable[T], events: Iterable[Event], audio_of: Callable[[T], tuple[int, float] | None]
+) -> tuple[deque[T], float]:
+    """After a ``Cancelled`` in ``events``, the queued audio of the sentences it covers (``seq`` up to its
+    ``last_seq``) leaves the queue: a barge-in is heard at once. Returns what is kept, in order, and the seconds
+    dropped (they count as taken). ``audio_of``: an item's (seq, seconds) if it is audio, else None."""
+    last_seq = max((event.last_seq for event in events if isinstance(event, Cancelled)), default=None)
+    kept: deque[T] = deque()
+    dropped_s = 0.0
+    for item in queue:
+        audio = audio_of(item) if last_seq is not None else None
+        if audio is not None and audio[0] <= last_seq:  # type: ignore[operator]
+            dropped_s += audio[1]
+        else:
+            kept.append(item)
+    return kept, dropped_s
 
 
 @dataclass(frozen=True, slots=True)

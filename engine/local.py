@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from voicedesk.engine.api import EngineInfo
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.event_stream import EventStream
-from voicedesk.engine.events import Audio, Cancelled, Error, Event, SessionConfig
+from voicedesk.engine.events import Audio, Error, Event, SessionConfig
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.scheduler import SynthesisScheduler
@@ -81,7 +81,7 @@ class LocalSession:
     async def cancel(self) -> None:
         self._driver.interrupt()
         events = self._core.cancel(self._now())
-        self._discard_stale(events)
+        self._core.audio_consumed(self._events.drop_cancelled_audio(events))  # the reader hears nothing stale
         self._driver.apply(events)
 
     async def configure(
@@ -122,12 +122,6 @@ class LocalSession:
         if isinstance(event, Audio):
             self._core.audio_consumed(event.duration_s)
             self._driver.pump()
-
-    def _discard_stale(self, events: list[Event]) -> None:
-        """Audio of the cancelled utterance not yet read is dropped here, so the reader hears nothing stale."""
-        for event in events:
-            if isinstance(event, Cancelled):
-                self._core.audio_consumed(self._events.discard_audio(event.last_seq))
 
 
 def device_label(device: str) -> str:

@@ -55,9 +55,6 @@ DEFAULT_MAX_FRAME_BYTES = 256 * 1024
 
 # ---- commands (client → server) ---------------------------------------------------------------------
 
-"""Longer request ids are refused: they are echoed in every answer and written to logs."""
-MAX_VOICE_SPEC_CHARS = 400
-
 
 @dataclass(frozen=True, slots=True)
 class SynthesizeRequest:
@@ -297,7 +294,7 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
     if kind is None:
         return SynthesizeRequest(
             text=_required_text(message, request_id),
-            voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
+            voice=_field(request_fields.voice, message, "voice", request_id),
             speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
             request_id=request_id,
             sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
@@ -314,7 +311,7 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
         case "config":
             text = decode_text_change(message, request_id)
             return Configure(
-                voice=_optional_str(message, "voice", request_id, MAX_VOICE_SPEC_CHARS),
+                voice=_field(request_fields.voice, message, "voice", request_id),
                 speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
                 max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
                 sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),

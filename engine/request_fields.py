@@ -1,5 +1,6 @@
-"""The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py)
-and the HTTP parsers (endpoint/speech_request.py) both call these, so the same value gets the same answer on each.
+"""The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py),
+the HTTP parsers (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value gets
+the same answer on each.
 
 Each check takes what the client sent (``None``: absent) and returns the value to use, or raises ``FieldError``;
 the transport adds what it knows (the request's id on the WebSocket).
@@ -13,6 +14,14 @@ import math
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 
 MAX_REQUEST_ID_CHARS = 200
+MAX_VOICE_SPEC_CHARS = 400
+"""Longest voice spec: a blend of many voices with weights, as the picker writes it, fits easily."""
+MIN_SPEED = 0.25
+MAX_SPEED = 4.0
+MAX_BUFFER_DELAY_MS = 30_000
+"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
+SPOKEN_CHARS_PER_S = 15.0
+"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
 MILLISECONDS_AFTER = 1e11
 """An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
 
@@ -42,6 +51,85 @@ def finite(raw: object) -> float | None:
     except OverflowError:
         return None
     return value if math.isfinite(value) else None
+
+
+def text(value: object, max_chars: int, key: str = "text") -> str:
+    """The text to speak: a string that is not blank, of at most ``max_chars`` characters."""
+    if not isinstance(value, str):
+        got = "nothing" if value is None else describe(value)
+        raise FieldError(
+            ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak); got {got}."
+        )
+    if not value.strip():
+        raise FieldError(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
+    text_length(len(value), max_chars, f"'{key}'")
+    return value
+
+
+def text_length(chars: int, max_chars: int, what: str) -> None:
+    """Refuses a request's text (``what``: whole or streamed so far) of more than ``max_chars`` characters."""
+    if chars > max_chars:
+        raise FieldError(
+            ErrorCode.TEXT_TOO_LONG,
+            f"{what} has {chars:,} characters, over this server's limit of {max_chars:,}; split it into several "
+            "requests, or stream it.",
+        )
+
+
+def estimated_audio_s(text: str, speed: float) -> float:
+    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
+    return len(text) / SPOKEN_CHARS_PER_S / speed
+
+
+def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "request") -> None:
+    """Refuses, before any synthesis, text that would make more audio than one request may (speed counts: the
+    same text at 0.25 makes four times the audio, and costs four times the compute)."""
+    audio_s = estimated_audio_s(text, speed)
+    if audio_s > max_audio_s:
+        raise FieldError(
+            ErrorCode.BUDGET_EXCEEDED,
+            f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speed:g}, over this "
+            f"server's limit of {max_audio_s / 60:,.0f} minutes per {per}; send less text per {per}, or a higher "
+            "speed.",
+        )
+
+
+def voice(value: object) -> str | None:
+    """A voice spec (a name, a ``.pt`` path or a blend ``af_heart:0.7,am_adam:0.3``); whether it exists is the
+    engine's to say."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise FieldError(ErrorCode.BAD_MESSAGE, f"'voice' must be a non-empty string; got {describe(value)}.")
+    if len(value) > MAX_VOICE_SPEC_CHARS:
+        raise FieldError(
+            ErrorCode.BAD_MESSAGE, f"'voice' is {len(value):,} characters long; the limit is {MAX_VOICE_SPEC_CHARS}."
+        )
+    return value.strip()
+
+
+def validate_speed(value: object) -> float | None:
+    """The speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
+    speed = finite(value)
+    return speed if speed is not None and MIN_SPEED <= speed <= MAX_SPEED else None
+
+
+def validate_buffer_delay(value: object) -> int | None:
+    """The delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
+    ms = finite(value)
+    return round(ms) if ms is not None and 0 <= ms <= MAX_BUFFER_DELAY_MS else None
+
+
+def speed(value: object) -> float | None:
+    """How fast to speak (1: Kokoro's pace)."""
+    if value is None:
+        return None
+    checked = validate_speed(value)
+    if checked is None:
+        raise FieldError(
+            ErrorCode.BAD_SPEED, f"'speed' must be a number from {MIN_SPEED:g} to {MAX_SPEED:g}; got {describe(value)}."
+        )
+    return checked
 
 
 def request_id(value: object) -> str | None:

@@ -33,6 +33,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.errors import CloseReason, ErrorCode, VoicedeskError
 from voicedesk.engine.events import (
     Audio,
@@ -49,17 +50,7 @@ from voicedesk.engine.events import (
     WordTiming,
 )
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
-from voicedesk.engine.request_fields import describe
-from voicedesk.engine.session_limits import (
-    MAX_BUFFER_DELAY_MS,
-    MAX_SPEED,
-    MIN_SPEED,
-    SessionLimits,
-    check_text,
-    speed_error,
-    validate_buffer_delay,
-    validate_speed,
-)
+from voicedesk.engine.session_limits import SessionLimits, check_text, speed_error
 from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
@@ -67,7 +58,7 @@ from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
 from voicedesk.engine.text.ssml_chunks import SsmlDocuments
 
-__all__ = ["MAX_SPEED", "MIN_SPEED", "SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
+__all__ = ["SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
 SHUTDOWN_REASON = CloseReason.SHUTTING_DOWN
 """``Closed.reason`` when the server winds a session down."""
@@ -199,7 +190,7 @@ class SessionCore:
             return refusal
         if not text.strip():
             return [Error(ErrorCode.EMPTY_TEXT, "'text' is empty; give some text to speak.", request_id=request_id)]
-        if speed is not None and validate_speed(speed) is None:
+        if speed is not None and fields.validate_speed(speed) is None:
             return [speed_error(speed, request_id)]
         speed = self.config.speed if speed is None else float(speed)
         voice = voice or self.config.voice
@@ -257,17 +248,17 @@ class SessionCore:
         if refusal := self._refuse_if_closing():
             return refusal
         if speed is not None:
-            if validate_speed(speed) is None:
+            if fields.validate_speed(speed) is None:
                 return [speed_error(speed)]
             speed = float(speed)
         if max_buffer_delay_ms is not None:
-            delay = validate_buffer_delay(max_buffer_delay_ms)
+            delay = fields.validate_buffer_delay(max_buffer_delay_ms)
             if delay is None:
                 return [
                     Error(
                         ErrorCode.BAD_MESSAGE,
-                        f"max_buffer_delay_ms must be a number of milliseconds from 0 to {MAX_BUFFER_DELAY_MS}; "
-                        f"got {describe(max_buffer_delay_ms)}.",
+                        f"max_buffer_delay_ms must be a number of milliseconds from 0 to {fields.MAX_BUFFER_DELAY_MS}; "
+                        f"got {fields.describe(max_buffer_delay_ms)}.",
                     )
                 ]
             max_buffer_delay_ms = delay

@@ -1,4 +1,4 @@
-"""What a session accepts: its limits, the checks of values clients send, and the compute budget (pure).
+"""What a session and its connection accept: limits, checks of the values clients send, the compute budget (pure).
 
 Kept apart from the state machine in ``engine.session`` so the rules can be read, and reused by the HTTP routes, on
 their own. Messages never echo a huge value back: a client's value is shown short.
@@ -6,20 +6,12 @@ their own. Messages never echo a huge value back: a client's value is shown shor
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.events import Error
-from voicedesk.engine.request_fields import describe
-
-MIN_SPEED = 0.25
-MAX_SPEED = 4.0
-MAX_BUFFER_DELAY_MS = 30_000
-"""Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
-
-SPOKEN_CHARS_PER_S = 15.0
-"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
+from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,56 +28,39 @@ class SessionLimits:
     """Compute budget of one session, in seconds of audio synthesized over its life."""
 
 
-def validate_speed(speed: object) -> float | None:
-    """Returns the speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
-    if isinstance(speed, bool) or not isinstance(speed, int | float):
-        return None
-    try:
-        value = float(speed)
-    except OverflowError:  # a 400-digit integer
-        return None
-    if not math.isfinite(value) or not MIN_SPEED <= value <= MAX_SPEED:
-        return None
-    return value
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    """Largest request frame decoded; bigger ones get ``frame_too_large``."""
+    idle_timeout_s: float = 300.0
+    """A client that neither gives text to speak nor takes audio for this long, while the server owes it
+    nothing, is closed (``idle_timeout``). ``config``, ``flush``, empty text and junk do not keep it open."""
+    frames_per_s: float = 100.0
+    """Sustained client frames read per second (a token bucket); a faster sender is read later, never dropped."""
+    frame_burst: int = 400
+    """Frames read at once above the sustained rate."""
+    junk_per_s: float = 2.0
+    """Frames that cannot be understood, per second, sustained; each is answered with its error."""
+    junk_burst: int = 40
+    """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
 def speed_error(speed: object, request_id: str | None = None) -> Error:
     return Error(
         ErrorCode.BAD_SPEED,
-        f"speed must be a number from {MIN_SPEED} to {MAX_SPEED}; got {describe(speed)}.",
+        f"speed must be a number from {fields.MIN_SPEED} to {fields.MAX_SPEED}; got {fields.describe(speed)}.",
         request_id=request_id,
     )
-
-
-def validate_buffer_delay(value: object) -> int | None:
-    """Returns the delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        ms = float(value)
-    except OverflowError:
-        return None
-    if not math.isfinite(ms) or not 0 <= ms <= MAX_BUFFER_DELAY_MS:
-        return None
-    return round(ms)
-
-
-def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
-    return len(text) / SPOKEN_CHARS_PER_S / speed
 
 
 def check_text(
     text: str, speed: float, buffered_chars: int, limits: SessionLimits, request_id: str | None = None
 ) -> Error | None:
     """Why ``text`` may not be accepted now (too long, buffer full, over the compute budget), or None."""
-    if len(text) > limits.max_message_chars:
-        return Error(
-            ErrorCode.TEXT_TOO_LONG,
-            f"A text of {len(text):,} characters is over the limit of {limits.max_message_chars:,}; "
-            "send it in smaller pieces.",
-            request_id=request_id,
-        )
+    try:
+        fields.text_length(len(text), limits.max_message_chars, "This text")
+    except fields.FieldError as exc:
+        return Error(exc.code, exc.message, request_id=request_id)
     if buffered_chars + len(text) > limits.max_buffered_chars:
         return Error(
             ErrorCode.BUFFER_FULL,
@@ -94,13 +69,8 @@ def check_text(
             "Wait for speech to catch up, or cancel.",
             request_id=request_id,
         )
-    audio_s = estimated_audio_s(text, speed)
-    if audio_s > limits.max_request_audio_s:
-        return Error(
-            ErrorCode.BUDGET_EXCEEDED,
-            f"This text would make about {audio_s / 60:,.0f} minutes of audio at speed {speed:g}, over the "
-            f"limit of {limits.max_request_audio_s / 60:,.0f} minutes per message; send less text, or a "
-            "higher speed.",
-            request_id=request_id,
-        )
+    try:
+        fields.audio_budget(text, speed, limits.max_request_audio_s, "message")
+    except fields.FieldError as exc:
+        return Error(exc.code, exc.message, request_id=request_id)
     return None

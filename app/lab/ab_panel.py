@@ -351,6 +351,11 @@ class AbRunsAction:
         return self.view
 
 
+def install(window: Any) -> AbRunsAction:
+    """The window tool (entry point ``voicedesk.window_tools``): Tools ▸ A/B latency runs on ``window``."""
+    return AbRunsAction(window, lambda: window_engines(window))
+
+
 def window_engines(window: Any) -> AbEngines:
     """The main window's engines as the A/B window sees them (read when a run starts, so they are current)."""
     from voicedesk.app.choices import engine_spec

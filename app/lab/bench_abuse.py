@@ -198,7 +198,13 @@ async def run_abuse(args: argparse.Namespace, progress) -> AbuseReport:  # type:
             log_before = server.log_bytes()
             progress(f"fuzzing: {args.frames} mutated frames over 4 sessions…")
             fuzzed = await fuzz(
-                target, args.frames, 4, args.seed, defaults.frames_per_s, defaults.frame_burst, defaults.max_frame_bytes
+                target,
+                args.frames,
+                4,
+                args.seed,
+                defaults.connection.frames_per_s,
+                defaults.connection.frame_burst,
+                defaults.connection.max_frame_bytes,
             )
             report.log["bytes_during_fuzz"] = server.log_bytes() - log_before
             phase("fuzz", fuzzed.to_json())

@@ -57,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from voicedesk.endpoint.runner import serve_forever
     from voicedesk.endpoint.server import create_app
     from voicedesk.endpoint.settings import ServerSettings
+    from voicedesk.engine.session_limits import ConnectionLimits
 
     settings = ServerSettings(
         port=args.port,
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_sessions_per_client=None,
         **({} if args.max_queue_depth is None else {"max_queue_depth": args.max_queue_depth}),
         send_timeout_s=args.send_timeout,
-        idle_timeout_s=args.idle_timeout,
+        connection=ConnectionLimits(idle_timeout_s=args.idle_timeout),
         shutdown_grace_s=args.shutdown_grace,
     )
     if args.synth == "honest":

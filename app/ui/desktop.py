@@ -7,26 +7,43 @@ shows it. Shortcut presses arrive on another thread and are handed to Qt's loop.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow
 
 from voicedesk.app.hotkeys import GlobalShortcuts
 from voicedesk.app.tray import tray_look
 from voicedesk.app.ui.tray_icon import TrayIcon
 
 if TYPE_CHECKING:
-    from voicedesk.app.ui.console_window import ConsoleWindow
+    from voicedesk.app.announcer import Announcer
+    from voicedesk.app.engines import EngineHub
+    from voicedesk.app.settings import AppSettings
+    from voicedesk.app.ui.sidebar import DesktopCard
 
 
 class DesktopIntegration:
-    def __init__(self, window: ConsoleWindow) -> None:
-        self.window = window
+    def __init__(
+        self,
+        window: QMainWindow,
+        settings: AppSettings,
+        card: DesktopCard,
+        hub: EngineHub,
+        announcer: Announcer,
+        stop: Callable[[], None],
+        speak_phrase: Callable[[int], object],
+        engine_label: Callable[[], str],
+    ) -> None:
+        """``window``: the tray shows and closes it and its shortcuts live in it; ``card``: the Desktop card."""
+        self.window, self.settings, self.card, self.hub, self.announcer = window, settings, card, hub, announcer
+        self.stop, self.speak_phrase, self.engine_label = stop, speak_phrase, engine_label
         self.tray = TrayIcon(window)
         self.tray.show_requested.connect(self._show_window)
-        self.tray.stop_requested.connect(window.request_stop)
+        self.tray.stop_requested.connect(stop)
         self.tray.quit_requested.connect(window.close)
-        self.tray.phrase_requested.connect(lambda n: window.speak_phrase(n))
+        self.tray.phrase_requested.connect(speak_phrase)
         self.shortcuts = GlobalShortcuts(self._dispatch)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._window_shortcuts: list[QShortcut] = []
@@ -37,19 +54,18 @@ class DesktopIntegration:
 
     def apply(self) -> None:
         """(Re)grabs the shortcuts and shows or hides the tray icon, as the settings say."""
-        window = self.window
         if self.suspended:
             return  # grabbed again when the recording ends
-        settings = window.settings
+        settings = self.settings
         self._loop = asyncio.get_event_loop()
         bindings = {}
         if settings.desktop.stop_shortcut:
-            bindings[settings.desktop.stop_shortcut] = window.request_stop
+            bindings[settings.desktop.stop_shortcut] = self.stop
         for number, phrase in enumerate(settings.phrases):
             if phrase.shortcut:
-                bindings.setdefault(phrase.shortcut, lambda n=number: window.speak_phrase(n))
+                bindings.setdefault(phrase.shortcut, lambda n=number: self.speak_phrase(n))
         status = self.shortcuts.update(bindings, settings.desktop.global_shortcuts)
-        card = window.sidebar.desktop
+        card = self.card
         card.shortcut_status.setText(status.text)
         card.shortcut_status.setObjectName(
             "Hint" if status.active or not settings.desktop.global_shortcuts else "Message"
@@ -76,28 +92,25 @@ class DesktopIntegration:
     def bind_window_shortcuts(self) -> None:
         """The stop and phrase shortcuts inside the window, where the global ones are off (a global shortcut
         also sees keys pressed in this window: binding both would say a phrase twice)."""
-        window = self.window
         for shortcut in self._window_shortcuts:
             shortcut.setEnabled(False)
             shortcut.deleteLater()
         self._window_shortcuts = []
         if self.shortcuts.status.active:
             return
-        bindings = [(window.settings.desktop.stop_shortcut, window.request_stop)]
-        bindings += [(p.shortcut, lambda n=n: window.speak_phrase(n)) for n, p in enumerate(window.settings.phrases)]
+        bindings = [(self.settings.desktop.stop_shortcut, self.stop)]
+        bindings += [(p.shortcut, lambda n=n: self.speak_phrase(n)) for n, p in enumerate(self.settings.phrases)]
         for keys, action in bindings:
             if keys:
-                self._window_shortcuts.append(QShortcut(QKeySequence(keys), window, activated=action))
+                self._window_shortcuts.append(QShortcut(QKeySequence(keys), self.window, activated=action))
 
     def refresh(self) -> None:
-        window = self.window
-        announcer = window.announcer
-        status = window.hub.status
+        announcer, status = self.announcer, self.hub.status
         look = tray_look(
             speaking=announcer.busy,
             queued=len(announcer.queue),
             paused=announcer.queue.paused,
-            engine=window.selected_label(),
+            engine=self.engine_label(),
             state=status.state,
             title=status.title,
         )

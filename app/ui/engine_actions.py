@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,11 +21,17 @@ from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.urls import ENGINE_SCHEMES, host_of, url_problem
 from voicedesk.engine.clients.websocket import normalize_url, server_voices
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.model.languages import ready_languages
-from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES
+from voicedesk.engine.model.voices import KNOWN_VOICES, VoiceInfo
 
 if TYPE_CHECKING:
-    from voicedesk.app.ui.console_window import ConsoleWindow
+    from PySide6.QtWidgets import QWidget
+
+    from voicedesk.app.controller import SpeechController
+    from voicedesk.app.engines import EngineHub
+    from voicedesk.app.settings import AppSettings
+    from voicedesk.app.ui.sidebar import Sidebar
+    from voicedesk.app.ui.status_line import StatusLine
+    from voicedesk.app.urls import SecretConsent
 
 from voicedesk.engine.engine_spec import TOKEN_ENV
 
@@ -34,62 +41,80 @@ SAGEMAKER_VOICES_NOTE = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class EngineWindowCalls:
+    """What the window does for the engine actions (its bound methods)."""
+
+    notice: Callable[..., None]
+    spawn: Callable[..., object]
+    refresh_desktop: Callable[[], None]
+    voice_changed: Callable[[], None]
+
+
 class EngineActions:
     def __init__(
         self,
-        window: ConsoleWindow,
+        parent: QWidget,
+        settings: AppSettings,
+        hub: EngineHub,
+        controller: SpeechController,
+        sidebar: Sidebar,
+        status: StatusLine,
+        consent: SecretConsent,
+        window_calls: EngineWindowCalls,
         model_fetcher: Callable[..., object] | None,
         model_importer: Callable[..., object] | None,
     ) -> None:
-        self.window = window
+        """``parent``: the dialogs' parent; ``window_calls``: what the window does for these actions."""
+        self.parent, self.settings, self.hub, self.controller = parent, settings, hub, controller
+        self.sidebar, self.status, self.consent, self.calls = sidebar, status, consent, window_calls
         self._fetcher = model_fetcher
         self._importer = model_importer
         self.remote_voices: list[str] | None = None
-        hub, controller = window.hub, window.controller
         self.health = HealthMonitor(
-            kind=lambda: hub.spec.kind,
-            target=lambda: hub.spec.target or "",
-            connected=lambda: controller.connected,
+            kind=lambda: self.hub.spec.kind,
+            target=lambda: self.hub.spec.target or "",
+            connected=lambda: self.controller.connected,
             reconnect=self._reconnect,
             on_change=self._health_changed,
-            interval_s=window.settings.engine.health_interval_s,
+            interval_s=settings.engine.health_interval_s,
         )
 
     # ---- choosing and connecting --------------------------------------------------------------------
 
-    async def select(self) -> None:
-        """Uses the engine the card describes (Connect, Enter, a tab): connects at once, always trying again."""
-        window = self.window
-        window.sidebar.store(window.settings)
-        card = window.sidebar.engine
-        if card.ws_url.text() != window.settings.engine.websocket_url:
-            card.ws_url.setText(window.settings.engine.websocket_url)  # the one form, shown as it is used
-        window.controller.failover_enabled = window.settings.engine.failover_to_local
-        token = window.sidebar.engine.ws_token.text()
-        spec = engine_spec(window.settings, token)
-        window.status.clear(Topic.ENGINE, Topic.VOICE)
+    async def select(self, clicked: bool = False) -> None:
+        """Uses the engine the card describes (Connect, Enter, a tab): connects at once, always trying again.
+        ``clicked``: Connect was pressed (a refused consent is asked again)."""
+        self.sidebar.store(self.settings)
+        card = self.sidebar.engine
+        if card.ws_url.text() != self.settings.engine.websocket_url:
+            card.ws_url.setText(self.settings.engine.websocket_url)  # the one form, shown as it is used
+        self.controller.failover_enabled = self.settings.engine.failover_to_local
+        token = self.sidebar.engine.ws_token.text()
+        spec = engine_spec(self.settings, token)
+        self.status.clear(Topic.ENGINE, Topic.VOICE)
         self.remote_voices = None
         blocked = None
-        if spec.kind == "websocket" and not await self._may_send_token(spec.target or "", token):
+        if spec.kind == "websocket" and not await self._may_send_token(spec.target or "", token, clicked):
             blocked = (
                 "Not connected: you chose not to send the token over an unencrypted connection. Use a wss:// "
                 "address, or press Connect and allow it."
             )
         self.health.reset()
-        await window.controller.use_engine(spec, blocked=blocked)
+        await self.controller.use_engine(spec, blocked=blocked)
         self.health.check_now()
 
-    async def _may_send_token(self, url: str, token: str) -> bool:
+    async def _may_send_token(self, url: str, token: str, clicked: bool) -> bool:
         """A token goes over ws:// to another machine only with the person's yes (asked once per host)."""
         if not (token or os.environ.get(TOKEN_ENV)) or url_problem(url, ENGINE_SCHEMES) is not None:
             return True
-        consent = self.window.consent
+        consent = self.consent
         allowed = consent.decided(url)
-        if allowed is False and self.window.connect_clicked:
+        if allowed is False and clicked:
             allowed = None  # Connect pressed again: ask again
         if allowed is None:
             allowed = await ask(
-                self.window,
+                self.parent,
                 "Send the token unencrypted?",
                 f"The WebSocket server {url} is on another machine ({host_of(url)}) and the address starts with "
                 "ws://, so the token would cross the network unencrypted.\n\nUse wss:// if the server offers it. "
@@ -101,109 +126,104 @@ class EngineActions:
         return allowed
 
     async def _reconnect(self) -> bool:
-        window = self.window
-        spec = window.hub.spec
-        if spec.kind == "websocket" and window.consent.decided(spec.target or "") is False:
+        spec = self.hub.spec
+        if spec.kind == "websocket" and self.consent.decided(spec.target or "") is False:
             return False
-        return await window.controller.reconnect()
+        return await self.controller.reconnect()
 
     def _health_changed(self, record: HealthRecord) -> None:
-        window = self.window
-        if window.hub.spec.kind == "local":
-            window.sidebar.engine.show_health("")
+        if self.hub.spec.kind == "local":
+            self.sidebar.engine.show_health("")
         else:
-            window.sidebar.engine.show_health(record.summary(self.health.interval_s))
-        window.refresh_desktop()
+            self.sidebar.engine.show_health(record.summary(self.health.interval_s))
+        self.calls.refresh_desktop()
 
     def status_changed(self, status: EngineStatus) -> None:
         """Reacts to a new engine status: voices, health line."""
         if status.state is EngineState.READY:
-            self.window.status.clear(Topic.ENGINE)
+            self.status.clear(Topic.ENGINE)
             if status.kind == "local":
-                self.show_local_voices()
+                self.calls.spawn(self.show_local_voices())
             elif status.kind == "websocket":
-                self.window.spawn(self.show_remote_voices())
+                self.calls.spawn(self.show_remote_voices())
             else:
-                self.window.sidebar.voice.set_voices(list(KNOWN_VOICES), None, "")
-                self.window.sidebar.voice.set_note(SAGEMAKER_VOICES_NOTE)
+                self.sidebar.voice.set_voices(list(KNOWN_VOICES), None, "")
+                self.sidebar.voice.set_note(SAGEMAKER_VOICES_NOTE)
         if status.kind == "local":
-            self.window.sidebar.engine.show_health("")
+            self.sidebar.engine.show_health("")
 
     # ---- voices -------------------------------------------------------------------------------------
 
-    def show_local_voices(self) -> None:
-        window = self.window
-        window.sidebar.voice.set_note("")
-        engine = window.hub.local_engine
-        synthesizer = engine.synthesizer if engine is not None else None
-        if synthesizer is None:
+    async def show_local_voices(self) -> None:
+        """The local engine's voices, as ``Engine.voices()`` lists them."""
+        self.sidebar.voice.set_note("")
+        engine = self.hub.local_engine
+        if engine is None:
             return
         try:
-            available = set(synthesizer.list_voices())
+            found = await engine.voices() or ()
         except Exception:  # the list is a convenience; every voice stays choosable when it fails
             return
-        names = list(dict.fromkeys([*KNOWN_VOICES, *sorted(available)]))
-        unready = set(LANGUAGES) - ready_languages()
-        window.sidebar.voice.set_voices(names, available, unready_languages=unready)
+        self._show_voices(found, "")
+
+    def _show_voices(self, found: Sequence[VoiceInfo], missing_hint: str) -> None:
+        names = list(dict.fromkeys([*KNOWN_VOICES, *(voice.name for voice in found)]))
+        usable = {voice.name for voice in found if voice.usable}
+        unready = {voice.name[:1] for voice in found if not voice.language_ready}
+        self.sidebar.voice.set_voices(names, usable, missing_hint, unready_languages=unready)
 
     async def show_remote_voices(self) -> None:
         """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
-        spec = self.window.hub.spec
+        spec = self.hub.spec
         token = spec.token or os.environ.get(TOKEN_ENV)
-        if token and self.window.consent.decided(spec.target or "") is not True:
+        if token and self.consent.decided(spec.target or "") is not True:
             token = None  # the same rule as for the connection: never unencrypted to another host unasked
         try:
             found = await server_voices(normalize_url(spec.target or ""), token, 5.0)
         except VoicedeskError as exc:
             note = f"Could not ask the server which voices it has: {error_text(exc, 'websocket')}"
-            self.window.sidebar.voice.set_note(note)
+            self.sidebar.voice.set_note(note)
             return
         voices = [voice.name for voice in found if voice.usable]
-        if self.window.hub.spec != spec:
+        if self.hub.spec != spec:
             return
         self.remote_voices = voices
-        names = list(dict.fromkeys([*KNOWN_VOICES, *(voice.name for voice in found)]))
-        self.window.sidebar.voice.set_voices(
-            names,
-            set(voices),
+        self._show_voices(
+            found,
             "{names} is not on this WebSocket server, so it would speak in another voice. Pick a voice the "
             "server has (they are not marked), or have its operator add the voice or set up its language.",
-            unready_languages={voice.name[:1] for voice in found if not voice.language_ready},
         )
-        self.window.sidebar.voice.set_note("")
+        self.sidebar.voice.set_note("")
 
     async def download_voice(self, name: str) -> None:
-        window = self.window
         loop = asyncio.get_running_loop()
-        voice = window.sidebar.voice
+        voice = self.sidebar.voice
         voice.message.setText(f"Downloading {name}…")
         try:
-            await window.hub.fetch_voice(name, lambda text: loop.call_soon_threadsafe(voice.message.setText, text))
+            await self.hub.fetch_voice(name, lambda text: loop.call_soon_threadsafe(voice.message.setText, text))
         except VoicedeskError as exc:
             voice.message.setText(error_text(exc, "local"))
-            window.notice(error_text(exc, "local"), "error", Topic.VOICE)
+            self.calls.notice(error_text(exc, "local"), "error", Topic.VOICE)
             return
-        self.show_local_voices()
-        window.voice_changed()
-        window.notice(f"The voice {name} is downloaded.", "info", Topic.VOICE)
+        await self.show_local_voices()
+        self.calls.voice_changed()
+        self.calls.notice(f"The voice {name} is downloaded.", "info", Topic.VOICE)
 
     # ---- model files --------------------------------------------------------------------------------
 
     async def download_model(self) -> None:
-        window = self.window
         loop = asyncio.get_running_loop()
         try:
-            await window.hub.fetch_models(lambda text: loop.call_soon_threadsafe(self._progress, text))
+            await self.hub.fetch_models(lambda text: loop.call_soon_threadsafe(self._progress, text))
         except VoicedeskError as exc:
-            window.notice(error_text(exc, "local"), "error", Topic.MODEL)
+            self.calls.notice(error_text(exc, "local"), "error", Topic.MODEL)
             return
-        window.notice("The model is downloaded and loaded.", "info", Topic.MODEL)
+        self.calls.notice("The model is downloaded and loaded.", "info", Topic.MODEL)
 
     async def import_models(self, folder: Path) -> bool:
         """``voicedesk models import`` from the window: checks every file, copies, then loads the model."""
         from voicedesk.engine.model.model_import import import_dir
 
-        window = self.window
         loop = asyncio.get_running_loop()
         importer = self._importer or import_dir
         self._progress(f"Checking the files in {folder}…")
@@ -212,25 +232,25 @@ class EngineActions:
                 importer, folder, report=lambda text: loop.call_soon_threadsafe(self._progress, text)
             )
         except VoicedeskError as exc:
-            window.notice(error_text(exc, "local"), "error", Topic.MODEL)
-            window.sidebar.engine.message.setText(error_text(exc, "local"))
+            self.calls.notice(error_text(exc, "local"), "error", Topic.MODEL)
+            self.sidebar.engine.message.setText(error_text(exc, "local"))
             return False
         except OSError as exc:
             error = VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"Could not import from {folder}: {exc}")
-            window.notice(error_text(error), "error", Topic.MODEL)
+            self.calls.notice(error_text(error), "error", Topic.MODEL)
             return False
-        window.status.clear(Topic.MODEL)
-        if window.hub.spec.kind == "local":
+        self.status.clear(Topic.MODEL)
+        if self.hub.spec.kind == "local":
             try:
-                await window.hub.local()
+                await self.hub.local()
             except VoicedeskError:
                 return False
-        self.show_local_voices()
-        window.notice(f"Imported the model files from {folder}.", "info", Topic.MODEL)
+        await self.show_local_voices()
+        self.calls.notice(f"Imported the model files from {folder}.", "info", Topic.MODEL)
         return True
 
     def _progress(self, text: str) -> None:
-        card = self.window.sidebar.engine
+        card = self.sidebar.engine
         card.message.setText(text)
         card.message.show()
-        self.window.notice(text, "info", Topic.MODEL)
+        self.calls.notice(text, "info", Topic.MODEL)

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,13 +21,11 @@ from PySide6.QtCore import QByteArray, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import default_player_factory, engine_spec
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import Turn
 from voicedesk.app.engines import KIND_LABELS, EngineHub, EngineOpener, EngineState, EngineStatus
 from voicedesk.app.history import History, default_history_path
-from voicedesk.app.lab.ab_panel import AbRunsAction, window_engines
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import load_settings, save_settings
@@ -35,7 +34,7 @@ from voicedesk.app.ui.composer import Composer
 from voicedesk.app.ui.console_panel import ConsolePanel
 from voicedesk.app.ui.conversation_view import ConversationView
 from voicedesk.app.ui.desktop import DesktopIntegration
-from voicedesk.app.ui.engine_actions import EngineActions
+from voicedesk.app.ui.engine_actions import EngineActions, EngineWindowCalls
 from voicedesk.app.ui.file_actions import FileActions
 from voicedesk.app.ui.forms import FocusedWheel
 from voicedesk.app.ui.latency_panel import LatencyPanel
@@ -45,7 +44,6 @@ from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
-from voicedesk.app.urls import SecretConsent
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
@@ -59,6 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PlayerFactory = Callable[..., object]
+WINDOW_TOOLS = "voicedesk.window_tools"
 HIGHLIGHT_INTERVAL_MS = 40
 MINIMUM_SIZE = (980, 600)
 """Small laptops (1024×640 and up) fit; the columns and the latency panel give way before the conversation."""
@@ -86,7 +85,6 @@ class MainWindow(QMainWindow):
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
         self.player_factory = player_factory
-        self.connect_clicked = False
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
         self._shutdown: asyncio.Future[None] | None = None
@@ -99,8 +97,13 @@ class MainWindow(QMainWindow):
         self.hub = EngineHub(self.engine_status, engine_opener, engine_spec(self.settings, kind="local"), model_fetcher)
         self.controller = SpeechController(self.hub, self)
         self.announce = AnnounceActions(self, History(history_path or default_history_path()))
-        self.engines = EngineActions(self, model_fetcher, model_importer)
-        self.desktop = DesktopIntegration(self)
+        calls = EngineWindowCalls(self.notice, self.spawn, self.refresh_desktop, self.voice_changed)
+        parts = (self.settings, self.hub, self.controller, self.sidebar, self.status, self.announce.consent)
+        self.engines = EngineActions(self, *parts, calls, model_fetcher, model_importer)
+        calls = (self.request_stop, self.announce.speak_phrase, self.selected_label)
+        self.desktop = DesktopIntegration(
+            self, self.settings, self.sidebar.desktop, self.hub, self.announce.announcer, *calls
+        )
         self.outputs = OutputActions(
             self.controller,
             self.settings,
@@ -196,7 +199,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
         self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
-        self.ab_runs = AbRunsAction(self, lambda: window_engines(self))
+        # Tools of installed packages (the lab's A/B runs), found by entry point: the window never imports them.
+        self.tools = {tool.name: tool.load()(self) for tool in entry_points(group=WINDOW_TOOLS)}
 
     def _available_area(self) -> QRect:
         screen = self.screen() or QGuiApplication.primaryScreen()
@@ -366,17 +370,6 @@ class MainWindow(QMainWindow):
 
     # ---- what the helpers ask of the window (``console_window.ConsoleWindow``) ------------------------
 
-    @property
-    def consent(self) -> SecretConsent:
-        return self.announce.consent
-
-    @property
-    def announcer(self) -> Announcer:
-        return self.announce.announcer
-
-    def speak_phrase(self, number: int) -> object:
-        return self.announce.speak_phrase(number)
-
     def refresh_desktop(self) -> None:
         self.desktop.refresh()
 
@@ -398,9 +391,8 @@ class MainWindow(QMainWindow):
         self.outputs.refresh()
 
     def select_engine(self, clicked: bool = True) -> None:
-        self.connect_clicked = clicked
         self.settings_changed()
-        self.spawn(self.engines.select(), Topic.ENGINE)
+        self.spawn(self.engines.select(clicked), Topic.ENGINE)
 
     def _import_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Import model files from a folder")

@@ -95,17 +95,19 @@ class ServicePlan:
 def plan_from_args(args: argparse.Namespace) -> ServicePlan:
     from voicedesk.endpoint.wyoming.guarded_read import ReadLimits
     from voicedesk.endpoint.wyoming.server import WyomingSettings
+    from voicedesk.engine import request_fields
     from voicedesk.engine.model.voices import format_voice_spec, parse_voice_spec
-    from voicedesk.engine.session import MAX_SPEED, MIN_SPEED, SessionLimits, validate_speed
+    from voicedesk.engine.session import SessionLimits
 
     def bad(message: str) -> VoicedeskError:
         return UsageError(message)
 
     if not 0 <= args.port <= 65535:
         raise bad(f"--port {args.port} is not a TCP port (0 to 65535).")
-    speed = validate_speed(args.speed)
-    if speed is None:
-        raise bad(f"--speed must be a number from {MIN_SPEED:g} to {MAX_SPEED:g}; got {args.speed}.")
+    try:
+        speed = request_fields.speed(args.speed)
+    except request_fields.FieldError as exc:
+        raise bad(f"--speed: {exc.message}") from None
     if not 1 <= args.samples_per_chunk <= 24_000:
         raise bad("--samples-per-chunk must be from 1 to 24000 (one second).")
     limit = SessionLimits().max_message_chars

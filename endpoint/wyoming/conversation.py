@@ -47,6 +47,7 @@ from wyoming.tts import (
 )
 
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Closed, Error, Flushed
 from voicedesk.engine.events import Event as SessionEvent
@@ -58,7 +59,8 @@ log = logging.getLogger(__name__)
 CHANNELS = 1
 DEFAULT_SAMPLES_PER_CHUNK = 1024
 """Samples per ``audio-chunk`` (about 43 ms at 24 kHz), as wyoming-piper sends them."""
-DEFAULT_MAX_CHARS = SessionLimits().max_message_chars
+DEFAULT_LIMITS = SessionLimits()
+DEFAULT_MAX_CHARS = DEFAULT_LIMITS.max_message_chars
 """Longest text of one request (a ``synthesize``, or all chunks of one stream)."""
 
 
@@ -94,11 +96,13 @@ class TtsConversation:
         program_name: str,
         max_chars: int = DEFAULT_MAX_CHARS,
         samples_per_chunk: int = DEFAULT_SAMPLES_PER_CHUNK,
+        speed: float = 1.0,
     ) -> None:
         self._info_event = info.event()
         self._catalog = catalog
         self._program_name = program_name
         self._max_chars = max_chars
+        self._speed = speed
         self._chunk_bytes = samples_per_chunk * BYTES_PER_SAMPLE * CHANNELS
         self._requests: deque[_Request] = deque()
         self._ids = itertools.count(1)
@@ -176,7 +180,7 @@ class TtsConversation:
             if not isinstance(text, str):
                 raise VoicedeskError(ErrorCode.BAD_MESSAGE, "A synthesize-chunk's text must be a string.")
             stream.chars += len(text)
-            self._check_length(stream.chars, "The streamed text")
+            fields.text_length(stream.chars, self._max_chars, "The streamed text")
             return [SendText(text)] if text else []
         if SynthesizeStop.is_type(kind):
             if stream is None:
@@ -189,12 +193,8 @@ class TtsConversation:
         return []
 
     def _synthesize(self, request: Synthesize) -> list[Action]:
-        text = request.text
-        if not isinstance(text, str):
-            raise VoicedeskError(ErrorCode.BAD_MESSAGE, "The synthesize event's text must be a string.")
-        if not text.strip():
-            raise VoicedeskError(ErrorCode.EMPTY_TEXT, "The synthesize event's text is empty; give some text to speak.")
-        self._check_length(len(text), "The text")
+        text = fields.text(request.text, self._max_chars)
+        fields.audio_budget(text, self._speed, DEFAULT_LIMITS.max_request_audio_s)
         actions = self._begin(request.voice, request.text_format)
         rid = self._next_id()
         self._requests.append(_Request(rid, streaming=False, open=False, chars=len(text)))
@@ -209,7 +209,7 @@ class TtsConversation:
             raise VoicedeskError(
                 ErrorCode.BAD_MESSAGE, f"Text format {text_format!r} is not supported; send 'text' or 'ssml'."
             )
-        spec = self._catalog.resolve(voice.name if voice else None, voice.language if voice else None)
+        spec = self._catalog.resolve(fields.voice(voice.name) if voice else None, voice.language if voice else None)
         if spec == self._session_voice and markup == self._session_markup:
             return []
         change = Configure(
@@ -218,14 +218,6 @@ class TtsConversation:
         )
         self._session_voice, self._session_markup = spec, markup
         return [change]
-
-    def _check_length(self, chars: int, what: str) -> None:
-        if chars > self._max_chars:
-            raise VoicedeskError(
-                ErrorCode.TEXT_TOO_LONG,
-                f"{what} has {chars:,} characters, over this server's limit of {self._max_chars:,}; "
-                "split it into several requests.",
-            )
 
     # ---- session → client ---------------------------------------------------------------------------
 

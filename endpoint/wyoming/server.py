@@ -141,6 +141,7 @@ class TtsConnection(AsyncEventHandler):
             PROGRAM_NAME,
             max_chars=server.settings.max_chars,
             samples_per_chunk=server.settings.samples_per_chunk,
+            speed=server.settings.speed,
         )
         self.session: Session | None = None
         self.closed = asyncio.Event()

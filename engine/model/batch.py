@@ -13,7 +13,7 @@ runs the same layers (the model's own modules and weights) with what makes paddi
 - the harmonic source (which draws random numbers) and the STFTs run per item at its exact length, in item order:
   seeded, item *k* draws what the *k*-th of the same sentences run one by one would draw.
 
-So each item's audio equals its unbatched forward within float tolerance (``tests/engine/test_model_batch.py``).
+So each item's audio equals its unbatched forward within float tolerance (``tests/engine/model/test_batch.py``).
 Whether one padded forward is faster than the same forwards one by one depends on the device: on a GPU the
 batched matrix products are nearly free; on a CPU the padding is pure extra work. ``engine.model.batch_policy``
 decides when to use it.

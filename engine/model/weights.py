@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
-import os
 import shutil
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, Offl
 
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, VoicedeskError, WeightsMissingError
 from voicedesk.engine.model.voices import ENGLISH_VOICES, KNOWN_VOICES
+from voicedesk.engine.paths import data_dir
 
 REPO_ID = "hexgrad/Kokoro-82M"
 CONFIG_FILE = "config.json"
@@ -45,7 +45,6 @@ DEFAULT_FETCH_VOICES = ENGLISH_VOICES
 
 FETCH_COMMAND = "voicedesk models fetch"
 IMPORT_COMMAND = "voicedesk models import DIR"
-DATA_DIR_ENV = "VOICEDESK_DATA_DIR"
 REACHABILITY_TIMEOUT_S = 10.0
 
 
@@ -145,15 +144,6 @@ def require_model_files(repo_id: str = REPO_ID, cache_dir: str | Path | None = N
 
 
 # ---- the spaCy pipeline -----------------------------------------------------------------------------------
-
-
-def data_dir() -> Path:
-    override = os.environ.get(DATA_DIR_ENV)
-    if override:
-        return Path(override)
-    from platformdirs import user_data_path
-
-    return user_data_path("voicedesk", appauthor=False)
 
 
 def spacy_model_dir() -> Path:

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
+from tests.support.endpoint import server_settings
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.phrases import Phrase
@@ -24,9 +25,8 @@ def endpoint_server(synthesizer, port: int | None = None):
     """A real endpoint server; on ``port`` when given (to bring "the same server" back after a stop)."""
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
-    server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120)))
+    server = ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120)))
     if port is not None:
         server._socket.close()
         server._socket = socket.create_server(("127.0.0.1", port))
@@ -180,11 +180,10 @@ def test_a_token_goes_over_plain_ws_to_another_host_only_if_the_person_says_so(
     from tests.app.test_console import _question
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
     host = socket.gethostname()
     assert socket.gethostbyname(host).startswith("127."), "this test needs the machine's name to be on loopback"
-    server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120, token="lab-secret"))).start()
+    server = ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120, token="lab-secret"))).start()
     try:
         window = make_window(start=False)
         engine = window.sidebar.engine

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
+from tests.support.endpoint import server_settings
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.engines import EngineState
 
@@ -22,9 +23,8 @@ REPLY = "The first part arrives now. Then the second part follows. A third part 
 def test_a_remote_engine_dying_mid_reply_hands_the_rest_to_the_local_engine(make_window, qtbot, qloop, synthesizer):
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
-    server = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))).start()
+    server = ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))).start()
     try:
         window = make_window()
         engine = window.sidebar.engine

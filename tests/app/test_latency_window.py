@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from tests.app.helpers import ARTIFACTS, until
 from tests.app.lab.test_ab_runs import runs_from
+from tests.support.endpoint import server_settings
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.lab.ab import ab_summary
 from voicedesk.app.lab.ab_runs import AbPhase
@@ -150,14 +151,13 @@ def test_latency_panel_rows_axis_keyboard_collapse_and_session_export(make_windo
 def test_ab_window_shows_bench_ab_numbers_and_fits_a_small_laptop(make_window, qtbot, qloop, tmp_path, synthesizer):
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
     window = make_window()
-    with ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))) as server:
+    with ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))) as server:
         window.sidebar.engine.ws_url.clear()
         qtbot.keyClicks(window.sidebar.engine.ws_url, server.ws_url)  # B is set up, not selected: A stays local
-        window.ab_runs.action.trigger()
-        view = window.ab_runs.view
+        window.tools["ab_runs"].action.trigger()
+        view = window.tools["ab_runs"].view
         qtbot.waitExposed(view)
         view.text.setPlainText("Lights off now.")
         view.runs.setValue(1)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import defaultdict
 
 import pytest
 
+from tests.support.endpoint import GUARD_S
 from voicedesk.app.announcements import Announcement, AnnouncementQueue, QueueFull
 from voicedesk.app.announcer import Announcer
 from voicedesk.app.conversation import Turn, TurnKind
@@ -38,6 +40,7 @@ def test_the_queue_keeps_order_puts_interruptions_first_and_is_bounded():
 
 async def test_the_announcer_says_one_thing_at_a_time_and_a_stop_pauses_what_waits():
     started: list[str] = []
+    began: defaultdict[str, asyncio.Event] = defaultdict(asyncio.Event)
     endings: dict[int, asyncio.Future[None]] = {}
     turns = iter(range(1, 100))
 
@@ -45,7 +48,11 @@ async def test_the_announcer_says_one_thing_at_a_time_and_a_stop_pauses_what_wai
         turn = Turn(next(turns), announcement.kind, announcement.text, "Local")
         endings[turn.id] = asyncio.get_running_loop().create_future()
         started.append(announcement.text)
+        began[announcement.text].set()
         return turn
+
+    async def started_saying(text: str) -> None:
+        await asyncio.wait_for(began[text].wait(), GUARD_S)
 
     async def wait_turn(turn: Turn) -> None:
         await endings[turn.id]
@@ -60,20 +67,19 @@ async def test_the_announcer_says_one_thing_at_a_time_and_a_stop_pauses_what_wai
     try:
         announcer.submit(item("one"))
         announcer.submit(item("two"))
-        await asyncio.sleep(0.05)
-        assert started == ["one"] and len(announcer.queue) == 1  # "two" waits its turn
+        await started_saying("one")
+        assert started == ["one"] and len(announcer.queue) == 1  # "two" waits its turn: "one" has not ended
         endings[1].set_result(None)
-        await asyncio.sleep(0.05)
+        await started_saying("two")
         assert started == ["one", "two"]
         announcer.submit(item("three"))
         await announcer.stop()  # stops "two"; "three" stays, paused
-        await asyncio.sleep(0.05)
-        assert started == ["one", "two"] and announcer.queue.paused
+        assert started == ["one", "two"] and announcer.queue.paused and len(announcer.queue) == 1
         announcer.resume()
-        await asyncio.sleep(0.05)
+        await started_saying("three")
         assert started == ["one", "two", "three"]
         announcer.submit(item("urgent"), interrupt=True)  # cuts "three" on purpose
-        await asyncio.sleep(0.05)
+        await started_saying("urgent")
         assert started[-1] == "urgent" and endings[3].done()
     finally:
         await announcer.aclose()

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
+from tests.support.endpoint import server_settings
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.engines import EngineState
 
@@ -21,14 +22,13 @@ def stand_in(synthesizer, tmp_path, monkeypatch):
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
     for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    container = ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))).start()
+    container = ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))).start()
     running = StandInThread(
         StandInConfig(ContainerTarget(container.http_url), endpoint_names=frozenset({ENDPOINT})), tmp_path / "state"
     ).start()

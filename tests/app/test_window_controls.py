@@ -118,8 +118,10 @@ def test_a_new_phrase_cannot_take_a_shortcut_already_taken_and_recording_one_fir
 
 def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, qloop):
     window = make_window(start=False)
-    window.ab_runs.action.trigger()
-    view = window.ab_runs.view
+    menus = {a.text(): a.menu() for a in window.menuBar().actions()}
+    assert "A/B latency runs…" in [a.text() for a in menus["&Tools"].actions()]  # the lab's tool, by entry point
+    window.tools["ab_runs"].action.trigger()
+    view = window.tools["ab_runs"].view
     qtbot.waitExposed(view)
     view.resize(1024, 640)
     qloop.run_until_complete(asyncio.sleep(0.2))
@@ -143,7 +145,7 @@ def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, q
     assert view.runs.value() == 6
     qtbot.mouseClick(view.close_button, Qt.MouseButton.LeftButton)
     assert not view.isVisible()
-    window.ab_runs.action.trigger()
+    window.tools["ab_runs"].action.trigger()
     qtbot.waitExposed(view)
     view.activateWindow()
     qloop.run_until_complete(until(lambda: QApplication.activeWindow() is view))

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
 from tests.app.test_engine_health import endpoint_server
+from tests.support.endpoint import server_settings
 from voicedesk.app.conversation import TurnState
 from voicedesk.app.engines import EngineState
 
@@ -122,12 +123,11 @@ def test_a_stopped_entry_replays_whole(make_window, qtbot, qloop, tmp_path):
 def test_the_token_message_points_at_the_token_field(make_window, qtbot, qloop, synthesizer, monkeypatch):
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
     monkeypatch.delenv("VOICEDESK_TOKEN", raising=False)
     window = make_window()
     engine = window.sidebar.engine
-    with ServerThread(create_app(synthesizer, ServerSettings(token="s3cret", idle_timeout_s=120))) as server:
+    with ServerThread(create_app(synthesizer, server_settings(token="s3cret", idle_timeout_s=120))) as server:
         window.activateWindow()
         connect_to(window, qtbot, server.ws_url)
         qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.ERROR))

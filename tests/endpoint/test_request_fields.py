@@ -1,17 +1,25 @@
-"""The request fields mean the same on every transport: the WebSocket codec and the HTTP parser get the same values
-and agree, field by field, on what they accept (and as what) and on the error code of what they refuse."""
+"""The request fields mean the same on every transport: the WebSocket codec (and the session core behind it), the
+HTTP parser and Wyoming get the same values and agree, field by field, on what they accept (and as what) and on the
+error code of what they refuse."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from wyoming.event import Event as WyomingEvent
 
-from voicedesk.endpoint.speech_request import parse_invocation
+from voicedesk.endpoint.speech_request import check_budget, parse_invocation
+from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
+from voicedesk.endpoint.wyoming.conversation import Reply, TtsConversation
+from voicedesk.endpoint.wyoming.info import PROGRAM_NAME, build_info
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.events import Error, SessionConfig
 from voicedesk.engine.protocol import ProtocolError, SynthesizeRequest, decode_command
 from voicedesk.engine.request_fields import check_fresh
+from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 SENT_AT = 1796200000.5
 CASES = [
@@ -36,29 +44,66 @@ CASES = [
     ("speed", 1.25),
     ("speed", "fast"),
     ("speed", False),
+    ("speed", 9),
+    ("voice", "af_heart"),
+    ("voice", 5),
+    ("voice", ""),
+    ("voice", "af_heart:0.5," * 40),
 ]
+LIMITS = SessionLimits()
+TEXTS = ["Hi.", "", "   ", 5, None, ["Hi."], "x" * LIMITS.max_message_chars, "x" * (LIMITS.max_message_chars + 1)]
+"""The text to speak, as every transport takes it (a whole request's ``text``; Wyoming's ``synthesize``)."""
+WYOMING_VOICES = ["af_heart", 5, "", "af_heart:0.5," * 40]
+CATALOG = VoiceCatalog.build(["af_heart"], "af_heart")
 
 
 def _websocket(field: str, value: object) -> tuple[str, object]:
+    """The codec, then the session core that takes the whole request (it checks the text and the speed)."""
     try:
         request = decode_command(json.dumps({"text": "Hi.", field: value}))
     except ProtocolError as exc:
         return "refused", exc.code
     assert isinstance(request, SynthesizeRequest)
+    core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), LIMITS)
+    events = core.synthesize(request.text, 0.0, request.voice, request.speed, request.request_id)
+    if errors := [e for e in events if isinstance(e, Error)]:
+        return "refused", errors[0].code
     return "accepted", getattr(request, field)
 
 
 def _http(field: str, value: object) -> tuple[str, object]:
     try:
-        request = parse_invocation(json.dumps({"text": "Hi.", field: value}).encode(), SessionLimits())
+        request = parse_invocation(json.dumps({"text": "Hi.", field: value}).encode(), LIMITS)
+        check_budget(request, LIMITS)
     except VoicedeskError as exc:
         return "refused", exc.code
     return "accepted", getattr(request, field)
 
 
+def _wyoming(text: object, voice: object = None) -> tuple[str, object]:
+    conversation = TtsConversation(build_info(CATALOG, "local", "1"), CATALOG, PROGRAM_NAME, LIMITS.max_message_chars)
+    data: dict[str, object] = {} if text is None else {"text": text}
+    if voice is not None:
+        data["voice"] = {"name": voice}
+    actions = conversation.client_event(WyomingEvent("synthesize", data))
+    errors = [a.event for a in actions if isinstance(a, Reply) and a.event.type == "error"]
+    return ("refused", errors[0].data["code"]) if errors else ("accepted", text if voice is None else voice)
+
+
 @pytest.mark.parametrize(("field", "value"), CASES, ids=[f"{f}={str(v)[:20]}" for f, v in CASES])
 def test_websocket_and_http_agree_on_every_request_field(field, value):
     assert _websocket(field, value) == _http(field, value)
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=lambda t: repr(t)[:20])
+def test_websocket_http_and_wyoming_agree_on_the_text(text):
+    assert _websocket("text", text) == _http("text", text) == _wyoming(text)
+
+
+@pytest.mark.parametrize("voice", WYOMING_VOICES, ids=lambda v: repr(v)[:20])
+def test_websocket_http_and_wyoming_agree_on_the_voice(voice):
+    websocket, http, wyoming = _websocket("voice", voice), _http("voice", voice), _wyoming("Hi.", voice)
+    assert websocket == http == wyoming
 
 
 def test_a_millisecond_timestamp_is_refused_with_advice_on_both():

@@ -5,6 +5,7 @@ that fail before any model loads."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -25,7 +26,9 @@ from voicedesk.endpoint.serve_options import (
     duration_s,
     settings_from_args,
 )
+from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import UsageError
+from voicedesk.engine.session_limits import ConnectionLimits
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -207,7 +210,18 @@ def test_limit_flags_reach_the_settings():
     assert (settings.send_timeout_s, settings.header_timeout_s) == (7, 2.5)
     assert settings.max_request_age_s is None and settings.max_queue_depth is None
     assert (settings.limits.max_request_audio_s, settings.limits.max_session_audio_s) == (300, 7200)
-    assert (settings.frames_per_s, settings.frame_burst) == (50, 200)
+    assert (settings.connection.frames_per_s, settings.connection.frame_burst) == (50, 200)
+
+
+def test_the_server_settings_hold_the_connection_limits_once():
+    """The connection's limits are written in ``ConnectionLimits`` only; the server settings embed them."""
+    repeated = {f.name for f in dataclasses.fields(ServerSettings)} & {
+        f.name for f in dataclasses.fields(ConnectionLimits)
+    }
+    assert repeated == set()
+    assert ServerSettings().connection == ConnectionLimits()
+    options = settings_from_args(_args("--idle-timeout", "42"), {})[0].connection
+    assert options == dataclasses.replace(ConnectionLimits(), idle_timeout_s=42)
 
 
 def test_behind_sagemaker_the_per_client_caps_are_off_unless_asked_for():

@@ -19,7 +19,7 @@ import pytest
 from wyoming.tts import Synthesize, SynthesizeVoice
 
 from tests.endpoint.wyoming.conftest import client_of, read_until, running_wyoming
-from tests.support.endpoint import GUARD_S
+from tests.support.endpoint import GUARD_S, server_settings
 from tests.support.stand_in import ENDPOINT, REGION, collect_until, is_flushed
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.engine_spec import EngineSpec
@@ -67,9 +67,8 @@ def recording(synthesizer) -> Recording:
 @pytest.fixture(scope="module")
 def recorded_server(recording: Recording) -> Iterator[ServerThread]:
     from voicedesk.endpoint.server import create_app
-    from voicedesk.endpoint.settings import ServerSettings
 
-    with ServerThread(create_app(recording, ServerSettings(idle_timeout_s=120))) as running:  # type: ignore[arg-type]
+    with ServerThread(create_app(recording, server_settings(idle_timeout_s=120))) as running:  # type: ignore[arg-type]
         yield running
 
 

@@ -4,6 +4,7 @@ Kokoro synthesizer, and small helpers for talking to it with real clients (webso
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -17,6 +18,7 @@ from voicedesk.endpoint.server import create_app
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
 from voicedesk.engine.protocol import BIDI_PATH
+from voicedesk.engine.session_limits import ConnectionLimits
 
 # Texts the chunker cuts into exactly these sentences (the first needs 3 words, later ones 20 characters).
 THREE_SENTENCES = ("Good morning to you.", "The sun is up today.", "We can go outside now.")
@@ -27,10 +29,17 @@ GUARD_S = 180.0
 """Upper bound on any single wait, so a broken server fails a test instead of hanging it (not a timing check)."""
 
 
+def server_settings(**settings: object) -> ServerSettings:
+    """``ServerSettings`` from flat keywords; those of ``ConnectionLimits`` go into its ``connection``."""
+    names = {f.name for f in dataclasses.fields(ConnectionLimits)}
+    connection = ConnectionLimits(**{k: settings.pop(k) for k in list(settings) if k in names})  # type: ignore[arg-type]
+    return ServerSettings(connection=connection, **settings)  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="session")
 def server(synthesizer) -> Iterator[ServerThread]:
     """The shared server with default settings (one per test run)."""
-    with ServerThread(create_app(synthesizer, ServerSettings(idle_timeout_s=120))) as running:
+    with ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))) as running:
         yield running
 
 
@@ -40,7 +49,7 @@ def make_server(synthesizer) -> Iterator[Callable[..., ServerThread]]:
     started: list[ServerThread] = []
 
     def make(source: object = None, wait_ready: bool = True, **settings: object) -> ServerThread:
-        running = ServerThread(create_app(source or synthesizer, ServerSettings(**settings)))  # type: ignore[arg-type]
+        running = ServerThread(create_app(source or synthesizer, server_settings(**settings)))  # type: ignore[arg-type]
         started.append(running)
         if wait_ready:
             return running.start()

@@ -11,10 +11,10 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
+from tests.support.endpoint import server_settings
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.server import create_app
-from voicedesk.endpoint.settings import ServerSettings
 
 FAST_FACTOR = 50.0
 """Seconds of audio per second of compute: roughly Kokoro on a data-centre GPU."""
@@ -32,7 +32,7 @@ FLOW_SETTINGS: dict[str, object] = {
 def start_fast_server(synthesizer: PacedSynthesizer | None = None, **settings: object) -> ServerThread:
     """A started ServerThread around a ``PacedSynthesizer`` (``server.runtime.synthesizer``); stop it after use."""
     merged = {**FLOW_SETTINGS, **settings}
-    app = create_app(synthesizer or PacedSynthesizer(FAST_FACTOR), ServerSettings(**merged))  # type: ignore[arg-type]
+    app = create_app(synthesizer or PacedSynthesizer(FAST_FACTOR), server_settings(**merged))  # type: ignore[arg-type]
     return ServerThread(app).start()
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.endpoint import server_settings
 from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
 from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
 from voicedesk.endpoint.sagemaker_local.server import StandInServer
 from voicedesk.endpoint.server import create_app
-from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.events import Audio, Closed, Event, Flushed
 
 GUARD_S = 60.0
@@ -66,7 +66,7 @@ def make_container(synthesizer) -> Iterator[Callable[..., ServerThread]]:
     started: list[ServerThread] = []
 
     def make(**settings: object) -> ServerThread:
-        running = ServerThread(create_app(synthesizer, ServerSettings(**settings)))  # type: ignore[arg-type]
+        running = ServerThread(create_app(synthesizer, server_settings(**settings)))  # type: ignore[arg-type]
         started.append(running)
         return running.start()
 

@@ -17,6 +17,7 @@ import threading
 from importlib import metadata
 from pathlib import Path
 
+from voicedesk.engine.paths import data_dir as default_data_dir
 from voicedesk.engine.text.frontend.english import EnglishSpokenForm, Normalize
 
 log = logging.getLogger(__name__)
@@ -43,8 +44,6 @@ def grammar_dir(data_dir: Path | None = None) -> Path:
     if override and data_dir is None:
         return Path(override)
     if data_dir is None:
-        from voicedesk.engine.model.weights import data_dir as default_data_dir
-
         data_dir = default_data_dir()
     return Path(data_dir) / "text-grammars" / f"nemo-{nemo_version() or 'none'}-en"
 
