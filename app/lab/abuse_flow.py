@@ -234,8 +234,9 @@ async def _hold_session(url: str, source: str, stop: asyncio.Event, counts: dict
             async with connect(url, open_timeout=GUARD_S, local_addr=(source, 0)) as ws:
                 counts["sessions opened"] += 1
                 with contextlib.suppress(ConnectionClosed):
-                    async for _ in ws:
-                        pass
+                    async for message in ws:
+                        if isinstance(message, str) and (error := json.loads(message)).get("type") == "error":
+                            counts[f"told {error.get('code')}"] += 1
                 counts[f"closed {ws.close_code}"] += 1
         except (InvalidStatus, OSError, TimeoutError):
             counts["refused"] += 1
@@ -248,7 +249,9 @@ async def _hold_connection(port: int, source: str, stop: asyncio.Event, counts: 
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
             counts["connections opened"] += 1
-            await reader.read()
+            answer = await reader.read()
+            if b"too_many_connections" in answer:  # closed to make room, and told so
+                counts["connections told too_many_connections"] += 1
             writer.close()
         except OSError:
             counts["connect failed"] += 1
