@@ -361,11 +361,11 @@ def format_flow(phases: dict[str, object]) -> list[str]:
             f"flushed: {run['flushed']}, errors: {run['errors'] or 'none'}; sent in {run['send_s']} s, "  # type: ignore[index]
             f"flushed after {run['flushed_after_s']} s"  # type: ignore[index]
         )
-    for name in ("config", f"text, {BEFORE}", "text"):
-        healthy = phases[f"healthy beside {name} frames"]
+    for name in ("config frames", f"text frames, {BEFORE}", "text frames"):
+        healthy = phases[f"healthy beside {name}"]
         lines.append(
             f"healthy     time to first audio alone {healthy['ttfa_alone_s']} s, beside a {FLOOD_RATE}/s agent of "  # type: ignore[index]
-            f"{name} frames {healthy['ttfa_beside_flood_s']} s: median ratio {healthy['median_ratio']} "  # type: ignore[index]
+            f"{name} {healthy['ttfa_beside_flood_s']} s: median ratio {healthy['median_ratio']} "  # type: ignore[index]
             f"({healthy['median_added_s']:+} s; goal ≤ {HEALTHY_GOAL_RATIO}); the agent: {healthy['flood']}; "  # type: ignore[index]
             f"load average {healthy['load_average']}"  # type: ignore[index]
         )
