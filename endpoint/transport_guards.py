@@ -124,7 +124,7 @@ class GuardedH11Protocol(H11Protocol):
         """Closed to make room for a newcomer: an idle connection is told why (a JSON error answer, as on every
         route, though it asked nothing: h11 cannot frame an answer without a request, hence the bytes written
         here); one with a request in progress is aborted (its application owns the answer)."""
-        if self._lingering:
+        if self._lingering or self.transport.is_closing():  # already on its way out (refused, or answered)
             return
         if self.cycle is not None and not self.cycle.response_complete:
             self.transport.abort()
@@ -204,6 +204,8 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
     def evict(self, error: VoicedeskError) -> None:
         """Closed to make room for a newcomer, told why as an evicted session is: a fatal ``error`` frame, ``closed``,
         and the close code of the error with its code as the reason. The application then sees a client gone."""
+        if self.transport.is_closing():
+            return
         if not self.handshake_complete or self.initial_response is not None or self.close_sent:
             self.transport.abort()
             return
