@@ -7,8 +7,9 @@ on an open network needs and uvicorn does not apply on its own.
 - **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
 - **Connection caps.** Beyond ``max_connections_per_client`` from one address, a new connection is aborted at
   once. Beyond ``max_connections`` in all, the idlest connection of the address holding the most makes room for a
-  newcomer from an address holding clearly less (``endpoint.fair_admission``); otherwise the newcomer is aborted.
-  Refusals are logged as a count, once per interval.
+  newcomer from an address holding clearly less (``endpoint.fair_admission``), told why first (``evict``: an
+  ``error`` frame ``too_many_connections`` and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP
+  connection); otherwise the newcomer is aborted. Refusals are logged as a count, once per interval.
 - **Malformed requests** get uvicorn's 400, but with a JSON body like every other error.
 - **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
   (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
@@ -24,6 +25,7 @@ import asyncio
 import json
 import logging
 import time
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -32,10 +34,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from voicedesk.endpoint.fair_admission import idlest_of_busiest
+from voicedesk.endpoint.fair_admission import connection_evicted, idlest_of_busiest
 from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
 from voicedesk.endpoint.settings import ServerSettings
-from voicedesk.engine.errors import ErrorCode, VoicedeskError, error_body
+from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
+from voicedesk.engine.events import Closed, Error
+from voicedesk.engine.protocol import encode_event
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +104,7 @@ class GuardedH11Protocol(H11Protocol):
         if victim is None:
             return False
         self.connections.discard(victim)  # counted out now; its connection_lost comes later
-        victim.transport.abort()  # type: ignore[attr-defined]
+        victim.evict(connection_evicted(self.settings.max_connections))  # type: ignore[attr-defined]
         self.refusals.refused("fair share (the idlest connection of the busiest address, closed to make room)")
         return True
 
@@ -114,6 +118,27 @@ class GuardedH11Protocol(H11Protocol):
         headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
         for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
+        self._linger_close()
+
+    def evict(self, error: VoicedeskError) -> None:
+        """Closed to make room for a newcomer: an idle connection is told why (a JSON error answer, as on every
+        route, though it asked nothing: h11 cannot frame an answer without a request, hence the bytes written
+        here); one with a request in progress is aborted (its application owns the answer)."""
+        if self._lingering or self.transport.is_closing():  # already on its way out (refused, or answered)
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.transport.abort()
+            return
+        status = http_status_for(error.code)
+        body = json.dumps(error_body(error)).encode()
+        head = (
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        )
+        self.transport.write(head.encode() + body)
+        self._linger_close()
+
+    def _linger_close(self) -> None:
         # A lingering close: closing with the client's bytes unread would reset the connection, and the reset
         # can destroy the answer before the client reads it. Stop sending, drop what still comes, abort soon.
         self._lingering = True
@@ -170,6 +195,30 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
     def data_received(self, data: bytes) -> None:
         self.last_active = time.monotonic()
         super().data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # An evicted connection was counted out when it was chosen (``_make_room``); uvicorn removes it again.
+        self.connections.add(self)
+        super().connection_lost(exc)
+
+    def evict(self, error: VoicedeskError) -> None:
+        """Closed to make room for a newcomer, told why as an evicted session is: a fatal ``error`` frame, ``closed``,
+        and the close code of the error with its code as the reason. The application then sees a client gone."""
+        if self.transport.is_closing():
+            return
+        if not self.handshake_complete or self.initial_response is not None or self.close_sent:
+            self.transport.abort()
+            return
+        code, close_code = str(error.code), close_code_for(error.code)
+        for frame in [*encode_event(Error(code, error.message, fatal=True)), *encode_event(Closed(code))]:
+            self.conn.send_text(frame.encode() if isinstance(frame, str) else frame)
+        self.conn.send_close(close_code, code)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.close_sent = True
+        self.disconnected = True  # the application's next send raises ClientDisconnected
+        self.queue.put_nowait({"type": "websocket.disconnect", "code": close_code, "reason": code})
+        self.stop_keepalive()
+        self.close_timer = self.loop.call_later(self.close_timeout, self._end_closing_handshake)
 
     async def send(self, message: Any) -> None:
         if not self.writable.is_set():

@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     RATE_LIMITED = "rate_limited"
     TOO_MANY_SESSIONS = "too_many_sessions"
+    TOO_MANY_CONNECTIONS = "too_many_connections"
     QUEUE_SATURATED = "queue_saturated"
     REQUEST_STALE = "request_stale"
     IDLE_TIMEOUT = "idle_timeout"
@@ -119,6 +120,7 @@ WIRE_ERRORS: dict[ErrorCode, WireError] = {
     ErrorCode.BUDGET_EXCEEDED: WireError(413, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.RATE_LIMITED: WireError(429, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.TOO_MANY_SESSIONS: WireError(429, CloseCode.TRY_AGAIN_LATER, False),
+    ErrorCode.TOO_MANY_CONNECTIONS: WireError(429, CloseCode.TRY_AGAIN_LATER, False),
     ErrorCode.QUEUE_SATURATED: WireError(503, CloseCode.TRY_AGAIN_LATER, False),
     ErrorCode.REQUEST_STALE: WireError(408, CloseCode.POLICY_VIOLATION, True),
     ErrorCode.IDLE_TIMEOUT: WireError(408, CloseCode.NORMAL, True),

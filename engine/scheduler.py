@@ -28,6 +28,7 @@ from typing import Any
 
 from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
+from voicedesk.engine.preemption import RunningCall, should_preempt
 
 
 @dataclass(order=True, slots=True)
@@ -128,6 +129,14 @@ class _Job:
     size: int
     batch_item: Any = None
     session_id: str = ""
+    urgent: bool = False
+    deadline: float = 0.0
+    wasted_s: float = 0.0
+    """Model time thrown away by stopping this job for first sentences (it was queued again each time)."""
+    preempted: bool = False
+    """Stopped for a first sentence while running: queue it again rather than hand its failure to the session."""
+    cancelled: bool = False
+    """Its session was cancelled while it ran: never queued again."""
 
 
 class SynthesisScheduler:
@@ -135,7 +144,11 @@ class SynthesisScheduler:
     carry a batch item and are ready together run as one call (``engine.model.batch_policy``)."""
 
     def __init__(
-        self, name: str = "synth", batch_runner: BatchRunner | None = None, max_batch: int = MAX_ITEMS
+        self,
+        name: str = "synth",
+        batch_runner: BatchRunner | None = None,
+        max_batch: int = MAX_ITEMS,
+        s_per_phoneme: float | None = None,
     ) -> None:
         self._queue = DeadlineQueue()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
@@ -143,16 +156,21 @@ class SynthesisScheduler:
         self._runner: asyncio.Task[None] | None = None
         self._running: list[_Job] = []
         self._running_since = 0.0
-        self._s_per_phoneme: float | None = None
+        self._s_per_phoneme: float | None = s_per_phoneme
+        """The model's speed: given (a prior) or learned from the calls run so far."""
         self._idle = threading.Event()
         self._idle.set()
         self._closed = False
         self.batch_runner = batch_runner
         """None: every job runs alone. May be set or cleared between jobs."""
         self.max_batch = max_batch
+        self.preemption = True
+        """Whether a first sentence may stop a call of a session far ahead of its listener (``engine.preemption``)."""
         self.jobs_run = 0
         self.batches_run = 0
         """Calls that ran more than one job."""
+        self.preemptions = 0
+        """Calls stopped for a first sentence and queued again."""
 
     def submit(
         self,
@@ -175,14 +193,35 @@ class SynthesisScheduler:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(call, future, interrupt, size, batch_item, session_id)
-        job_id = self._queue.push(session_id, job, urgent=urgent, deadline=deadline, size=size)
-        future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
+        job = _Job(call, future, interrupt, size, batch_item, session_id, urgent, deadline)
+        self._enqueue(job)
         self._idle.clear()
         self._ensure_runner(loop)
         assert self._wakeup is not None
         self._wakeup.set()
+        if urgent:
+            self._maybe_preempt(session_id, deadline, size)
         return future
+
+    def _enqueue(self, job: _Job) -> None:
+        job_id = self._queue.push(job.session_id, job, urgent=job.urgent, deadline=job.deadline, size=job.size)
+        job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
+
+    def _maybe_preempt(self, session_id: str, arrival: float, size: int) -> None:
+        """Stops the running call for a first sentence that just arrived, when ``engine.preemption`` says so. Only a
+        call that runs alone: a batch holds other sessions' work."""
+        if not self.preemption or len(self._running) != 1:
+            return
+        job = self._running[0]
+        if job.session_id == session_id or job.interrupt is None or job.interrupt.is_set():
+            return
+        running = RunningCall(
+            job.urgent, job.deadline, job.size, time.perf_counter() - self._running_since, job.wasted_s
+        )
+        ahead = self._queue.first_work(exclude=session_id)
+        if should_preempt(running, arrival, size, self._s_per_phoneme, ahead):
+            job.preempted = True
+            job.interrupt.set()
 
     def cancel_session(self, session_id: str) -> int:
         """Drops every queued job of a session and interrupts its running one (whose result is then ignored)."""
@@ -191,6 +230,7 @@ class SynthesisScheduler:
             job.future.cancel()
         for job in self._running:
             if job.session_id == session_id and job.interrupt is not None:
+                job.cancelled = True
                 job.interrupt.set()
         self._update_idle()
         return len(dropped)
@@ -299,6 +339,8 @@ class SynthesisScheduler:
                 results = await loop.run_in_executor(self._executor, self._call_of(jobs))
             except Exception as exc:  # handed to the sessions, which report it
                 for job in jobs:
+                    if self._requeue_preempted(job):
+                        continue
                     if not job.future.done():
                         job.future.set_exception(exc)
             else:
@@ -313,6 +355,18 @@ class SynthesisScheduler:
             # Let the job's done-callbacks run first: a session submits its next sentence from there, and the
             # scheduler must not look idle in between.
             await asyncio.sleep(0)
+
+    def _requeue_preempted(self, job: _Job) -> bool:
+        """A call stopped for a first sentence goes back in the queue under its own key (its session never knows);
+        True when it did."""
+        if not job.preempted or job.cancelled or job.future.done() or self._closed or job.interrupt is None:
+            return False
+        job.preempted = False
+        job.wasted_s += time.perf_counter() - self._running_since
+        job.interrupt.clear()
+        self.preemptions += 1
+        self._enqueue(job)
+        return True
 
     def _call_of(self, jobs: list[_Job]) -> Callable[[], list[Any]]:
         if len(jobs) == 1:

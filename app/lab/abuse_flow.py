@@ -8,8 +8,10 @@ what is measured is the server's reading, pacing and admission, not the speed of
 - **Beside a 1,000 frames/s agent**: a client in its own process sending frames at 1,000/s without end; a healthy
   client's time to first audio alone and beside it (median ratio, goal ≤ 1.2). Twice: frames of no-op ``config``
   (what reading and decoding 1,000 frames a second costs the server's CPU: the goal's subject) and one-word
-  ``text`` frames that are spoken (the healthy client then also waits for the model to finish one of the agent's
-  sentences: the scheduler's share, issue 22's subject).
+  ``text`` frames that are spoken (the healthy client's first sentence then also needs the model the agent keeps
+  busy: the scheduler's share). The spoken case runs twice side by side: against a second server whose scheduler
+  never stops a running call for a first sentence (``SynthesisScheduler.preemption`` off: the rule before), and
+  against the server as it ships.
 - **A fifth address**: four attacking addresses each holding their share of sessions (idle, reconnecting when
   closed) and of connections (reconnecting when closed); a client from a fifth address, 10 times: time until its
   first audio (goal ≤ 2 s, 10 of 10).
@@ -21,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import multiprocessing
+import os
 import socket
 import statistics
 import subprocess
@@ -43,22 +46,25 @@ GUARD_S = 120.0
 HEALTHY_TEXT = "Sure, I can help with that."
 
 
-def serve_paced(port: int, realtime_factor: float = 50.0) -> None:
-    """The server under test: ``voicedesk serve``'s app and default limits around the paced stand-in."""
+def serve_paced(port: int, realtime_factor: float = 50.0, preemption: bool = True) -> None:
+    """The server under test: ``voicedesk serve``'s app and default limits around the paced stand-in
+    (``preemption``: whether a first sentence may stop a call far ahead of its listener, as it ships)."""
     from voicedesk.app.lab.paced_synth import PacedSynthesizer
     from voicedesk.endpoint.runner import serve_forever
     from voicedesk.endpoint.server import create_app
     from voicedesk.endpoint.settings import ServerSettings
 
     settings = ServerSettings(port=port)
-    serve_forever(create_app(PacedSynthesizer(realtime_factor), settings), settings)
+    app = create_app(PacedSynthesizer(realtime_factor), settings)
+    app.state.runtime.scheduler.preemption = preemption
+    serve_forever(app, settings)
 
 
-def start_paced_server(log_path: Path) -> tuple[subprocess.Popen, int]:
+def start_paced_server(log_path: Path, preemption: bool = True) -> tuple[subprocess.Popen, int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code = f"from voicedesk.app.lab.abuse_flow import serve_paced; serve_paced({port})"
+    code = f"from voicedesk.app.lab.abuse_flow import serve_paced; serve_paced({port}, preemption={preemption})"
     with log_path.open("wb") as log:
         process = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT)
     return process, port
@@ -208,6 +214,7 @@ async def healthy_beside_flood(url: str, rounds: int, kind: str) -> dict[str, ob
     ratio = statistics.median(during) / statistics.median(alone)
     return {
         "agent_frames": kind,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "median_added_s": round(statistics.median(during) - statistics.median(alone), 3),
         "ttfa_alone_s": [round(t, 3) for t in alone],
         "ttfa_beside_flood_s": [round(t, 3) for t in during],
@@ -227,8 +234,9 @@ async def _hold_session(url: str, source: str, stop: asyncio.Event, counts: dict
             async with connect(url, open_timeout=GUARD_S, local_addr=(source, 0)) as ws:
                 counts["sessions opened"] += 1
                 with contextlib.suppress(ConnectionClosed):
-                    async for _ in ws:
-                        pass
+                    async for message in ws:
+                        if isinstance(message, str) and (error := json.loads(message)).get("type") == "error":
+                            counts[f"told {error.get('code')}"] += 1
                 counts[f"closed {ws.close_code}"] += 1
         except (InvalidStatus, OSError, TimeoutError):
             counts["refused"] += 1
@@ -241,7 +249,9 @@ async def _hold_connection(port: int, source: str, stop: asyncio.Event, counts: 
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
             counts["connections opened"] += 1
-            await reader.read()
+            answer = await reader.read()
+            if b"too_many_connections" in answer:  # closed to make room, and told so
+                counts["connections told too_many_connections"] += 1
             writer.close()
         except OSError:
             counts["connect failed"] += 1
@@ -294,33 +304,49 @@ async def fifth_address(url: str, port: int, tries: int = 10) -> dict[str, objec
     }
 
 
+BEFORE = "no preemption"
+"""The spoken flood's comparison: the same server with ``SynthesisScheduler.preemption`` off (the rule before)."""
+
+
+async def _wait_ping(port: int) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(timeout=5) as client:
+        for _ in range(300):
+            with contextlib.suppress(httpx.TransportError):
+                if (await client.get(f"http://127.0.0.1:{port}/ping")).status_code == 200:
+                    return
+            await asyncio.sleep(0.2)
+
+
 async def run_flow(rounds: int, progress) -> dict[str, object]:  # type: ignore[no-untyped-def]
     import tempfile
-
-    import httpx
 
     phases: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="voicedesk-flow-") as folder:
         process, port = start_paced_server(Path(folder) / "server.log")
+        before, before_port = start_paced_server(Path(folder) / "before.log", preemption=False)
         url = f"ws://127.0.0.1:{port}{BIDI_PATH}"
         try:
-            async with httpx.AsyncClient(timeout=5) as client:
-                for _ in range(300):
-                    with contextlib.suppress(httpx.TransportError):
-                        if (await client.get(f"http://127.0.0.1:{port}/ping")).status_code == 200:
-                            break
-                    await asyncio.sleep(0.2)
+            await _wait_ping(port)
+            await _wait_ping(before_port)
             for rate in RATES:
                 progress(f"fast agent: {WORDS} one-word frames at {rate}/s…")
                 phases[f"fast agent {rate}/s"] = (await fast_agent(url, rate)).to_json()
             for kind in ("config", "text"):
+                if kind == "text":  # side by side: the rule before, then as it ships
+                    progress(f"a healthy client beside a {FLOOD_RATE}/s agent sending text frames, {BEFORE}…")
+                    phases[f"healthy beside text frames, {BEFORE}"] = await healthy_beside_flood(
+                        f"ws://127.0.0.1:{before_port}{BIDI_PATH}", rounds, "text"
+                    )
                 progress(f"a healthy client beside a {FLOOD_RATE}/s agent sending {kind} frames…")
                 phases[f"healthy beside {kind} frames"] = await healthy_beside_flood(url, rounds, kind)
             progress("four attacking addresses and a fifth…")
             phases["fifth address"] = await fifth_address(url, port)
         finally:
-            process.terminate()
-            process.wait(30)
+            for server in (process, before):
+                server.terminate()
+                server.wait(30)
             log = (Path(folder) / "server.log").read_text(errors="replace")
             phases["server log"] = {"bytes": len(log.encode()), "tracebacks": log.count("Traceback")}
     return phases
@@ -335,12 +361,13 @@ def format_flow(phases: dict[str, object]) -> list[str]:
             f"flushed: {run['flushed']}, errors: {run['errors'] or 'none'}; sent in {run['send_s']} s, "  # type: ignore[index]
             f"flushed after {run['flushed_after_s']} s"  # type: ignore[index]
         )
-    for kind in ("config", "text"):
-        healthy = phases[f"healthy beside {kind} frames"]
+    for name in ("config frames", f"text frames, {BEFORE}", "text frames"):
+        healthy = phases[f"healthy beside {name}"]
         lines.append(
             f"healthy     time to first audio alone {healthy['ttfa_alone_s']} s, beside a {FLOOD_RATE}/s agent of "  # type: ignore[index]
-            f"{kind} frames {healthy['ttfa_beside_flood_s']} s: median ratio {healthy['median_ratio']} "  # type: ignore[index]
-            f"({healthy['median_added_s']:+} s; goal ≤ {HEALTHY_GOAL_RATIO}); the agent: {healthy['flood']}"  # type: ignore[index]
+            f"{name} {healthy['ttfa_beside_flood_s']} s: median ratio {healthy['median_ratio']} "  # type: ignore[index]
+            f"({healthy['median_added_s']:+} s; goal ≤ {HEALTHY_GOAL_RATIO}); the agent: {healthy['flood']}; "  # type: ignore[index]
+            f"load average {healthy['load_average']}"  # type: ignore[index]
         )
     fifth = phases["fifth address"]
     lines.append(

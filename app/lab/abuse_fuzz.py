@@ -6,7 +6,10 @@ before it has been dealt with: a frame counts as answered when it was a valid co
 it and the error with its code (and ``request_id``) came back before the barrier. ``cancel`` stops whatever a valid
 mutated request started, so the model is never busy for long. Each batch goes on a fresh connection: a batch is
 mostly junk, and a connection sending more junk than its budget (a few frames a second, bursts of 40) is closed by
-design; the flood test is that budget's subject. Afterwards every session must still speak a real request.
+design; the flood test is that budget's subject. Each session comes from its own loopback address, so the
+per-address session cap (whose slot a closed connection frees a moment later) is not what is measured. Afterwards
+every session must still speak a real request; one refused ``queue_saturated`` (the model busy on a slow machine)
+asks again after its ``retry_after_s``, as a client should.
 """
 
 from __future__ import annotations
@@ -141,6 +144,7 @@ async def fuzz(
                 TokenBucket(0.9 * frames_per_s, 0.9 * frame_burst),
                 result,
                 f"s{i}",
+                f"127.0.0.{30 + i}",
             )
             for i in range(sessions)
         )
@@ -150,14 +154,14 @@ async def fuzz(
 
 
 async def _fuzz_session(
-    target: Target, mutator: FrameMutator, count: int, bucket: TokenBucket, result: FuzzResult, name: str
+    target: Target, mutator: FrameMutator, count: int, bucket: TokenBucket, result: FuzzResult, name: str, source: str
 ) -> None:
     try:
         for batch_no, start in enumerate(range(0, count, BATCH)):
             batch = [mutator.next() for _ in range(min(BATCH, count - start))]
-            async with target.connect() as ws:
+            async with target.connect(source) as ws:
                 await _send_batch(ws, batch, bucket, result, f"{name}-barrier-{batch_no}")
-        async with target.connect() as ws:
+        async with target.connect(source) as ws:
             if await speaks(ws, f"{name}-after"):
                 result.sessions_usable_after += 1
             else:
@@ -197,20 +201,29 @@ async def _send_batch(
     result.frames_answered += len(batch) - len(expected) + matched(expected, errors)
 
 
+SATURATED_RETRIES = 5
+
+
 async def speaks(ws: ClientConnection, request_id: str, text: str = "Still here.") -> bool:
-    """A real request on this session: audio and ``synthesis_complete``, no error."""
-    await ws.send(json.dumps({"text": text, "request_id": request_id}))
+    """A real request on this session: audio and ``synthesis_complete``, no error (``queue_saturated`` is asked
+    again after its ``retry_after_s``, up to ``SATURATED_RETRIES`` times)."""
     audio = 0
     async with asyncio.timeout(GUARD_S):
-        while True:
-            reply = await ws.recv()
-            if isinstance(reply, bytes):
-                audio += len(reply)
-                continue
-            message = json.loads(reply)
-            if message.get("request_id") != request_id:
-                continue
-            if message.get("type") == "error":
-                return False
-            if message.get("type") == "synthesis_complete":
-                return audio > 0
+        for _ in range(SATURATED_RETRIES + 1):
+            await ws.send(json.dumps({"text": text, "request_id": request_id}))
+            while True:
+                reply = await ws.recv()
+                if isinstance(reply, bytes):
+                    audio += len(reply)
+                    continue
+                message = json.loads(reply)
+                if message.get("request_id") != request_id:
+                    continue
+                if message.get("type") == "error":
+                    if message.get("code") != ErrorCode.QUEUE_SATURATED:
+                        return False
+                    await asyncio.sleep(min(10.0, float(message.get("retry_after_s") or 1.0)))
+                    break
+                if message.get("type") == "synthesis_complete":
+                    return audio > 0
+    return False

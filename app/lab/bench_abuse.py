@@ -239,9 +239,12 @@ async def run_abuse(args: argparse.Namespace, progress) -> AbuseReport:  # type:
                 ("slowloris, ten addresses", [f"127.0.0.{i}" for i in range(10, 20)]),
             ):
                 progress(f"{name}: {args.slowloris} connections for {hold_s:g} s…")
-                result, healthy = await slowloris(target, args.slowloris, sources, hold_s, 1.0, healthy_meanwhile)
+                result, healthy = await slowloris(
+                    target, args.slowloris, sources, hold_s, 1.0, healthy_meanwhile, args.header_timeout / 2
+                )
                 phase(name, {**result.to_json(), "healthy_client_meanwhile": healthy})
-            frames = await oversized_frames(target, 16, 17 * 2**20, ["127.0.0.5", "127.0.0.6"])
+            # Four addresses, so that each stays within its share of sessions (the frames, not the cap, are measured).
+            frames = await oversized_frames(target, 16, 17 * 2**20, [f"127.0.0.{5 + i}" for i in range(4)])
             phase("17 MiB frames", frames.to_json())
             phase("compute", [r.to_json() for r in await compute_requests(target)])
             cap = (defaults.max_sessions_per_client or 8) + 1

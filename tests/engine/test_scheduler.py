@@ -148,3 +148,86 @@ async def test_jobs_ready_together_run_as_one_batch_in_queue_order_with_first_se
     assert results == {"a1": "a1-done", "b1": "b1-done", "c2": "alone", "d2": "alone", "e1": "alone"}
     assert (scheduler.batches_run, scheduler.jobs_run) == (1, 6)
     await scheduler.aclose()
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stoppable(name: str, runs: list[str], interrupt: threading.Event, gate: threading.Event, started: threading.Event):
+    """A call that, like the synthesizer, polls its interrupt between slices of work until ``gate`` lets it end."""
+
+    def call():
+        runs.append(f"{name} started")
+        started.set()
+        while not gate.wait(0.001):
+            if interrupt.is_set():
+                runs.append(f"{name} stopped")
+                raise _Stopped(name)
+        runs.append(f"{name} done")
+        return name
+
+    return call
+
+
+async def test_a_first_sentence_stops_a_call_far_ahead_of_its_listener_and_that_call_runs_again_after_it():
+    scheduler = SynthesisScheduler(s_per_phoneme=0.01)
+    runs: list[str] = []
+    interrupt, gate, started = threading.Event(), threading.Event(), threading.Event()
+    ahead = scheduler.submit(
+        "agent",
+        _stoppable("agent", runs, interrupt, gate, started),
+        urgent=False,
+        deadline=100.0,
+        interrupt=interrupt,
+        size=300,
+    )
+    await asyncio.to_thread(started.wait, 10)
+    first = scheduler.submit(
+        "newcomer", lambda: runs.append("newcomer") or gate.set() or "hello", urgent=True, deadline=0.0, size=30
+    )
+    assert await first == "hello"
+    assert await ahead == "agent"  # the stop is the scheduler's business: the agent's session gets its audio
+    assert runs == ["agent started", "agent stopped", "newcomer", "agent started", "agent done"]
+    assert scheduler.preemptions == 1
+    assert await scheduler.wait_idle(5)
+    await scheduler.aclose()
+
+
+async def test_a_call_whose_audio_is_needed_soon_is_not_stopped_and_a_cancelled_one_is_not_queued_again():
+    scheduler = SynthesisScheduler(s_per_phoneme=0.01)
+    runs: list[str] = []
+    interrupt, gate, started = threading.Event(), threading.Event(), threading.Event()
+    needed_soon = scheduler.submit(
+        "talker",
+        _stoppable("talker", runs, interrupt, gate, started),
+        urgent=False,
+        deadline=1.0,  # 3 s of redo would not be back in time
+        interrupt=interrupt,
+        size=300,
+    )
+    await asyncio.to_thread(started.wait, 10)
+    first = scheduler.submit("newcomer", lambda: runs.append("newcomer") or "hello", urgent=True, deadline=0.0, size=30)
+    assert not interrupt.is_set()  # decided when the first sentence was queued
+    gate.set()
+    assert await needed_soon == "talker"
+    assert await first == "hello"
+    assert runs == ["talker started", "talker done", "newcomer"]
+
+    runs.clear()
+    interrupt, gate, started = threading.Event(), threading.Event(), threading.Event()
+    far = scheduler.submit(
+        "agent",
+        _stoppable("agent", runs, interrupt, gate, started),
+        urgent=False,
+        deadline=100.0,
+        interrupt=interrupt,
+        size=300,
+    )
+    await asyncio.to_thread(started.wait, 10)
+    scheduler.cancel_session("agent")
+    with pytest.raises(_Stopped):
+        await far
+    assert runs == ["agent started", "agent stopped"]
+    assert scheduler.preemptions == 0
+    await scheduler.aclose()

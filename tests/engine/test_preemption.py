@@ -1,0 +1,49 @@
+"""When a first sentence may stop a call already on the model (the pure policy)."""
+
+from __future__ import annotations
+
+from voicedesk.engine.preemption import MAX_WASTE_FRACTION, SLACK_MARGIN_S, WORTH_FRACTION, RunningCall, should_preempt
+
+SPEED = 0.001
+"""Seconds of model time per phoneme (a fast model)."""
+
+
+def _far_ahead(**changes: object) -> RunningCall:
+    """A 500-phoneme call (0.5 s) of a session whose audio is needed 60 s from now, just started."""
+    values: dict[str, object] = {"urgent": False, "deadline": 60.0, "size": 500, "elapsed_s": 0.01}
+    values.update(changes)
+    return RunningCall(**values)  # type: ignore[arg-type]
+
+
+def test_a_call_far_ahead_of_its_listener_is_stopped_for_a_first_sentence():
+    assert should_preempt(_far_ahead(), arrival=0.0, first_size=40, s_per_phoneme=SPEED)
+
+
+def test_a_first_sentence_on_the_model_is_never_stopped():
+    assert not should_preempt(_far_ahead(urgent=True), arrival=0.0, first_size=40, s_per_phoneme=SPEED)
+
+
+def test_not_when_the_session_would_hear_a_gap():
+    # Needed at: the newcomer's call (0.04 s) + the first sentences ahead (0.1 s) + the redo (0.5 s) + margin.
+    needed = 0.04 + 0.1 + 0.5 + SLACK_MARGIN_S
+    running = _far_ahead(deadline=10.0 + needed)
+    assert should_preempt(running, arrival=10.0, first_size=40, s_per_phoneme=SPEED, first_work_ahead=100)
+    late = _far_ahead(deadline=10.0 + needed - 0.01)
+    assert not should_preempt(late, arrival=10.0, first_size=40, s_per_phoneme=SPEED, first_work_ahead=100)
+
+
+def test_not_when_what_is_left_is_short_next_to_the_newcomers_call():
+    first_s = 40 * SPEED
+    nearly_done = _far_ahead(elapsed_s=0.5 - WORTH_FRACTION * first_s + 0.001)
+    assert not should_preempt(nearly_done, arrival=0.0, first_size=40, s_per_phoneme=SPEED)
+    assert should_preempt(_far_ahead(elapsed_s=0.45), arrival=0.0, first_size=40, s_per_phoneme=SPEED)
+
+
+def test_the_work_thrown_away_stays_bounded_by_the_calls_own_cost():
+    budget = MAX_WASTE_FRACTION * 0.5
+    assert should_preempt(_far_ahead(wasted_s=budget - 0.02), arrival=0.0, first_size=40, s_per_phoneme=SPEED)
+    assert not should_preempt(_far_ahead(wasted_s=budget), arrival=0.0, first_size=40, s_per_phoneme=SPEED)
+
+
+def test_not_before_the_models_speed_is_known():
+    assert not should_preempt(_far_ahead(), arrival=0.0, first_size=40, s_per_phoneme=None)
