@@ -156,18 +156,27 @@ class EnglishSpokenForm:
         return out
 
     def _group(self, group: list[Unit], language: str, settings: TextSettings, changes: list[Change]) -> list[Unit]:
+        out: list[Unit] = []
+        position = 0
+        for low, high in self._windows(group):
+            out.extend(group[position:low])
+            out.extend(self._window(group[low : high + 1], language, settings, changes))
+            position = high + 1
+        out.extend(group[position:])
+        return out
+
+    def _windows(self, group: Sequence[Unit]) -> list[tuple[int, int]]:
+        """``[low, high]`` of each stretch that goes to NeMo. Adjacent words that need the normalizer go together;
+        each stretch takes one plain word of context on either side (the right one first: units and AM/PM follow
+        their number), never one another stretch took."""
         needy = [i for i, u in enumerate(group) if self.needs(u.text)]
-        if not needy:
-            return list(group)
-        # Adjacent words that need the normalizer go together; each stretch takes one plain word of context on
-        # either side (the right one first: units and AM/PM follow their number), never one another stretch took.
         stretches: list[list[int]] = []
         for i in needy:
             if stretches and i == stretches[-1][1] + 1:
                 stretches[-1][1] = i
             else:
                 stretches.append([i, i])
-        windows: list[list[int]] = []
+        windows: list[tuple[int, int]] = []
         taken = set(needy)
         for low, high in stretches:
             if high + 1 < len(group) and high + 1 not in taken:
@@ -176,15 +185,28 @@ class EnglishSpokenForm:
             if low - 1 >= 0 and low - 1 not in taken:
                 taken.add(low - 1)
                 low -= 1
-            windows.append([low, high])
-        out: list[Unit] = []
-        position = 0
-        for low, high in windows:
-            out.extend(group[position:low])
-            out.extend(self._window(group[low : high + 1], language, settings, changes))
-            position = high + 1
-        out.extend(group[position:])
-        return out
+            windows.append((low, high))
+        return windows
+
+    def warm(self, units: Sequence[Unit], language: str, settings: TextSettings) -> int:
+        """Normalizes (into the memo) the stretches of a sentence still arriving that cannot change any more: every
+        one but a stretch ending in a word that needs NeMo at the very end (its right-hand context word has not
+        arrived). ``units`` are the words received so far, a partly typed last word already left out. Returns the
+        number of stretches normalized; the spoken form is thrown away: ``__call__`` later finds it remembered."""
+        if self.normalize is None:
+            return 0
+        groups = _text_groups(units)
+        done = 0
+        for number, group in enumerate(groups):
+            if group[0].kind != TEXT:
+                continue
+            last_group = number == len(groups) - 1
+            for low, high in self._windows(group):
+                if last_group and high == len(group) - 1 and self.needs(group[high].text):
+                    continue
+                self._window(list(group[low : high + 1]), language, settings, [])
+                done += 1
+        return done
 
     def _window(self, window: list[Unit], language: str, settings: TextSettings, changes: list[Change]) -> list[Unit]:
         written = " ".join(u.text for u in window)

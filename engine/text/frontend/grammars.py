@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from voicedesk.engine.text.frontend.english import EnglishSpokenForm, Normalize
+from voicedesk.engine.text.frontend.memo import MemoNormalize
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str 
         )
     with _lock:
         normalizer = _normalizer(directory)
-    normalize: Normalize = _bound(normalizer)
+    normalize: Normalize = MemoNormalize(_bound(normalizer))
     return EnglishSpokenForm(normalize, whitelist()), None
 
 
