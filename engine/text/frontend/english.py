@@ -25,6 +25,7 @@ Normalize = Callable[[str], str]
 NEEDS_NORMALIZING = re.compile(r"[0-9%$€£¥°&+×=@#~<>^|\\*/]")
 URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]}'’”]", re.IGNORECASE)
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+ENDS_SENTENCE = (".", "!", "?", "…")
 MONTHS = "January February March April May June July August September October November December".split()
 
 
@@ -191,7 +192,8 @@ class EnglishSpokenForm:
     def warm(self, units: Sequence[Unit], language: str, settings: TextSettings) -> int:
         """Normalizes (into the memo) the stretches of a sentence still arriving that cannot change any more: every
         one but a stretch ending in a word that needs NeMo at the very end (its right-hand context word has not
-        arrived). ``units`` are the words received so far, a partly typed last word already left out. Returns the
+        arrived), unless that word ends a sentence (``at 20 km/h.``: the likely end, tried while the chunker waits
+        for the next token to confirm it; a wasted call if ``Mar.`` goes on). ``units`` are the words received so far, a partly typed last word already left out. Returns the
         number of stretches normalized; the spoken form is thrown away: ``__call__`` later finds it remembered."""
         if self.normalize is None:
             return 0
@@ -202,7 +204,8 @@ class EnglishSpokenForm:
                 continue
             last_group = number == len(groups) - 1
             for low, high in self._windows(group):
-                if last_group and high == len(group) - 1 and self.needs(group[high].text):
+                last = group[high].text
+                if last_group and high == len(group) - 1 and self.needs(last) and not last.endswith(ENDS_SENTENCE):
                     continue
                 self._window(list(group[low : high + 1]), language, settings, [])
                 done += 1

@@ -79,6 +79,11 @@ def test_a_number_at_the_end_waits_for_its_context_word(memo_front_end: FrontEnd
     calls = memo.misses
     memo_front_end.to_spoken("Outside it is -5°C tonight.", "a")
     assert memo.misses == calls
+    assert memo_front_end.warm("Wind from the north at 20 km/h", "a") == 0
+    assert memo_front_end.warm("Wind from the north at 20 km/h.", "a") == 1  # the likely end of the sentence
+    calls = memo.misses
+    memo_front_end.to_spoken("Wind from the north at 20 km/h.", "a")
+    assert memo.misses == calls
 
 
 def test_a_word_still_being_typed_is_left_out() -> None:
