@@ -193,8 +193,9 @@ class EnglishSpokenForm:
         """Normalizes (into the memo) the stretches of a sentence still arriving that cannot change any more: every
         one but a stretch ending in a word that needs NeMo at the very end (its right-hand context word has not
         arrived), unless that word ends a sentence (``at 20 km/h.``: the likely end, tried while the chunker waits
-        for the next token to confirm it; a wasted call if ``Mar.`` goes on). ``units`` are the words received so far, a partly typed last word already left out. Returns the
-        number of stretches normalized; the spoken form is thrown away: ``__call__`` later finds it remembered."""
+        for the next token to confirm it; a wasted call if ``Mar.`` goes on). ``units`` are the words received so
+        far, a partly typed last word already left out. Returns the number of stretches normalized; the spoken form
+        is thrown away: ``__call__`` later finds it remembered."""
         if self.normalize is None:
             return 0
         groups = _text_groups(units)
