@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import urlsplit
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,17 @@ Normalize = Callable[[str], str]
 """NeMo's ``Normalizer.normalize`` (bound with its options): written English in, spoken English out."""
 
 NEEDS_NORMALIZING = re.compile(r"[0-9%$€£¥°&+×=@#~<>^|\\*/]")
-URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]}'’”]", re.IGNORECASE)
+URL_END = r"[^\s<>\"]*[^\s<>\".,;:!?)\]}'’”]"
+URL = re.compile(
+    rf"(?:https?://|www\.){URL_END}"
+    # a host without scheme is a link when a path follows it (``github.com/user/repo``; ``example.com`` alone is
+    # NeMo's to read)
+    rf"|(?<![\w@/.-])[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{{2,}}(?::\d+)?/{URL_END}",
+    re.IGNORECASE,
+)
+URL_PATH_SEGMENTS = 2
+URL_WORD = re.compile(r"[A-Za-z][A-Za-z-]{0,19}")
+"""A path segment a person reads out: a short word (hyphens allowed, NeMo says "dash")."""
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 ENDS_SENTENCE = (".", "!", "?", "…")
 MONTHS = "January February March April May June July August September October November December".split()
@@ -38,9 +49,20 @@ class PreRule:
 
 
 def _url(match: re.Match[str], _language: str, settings: TextSettings) -> str:
+    """The way a person reads a link out: the host without scheme, ``www.`` or port, then at most
+    ``URL_PATH_SEGMENTS`` path segments, stopping at the first that is not a short word (an id, a file name, a
+    number); the query and the fragment are never read. NeMo then says ``example dot com slash docs``."""
     if settings.urls == "skip":
         return ""
-    return re.sub(r"^(?:https?://)?(?:www\.)?", "", match.group(0), flags=re.IGNORECASE).rstrip("/").lower()
+    written = match.group(0)
+    parts = urlsplit(written if "://" in written else "//" + written)
+    host = (parts.hostname or "").removeprefix("www.")
+    said = [host]
+    for segment in [s for s in parts.path.split("/") if s][:URL_PATH_SEGMENTS]:
+        if not URL_WORD.fullmatch(segment):
+            break
+        said.append(segment.lower())
+    return "/".join(said) if host else written
 
 
 def _email(match: re.Match[str], _language: str, settings: TextSettings) -> str:
