@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import urlsplit
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from voicedesk.engine.text.frontend.settings import TextSettings
 from voicedesk.engine.text.frontend.spoken import SPOKEN, TEXT, Change, Unit, strip_punctuation
