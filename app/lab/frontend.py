@@ -66,6 +66,9 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also sentences/s through prepare + render without and with prepare_ahead (loads the model)",
     )
+    parser.add_argument(
+        "--throughput-sentences", type=int, default=6, help="sentences of the throughput run (default 6)"
+    )
     parser.add_argument("--voice", default=None, help="voice of the throughput run (default af_heart / bf_emma)")
     parser.set_defaults(handler=run_frontend_bench)
 
@@ -157,5 +160,6 @@ def run_frontend_bench(args: argparse.Namespace) -> int:
     if args.rates:
         print_streamed(front_end, numbers, language, args.rates, args.stream_rounds)
     if args.throughput:
-        print_throughput(numbers, args.voice or ("af_heart" if language == "a" else "bf_emma"))
+        voice = args.voice or ("af_heart" if language == "a" else "bf_emma")
+        print_throughput(numbers[: args.throughput_sentences], voice)
     return 0
