@@ -68,6 +68,9 @@ class FrontEnd:
         complete = complete_words(text)
         if warm is None or not complete:
             return 0
+        needs_nemo = getattr(spoken_form, "needs_nemo", None)
+        if needs_nemo is not None and not needs_nemo(complete):  # most agent text: not even the markup is parsed
+            return 0
         try:
             units, _changes = to_units(complete, settings)
         except VoicedeskError:
