@@ -9,8 +9,12 @@ one token after its last, as the chunker does (``tonight.`` is a sentence end on
 a new word). The figure is the front-end's time from the release to the spoken form: the first-audio overhead
 beyond the model (G2P is paid either way). The two run alternately, sentence by sentence, so load hits both alike.
 
-*Throughput*: the same sentences through ``KokoroSynthesizer`` (the model as installed; random weights in the test
-cache) one after another, without and with ``prepare_ahead`` of the next sentence while the current one renders.
+The CPU column is the process's CPU time per sentence from its first token to its spoken form, the warm-up
+thread's included: what warming costs in throughput terms (its speculative stretches, its repeated markup parses).
+
+*Throughput*: pairs of those sentences through ``KokoroSynthesizer`` (the model as installed; random weights in the
+test cache), each pair said one after another and with the second prepared ahead (``prepare_ahead``) while the
+first renders, alternately.
 """
 
 from __future__ import annotations
@@ -58,11 +62,12 @@ def streamed_overhead(
     assert isinstance(memo, MemoNormalize)
     before_front_end = without_memo(front_end, language)
     warmer = FrontEndWarmer(lambda text, _voice, s: front_end.warm(text, language, s))
-    found: dict[str, list[float]] = {"before": [], "after": []}
+    found: dict[str, list[float]] = {"before": [], "after": [], "before cpu": [], "after cpu": []}
     for _ in range(rounds):
         for sentence in sentences:
             for variant in ("before", "after"):
                 memo.clear()
+                cpu = time.process_time()  # the whole process: the warm-up thread's work counts too
                 received = ""
                 for token in tokens(sentence):
                     time.sleep(1 / rate)
@@ -74,42 +79,52 @@ def streamed_overhead(
                 (before_front_end if variant == "before" else front_end).to_spoken(sentence, language, settings)
                 found[variant].append((time.perf_counter() - started) * 1000)
                 warmer.wait_idle(10)
+                found[f"{variant} cpu"].append((time.process_time() - cpu) * 1000)
     return found
 
 
 def print_streamed(front_end: FrontEnd, sentences: Sequence[str], language: str, rates: Sequence[float], rounds: int):
     print(f"\nFirst sentence streamed: front-end ms after release ({len(sentences)} sentences × {rounds} rounds)")
-    print(f"{'tokens/s':>8}  {'':<7}{'p50':>8}{'p95':>8}{'mean':>8}{'≤15 ms':>8}")
+    print(f"{'tokens/s':>8}  {'':<7}{'p50':>8}{'p95':>8}{'mean':>8}{'≤15 ms':>8}{'CPU ms':>8}")
     for rate in rates:
         found = streamed_overhead(front_end, sentences, language, rate, rounds)
-        for variant, values in found.items():
+        for variant in ("before", "after"):
+            values = found[variant]
             within = sum(v <= 15 for v in values) / len(values)
             print(
                 f"{rate:>8.0f}  {variant:<7}{p(values, 0.5):>8.1f}{p(values, 0.95):>8.1f}"
-                f"{statistics.fmean(values):>8.1f}{within:>8.0%}"
+                f"{statistics.fmean(values):>8.1f}{within:>8.0%}{statistics.fmean(found[variant + ' cpu']):>8.1f}"
             )
         ratio = statistics.median(found["after"]) / max(statistics.median(found["before"]), 1e-6)
-        print(f"{rate:>8.0f}  ratio p50 after ÷ before {ratio:.2f}")
+        cpu_ratio = statistics.fmean(found["after cpu"]) / max(statistics.fmean(found["before cpu"]), 1e-6)
+        print(f"{rate:>8.0f}  ratio p50 after ÷ before {ratio:.2f}; CPU per sentence after ÷ before {cpu_ratio:.2f}")
 
 
-def print_throughput(sentences: Sequence[str], voice: str) -> None:
+def print_throughput(sentences: Sequence[str], voice: str, rounds: int = 1) -> None:
+    """Pairs of sentences, each said one after another and with the second prepared ahead, alternately (so the
+    machine's load drifts over both alike)."""
     from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
     synthesizer = KokoroSynthesizer.load()
     settings = TextSettings()
     memo = synthesizer.front_end.spoken_forms[voice[0]].normalize
-    found: dict[str, float] = {}
-    for variant in ("one after another", "next prepared ahead", "one after another (again)"):
-        if isinstance(memo, MemoNormalize):
-            memo.clear()
-        started = time.perf_counter()
-        for index, sentence in enumerate(sentences):
-            if variant == "next prepared ahead" and index + 1 < len(sentences):
-                synthesizer.prepare_ahead(sentences[index + 1], voice, settings)
-            synthesizer.synthesize(sentence, voice, 1.0, settings=settings)
-        found[variant] = len(sentences) / (time.perf_counter() - started)
-    print(f"\nThroughput through prepare + render ({len(sentences)} sentences, {voice}, model as installed)")
-    for variant, rate in found.items():
-        print(f"  {variant:<28}{rate:>7.2f} sentences/s")
-    baseline = statistics.fmean([found["one after another"], found["one after another (again)"]])
-    print(f"  ratio ahead ÷ one after another {found['next prepared ahead'] / baseline:.2f}")
+    pairs = [tuple(sentences[i : i + 2]) for i in range(0, len(sentences) - 1, 2)]
+    spent = {"one after another": 0.0, "next prepared ahead": 0.0}
+    for number in range(rounds * len(pairs)):
+        first, second = pairs[number % len(pairs)]
+        order = list(spent) if number % 2 == 0 else list(reversed(spent))
+        for variant in order:
+            if isinstance(memo, MemoNormalize):
+                memo.clear()
+            started = time.perf_counter()
+            if variant == "next prepared ahead":
+                synthesizer.prepare_ahead(second, voice, settings)
+            synthesizer.synthesize(first, voice, 1.0, settings=settings)
+            synthesizer.synthesize(second, voice, 1.0, settings=settings)
+            spent[variant] += time.perf_counter() - started
+    said = 2 * rounds * len(pairs)
+    print(f"\nThroughput through prepare + render ({said} sentences each way, {voice}, model as installed)")
+    for variant, seconds in spent.items():
+        print(f"  {variant:<22}{said / seconds:>8.3f} sentences/s")
+    ratio = spent["one after another"] / spent["next prepared ahead"]
+    print(f"  ratio prepared ahead ÷ one after another {ratio:.2f}")
