@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from voicedesk.engine.text.frontend import complete_words
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,11 @@ class FrontEndWarmer:
         """Fragments warmed (for tests and benchmarks)."""
 
     def hint(self, text: str, voice: str, settings: TextSettings) -> None:
-        """Warms ``text`` soon on the warmer's thread; returns at once."""
+        """Warms ``text`` soon on the warmer's thread; returns at once. Only its complete words count: a token that
+        only extends the last word (``1,2`` → ``1,20``) asks for nothing new."""
+        text = complete_words(text)
+        if not text.strip():
+            return
         job = (text, voice, settings)
         with self._lock:
             if job == self._last or job == self._next:

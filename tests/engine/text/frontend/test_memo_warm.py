@@ -126,21 +126,23 @@ def test_the_warmer_keeps_only_the_newest_fragment_and_swallows_errors() -> None
     warmed: list[str] = []
 
     def warm(text: str, _voice: str, _settings: TextSettings) -> None:
-        if text == "first":
+        if text == "first ":
             started.set()
             release.wait(5)
         warmed.append(text)
-        if text == "broken":
+        if text == "broken ":
             raise RuntimeError("half a sentence")
 
     warmer = FrontEndWarmer(warm)
-    warmer.hint("first", "af_heart", DEFAULT_TEXT_SETTINGS)
+    warmer.hint("first ", "af_heart", DEFAULT_TEXT_SETTINGS)
     assert started.wait(5)
-    for text in ("second", "third", "broken"):  # while "first" runs, each newer fragment replaces the one waiting
+    for text in ("second ", "third ", "broken "):  # while "first" runs, each newer fragment replaces the one waiting
         warmer.hint(text, "af_heart", DEFAULT_TEXT_SETTINGS)
     release.set()
     assert warmer.wait_idle(5)
-    assert warmed == ["first", "broken"]
-    warmer.hint("after", "af_heart", DEFAULT_TEXT_SETTINGS)  # an error did not stop the warmer
+    assert warmed == ["first ", "broken "]
+    warmer.hint("after 1,2", "af_heart", DEFAULT_TEXT_SETTINGS)  # an error did not stop the warmer
     assert warmer.wait_idle(5)
-    assert warmed[-1] == "after"
+    warmer.hint("after 1,200", "af_heart", DEFAULT_TEXT_SETTINGS)  # only the last word grew: nothing new to warm
+    assert warmer.wait_idle(5)
+    assert warmed[2:] == ["after"]
