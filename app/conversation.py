@@ -5,8 +5,9 @@ the engine announced, each placed on the turn's audio timeline as its audio is q
 text given to the engine that no sentence has claimed yet. Given a playback position (seconds of the turn's
 audio heard), it answers which word is being spoken, and on an interrupt, where speech was cut ("heard up to …").
 
-Kokoro's word timings name misaki's tokens ("do", "n't"); ``align_words`` maps them back onto the sentence text
-so the view highlights whole words as the reader sees them.
+Word timings carry the span of the text as sent that each spoken word speaks (``-5°C`` for "minus five degrees
+Celsius"); ``align_words`` lights those spans, and for timings without one (an older server) finds misaki's tokens
+("do", "n't") in the sentence text, so the view highlights whole words as the reader sees them.
 """
 
 from __future__ import annotations
@@ -256,11 +257,22 @@ class Turn:
 
 
 def align_words(text: str, words: Sequence[WordTiming]) -> tuple[WordSpan, ...]:
-    """Maps timed tokens onto whole words of ``text`` (a token not found nearby is skipped, never guessed)."""
+    """Maps timed words onto ``text``: by their source span when they have one, else by finding the token in the
+    text as whole words (a token not found nearby is skipped, never guessed)."""
     folded = text.casefold()
     spans: list[WordSpan] = []
     cursor = 0
     for timing in words:
+        source = _source_span(text, timing)
+        if source is not None:  # the engine says which written characters this word speaks ("-5°C" for "minus")
+            start, end = source
+            cursor = max(cursor, end)
+            if spans and start < spans[-1].end:  # more words of the same written text: it stays lit through them
+                last = spans[-1]
+                spans[-1] = WordSpan(last.start, max(last.end, end), last.start_s, max(last.end_s, timing.end_s))
+                continue
+            spans.append(WordSpan(start, end, timing.start_s, timing.end_s))
+            continue
         token = timing.word.strip().casefold()
         if not token:
             continue
@@ -277,6 +289,14 @@ def align_words(text: str, words: Sequence[WordTiming]) -> tuple[WordSpan, ...]:
             continue
         spans.append(WordSpan(start, end, timing.start_s, timing.end_s))
     return tuple(spans)
+
+
+def _source_span(text: str, timing: WordTiming) -> tuple[int, int] | None:
+    """The timing's span of the sentence text as sent, when the engine gave one that fits the text."""
+    start, end = timing.start_char, timing.end_char
+    if start is None or end is None or not 0 <= start < end <= len(text) or not text[start:end].strip():
+        return None
+    return start, end
 
 
 def _whole_word(text: str, start: int, end: int) -> tuple[int, int]:

@@ -437,6 +437,14 @@ class SessionCore:
         text = pending.text if pending.markup_text is None else pending.markup_text
         return text, pending.voice, pending.text_settings
 
+    def arriving(self) -> tuple[str, str, TextSettings] | None:
+        """The sentence still arriving (held by the chunker), as ``upcoming`` gives a queued one, so the front-end
+        can start on its finished numbers and units; None when nothing is held or it is SSML (framed later)."""
+        text = getattr(self.chunker, "held_text", "")
+        if not text.strip() or "<" in text:
+            return None
+        return text, self.config.voice, self.config.text
+
     @property
     def throttled(self) -> bool:
         """Sentences are queued but wait for the listener to take audio (backpressure)."""

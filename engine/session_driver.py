@@ -21,7 +21,7 @@ from voicedesk.engine.audio import float_to_pcm16
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Closed, Event, WordTiming
 from voicedesk.engine.model.batch_policy import BatchJob
-from voicedesk.engine.model.synthesis import PreparesAhead, SynthesisResult, Synthesizer
+from voicedesk.engine.model.synthesis import PreparesAhead, SynthesisResult, Synthesizer, WarmsAhead
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
@@ -152,6 +152,7 @@ class SessionDriver:
             self._start_next()
         if self._in_flight is not None:
             self._prepare_upcoming()
+        self._warm_arriving()
         self._arm_timer()
 
     # ---- internals ---------------------------------------------------------------------------------
@@ -194,6 +195,12 @@ class SessionDriver:
         upcoming = self.core.upcoming()
         if upcoming is not None and isinstance(self._synthesizer, PreparesAhead):
             self._synthesizer.prepare_ahead(*upcoming)
+
+    def _warm_arriving(self) -> None:
+        """The sentence still arriving has its finished numbers and units normalized now (a hint that never changes
+        a result), so the first sentence of an utterance does not pay for them when it is released."""
+        if isinstance(self._synthesizer, WarmsAhead) and (arriving := self.core.arriving()) is not None:
+            self._synthesizer.warm(*arriving)
 
     def _batch_item(
         self, job: SynthesisJob

@@ -1,9 +1,13 @@
 """``voicedesk bench frontend``: what the text front-end costs per sentence, next to what G2P alone costs.
 
 For each sentence of an agent/smart-home set it times, after a warm-up: the front-end alone (markup, spoken form,
-lexicon), misaki G2P on the raw text (what the engine did before the front-end), and front-end + G2P (what
-``KokoroSynthesizer.prepare`` does). It prints p50/p95 per sentence for each, over all sentences and over the
-sentences with nothing to normalize (which skip NeMo), and the ratio front-end + G2P ÷ G2P alone.
+lexicon) before the memo of NeMo's answers existed, with that memo empty for the sentence (new) and with the
+sentence's stretches remembered (seen); misaki G2P on the raw text (what the engine did before the front-end); and
+front-end + G2P (what ``KokoroSynthesizer.prepare`` does). It prints p50/p95 per sentence for each, over all
+sentences and over the sentences with nothing to normalize (which skip NeMo), and the ratio front-end + G2P ÷ G2P
+alone. Then the first sentence streamed at ``--rates`` tokens/s, before and after warming it while it arrives
+(``frontend_first.py``), and with ``--throughput`` sentences/s through prepare + render without and with
+``prepare_ahead``.
 """
 
 from __future__ import annotations
@@ -49,6 +53,23 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--rounds", type=int, default=5, help="times each sentence is measured (default 5)")
     parser.add_argument("--voice-language", default="a", choices=("a", "b"), help="a: American, b: British")
+    parser.add_argument(
+        "--rates",
+        type=float,
+        nargs="*",
+        default=[20.0, 80.0],
+        help="tokens/s of the streamed first-sentence run (default 20 80; none: skip it)",
+    )
+    parser.add_argument("--stream-rounds", type=int, default=1, help="rounds of the streamed run (default 1)")
+    parser.add_argument(
+        "--throughput",
+        action="store_true",
+        help="also sentences/s through prepare + render without and with prepare_ahead (loads the model)",
+    )
+    parser.add_argument(
+        "--throughput-sentences", type=int, default=6, help="sentences of the throughput run (default 6)"
+    )
+    parser.add_argument("--voice", default=None, help="voice of the throughput run (default af_heart / bf_emma)")
     parser.set_defaults(handler=run_frontend_bench)
 
 
@@ -85,6 +106,18 @@ def run_frontend_bench(args: argparse.Namespace) -> int:
     pipeline = KPipeline(lang_code=language, repo_id=REPO_ID, model=False)
     settings = TextSettings()
 
+    from voicedesk.app.lab.frontend_first import print_streamed, print_throughput, without_memo
+
+    before_front_end = without_memo(front_end, language)
+    memo = front_end.spoken_forms[language].normalize
+
+    def front_before(text: str) -> object:
+        return before_front_end.to_spoken(text, language, settings)
+
+    def front_first_time(text: str) -> object:
+        memo.clear()  # this sentence's stretches are new to the process: the cold case
+        return front_end.to_spoken(text, language, settings)
+
     def front(text: str) -> object:
         return front_end.to_spoken(text, language, settings)
 
@@ -92,7 +125,7 @@ def run_frontend_bench(args: argparse.Namespace) -> int:
         return list(pipeline.en_tokenize(pipeline.g2p(text)[1]))
 
     def both(text: str) -> object:
-        return prepare_pieces(pipeline, front(text), language)
+        return prepare_pieces(pipeline, front_first_time(text), language)
 
     for text in SENTENCES:  # warm-up: NeMo's and misaki's caches, markdown-it's parser
         both(text)
@@ -100,9 +133,12 @@ def run_frontend_bench(args: argparse.Namespace) -> int:
     plain = [t for t in SENTENCES if english is not None and not english.needs_nemo(t) and "*" not in t]
     rows = []
     for label, sentences in (("all sentences", SENTENCES), ("nothing to normalize", plain)):
-        times = {name: [] for name in ("front-end", "G2P alone", "front-end + G2P")}
+        stages = ("front-end before", "front-end new", "front-end seen", "G2P alone", "front-end + G2P")
+        times = {name: [] for name in stages}
         for text in sentences:
-            times["front-end"] += _timed(lambda text=text: front(text), args.rounds)
+            times["front-end before"] += _timed(lambda text=text: front_before(text), args.rounds)
+            times["front-end new"] += _timed(lambda text=text: front_first_time(text), args.rounds)
+            times["front-end seen"] += _timed(lambda text=text: front(text), args.rounds)
             times["G2P alone"] += _timed(lambda text=text: g2p(text), args.rounds)
             times["front-end + G2P"] += _timed(lambda text=text: both(text), args.rounds)
         rows.append((label, len(sentences), times))
@@ -116,4 +152,14 @@ def run_frontend_bench(args: argparse.Namespace) -> int:
             )
         ratio = statistics.median(times["front-end + G2P"]) / statistics.median(times["G2P alone"])
         print(f"{label:<22}{count:>4}  {'ratio p50 (front-end + G2P ÷ G2P alone)':<33}{ratio:>5.2f}")
+    print(
+        "front-end before: every stretch through NeMo (no memo); new: memo empty for the sentence; seen: its "
+        "stretches remembered from an earlier call; + G2P: new."
+    )
+    numbers = [t for t in SENTENCES if t not in plain]
+    if args.rates:
+        print_streamed(front_end, numbers, language, args.rates, args.stream_rounds)
+    if args.throughput:
+        voice = args.voice or ("af_heart" if language == "a" else "bf_emma")
+        print_throughput(numbers[: args.throughput_sentences], voice)
     return 0

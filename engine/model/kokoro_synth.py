@@ -32,6 +32,7 @@ import numpy as np
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, WeightsMissingError
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model import languages, weights
+from voicedesk.engine.model.front_end_warmer import FrontEndWarmer
 from voicedesk.engine.model.language_g2p import LanguageG2P
 from voicedesk.engine.model.prepared import PreparedSentence, prepare_pieces
 from voicedesk.engine.model.synthesis import SynthesisResult
@@ -166,6 +167,7 @@ class KokoroSynthesizer:
         self._ahead: OrderedDict[tuple[str, str, TextSettings], Future[PreparedSentence]] = OrderedDict()
         self._ahead_pool: ThreadPoolExecutor | None = None
         self.prepared_ahead = 0
+        self._warmer: FrontEndWarmer | None = None
         """Sentences whose preparation ``synthesize`` found done (or under way) ahead of it."""
         self._install_interrupt_hooks()
 
@@ -308,6 +310,18 @@ class KokoroSynthesizer:
             self._ahead[key] = self._ahead_pool.submit(self.prepare, text, voice, settings)
             while len(self._ahead) > MAX_PREPARED_AHEAD:  # sentences of cancelled sessions are never taken
                 self._ahead.popitem(last=False)
+
+    def warm(self, text: str, voice: str, settings: TextSettings) -> None:
+        """A sentence still arriving: its finished numbers and units are normalized now, off the caller's thread
+        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result."""
+        with self._lock:
+            if self._warmer is None:
+                self._warmer = FrontEndWarmer(self._warm_now)
+        self._warmer.hint(text, voice, settings)
+
+    def _warm_now(self, text: str, voice: str, settings: TextSettings) -> None:
+        spec, _pack = self.resolve_voice(voice)
+        self.front_end.warm(text, language_of(parse_voice_spec(spec)[0].source), settings)
 
     def _take_prepared_ahead(self, text: str, voice: str, settings: TextSettings) -> Future[PreparedSentence] | None:
         with self._lock:

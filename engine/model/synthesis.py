@@ -60,3 +60,12 @@ class PreparesAhead(Protocol):
     def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
         """Starts preparing a sentence that is coming; a later ``synthesize`` of the same one finds it ready."""
         ...
+
+
+@runtime_checkable
+class WarmsAhead(Protocol):
+    """A synthesizer that can start on a sentence still arriving (the front-end's numbers and units)."""
+
+    def warm(self, text: str, voice: str, settings: TextSettings) -> None:
+        """A hint with the text received so far; returns at once and never changes a result."""
+        ...

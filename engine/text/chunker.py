@@ -239,6 +239,11 @@ class IncrementalSentenceChunker:
         )
 
     @property
+    def held_text(self) -> str:
+        """The characters held and not yet released ("" when none): a sentence still arriving."""
+        return "" if self._start is None else self._buf[self._start - self._base :]
+
+    @property
     def buffered_chars(self) -> int:
         """Characters held and not yet released (0 exactly when ``flush`` would return None)."""
         if self._start is None:

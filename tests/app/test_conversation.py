@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from voicedesk.app.conversation import RunStyle, Turn, TurnKind, TurnState, WordRef, align_words
 from voicedesk.engine.events import WordTiming as W
 
@@ -36,6 +38,16 @@ def test_align_words_skips_tokens_it_cannot_find_rather_than_guess():
         text, [W("It", 0, 0.1), W("twenty-nine", 0.1, 0.5), W("dollars", 0.5, 0.7), W("today", 0.7, 0.9)]
     )
     assert [text[s.start : s.end] for s in spans] == ["It", "today"]
+
+
+def test_align_words_lights_the_written_text_each_spoken_word_comes_from():
+    text = "Outside it is -5°C tonight."
+    said = ["Outside", "it", "is", "minus", "five", "degrees", "Celsius", "tonight"]
+    source = [(0, 7), (8, 10), (11, 13), (14, 18), (14, 18), (14, 18), (14, 18), (19, 26)]
+    timings = [W(w, i * 0.2, i * 0.2 + 0.2, *span) for i, (w, span) in enumerate(zip(said, source, strict=True))]
+    spans = align_words(text, timings)
+    assert [text[s.start : s.end] for s in spans] == ["Outside", "it", "is", "-5°C", "tonight"]
+    assert (spans[3].start_s, spans[3].end_s) == pytest.approx((0.6, 1.4))  # lit from "minus" through "Celsius"
 
 
 def test_sentences_sit_end_to_end_on_the_turn_timeline():

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.text.frontend.lexicon import (
     EMPTY_LEXICON,
     Lexicon,
@@ -39,6 +40,7 @@ SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Un
 ``changes`` what it did)."""
 
 KEPT_PUNCTUATION = ".,;:!?…—"
+SENTENCE_PUNCTUATION = ".!?…"
 
 
 class FrontEnd:
@@ -55,6 +57,34 @@ class FrontEnd:
         if settings.lexicon:
             units = apply_lexicon(units, settings.lexicon, changes)
         return SpokenText(text, tuple(units), tuple(changes), self.notes if spoken_form is not None else ())
+
+    def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> int:
+        """A hint, for a sentence still arriving: normalizes into the spoken form's memo the stretches of ``text``
+        that the rest of the sentence cannot change, so ``to_spoken`` of the whole sentence finds them done. Never
+        changes what ``to_spoken`` returns; text that cannot be read yet (half an SSML document) is left alone.
+        Returns the number of stretches normalized."""
+        spoken_form = self.spoken_forms.get(language)
+        warm = getattr(spoken_form, "warm", None)
+        complete = complete_words(text)
+        if warm is None or not complete:
+            return 0
+        needs_nemo = getattr(spoken_form, "needs_nemo", None)
+        if needs_nemo is not None and not needs_nemo(complete):  # most agent text: not even the markup is parsed
+            return 0
+        try:
+            units, _changes = to_units(complete, settings)
+        except VoicedeskError:
+            return 0
+        return warm(units, language, settings)
+
+
+def complete_words(text: str) -> str:
+    """``text`` without a word that may still be typing: its last word is kept only when whitespace or sentence
+    punctuation ends it (``at 3:0`` → ``at``; ``tonight.`` stays)."""
+    if not text or text[-1].isspace() or text[-1] in SENTENCE_PUNCTUATION:
+        return text
+    cut = max((i for i, ch in enumerate(text) if ch.isspace()), default=0)
+    return text[:cut]
 
 
 def _tidy(units: Sequence[Unit]) -> list[Unit]:

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from voicedesk.engine.text.frontend.settings import TextSettings
 from voicedesk.engine.text.frontend.spoken import SPOKEN, TEXT, Change, Unit, strip_punctuation
@@ -23,8 +24,19 @@ Normalize = Callable[[str], str]
 """NeMo's ``Normalizer.normalize`` (bound with its options): written English in, spoken English out."""
 
 NEEDS_NORMALIZING = re.compile(r"[0-9%$€£¥°&+×=@#~<>^|\\*/]")
-URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]}'’”]", re.IGNORECASE)
+URL_END = r"[^\s<>\"]*[^\s<>\".,;:!?)\]}'’”]"
+URL = re.compile(
+    rf"(?:https?://|www\.){URL_END}"
+    # a host without scheme is a link when a path follows it (``github.com/user/repo``; ``example.com`` alone is
+    # NeMo's to read)
+    rf"|(?<![\w@/.-])[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{{2,}}(?::\d+)?/{URL_END}",
+    re.IGNORECASE,
+)
+URL_PATH_SEGMENTS = 2
+URL_WORD = re.compile(r"[A-Za-z][A-Za-z-]{0,19}")
+"""A path segment a person reads out: a short word (hyphens allowed, NeMo says "dash")."""
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+ENDS_SENTENCE = (".", "!", "?", "…")
 MONTHS = "January February March April May June July August September October November December".split()
 
 
@@ -37,9 +49,20 @@ class PreRule:
 
 
 def _url(match: re.Match[str], _language: str, settings: TextSettings) -> str:
+    """The way a person reads a link out: the host without scheme, ``www.`` or port, then at most
+    ``URL_PATH_SEGMENTS`` path segments, stopping at the first that is not a short word (an id, a file name, a
+    number); the query and the fragment are never read. NeMo then says ``example dot com slash docs``."""
     if settings.urls == "skip":
         return ""
-    return re.sub(r"^(?:https?://)?(?:www\.)?", "", match.group(0), flags=re.IGNORECASE).rstrip("/").lower()
+    written = match.group(0)
+    parts = urlsplit(written if "://" in written else "//" + written)
+    host = (parts.hostname or "").removeprefix("www.")
+    said = [host]
+    for segment in [s for s in parts.path.split("/") if s][:URL_PATH_SEGMENTS]:
+        if not URL_WORD.fullmatch(segment):
+            break
+        said.append(segment.lower())
+    return "/".join(said) if host else written
 
 
 def _email(match: re.Match[str], _language: str, settings: TextSettings) -> str:
@@ -156,18 +179,27 @@ class EnglishSpokenForm:
         return out
 
     def _group(self, group: list[Unit], language: str, settings: TextSettings, changes: list[Change]) -> list[Unit]:
+        out: list[Unit] = []
+        position = 0
+        for low, high in self._windows(group):
+            out.extend(group[position:low])
+            out.extend(self._window(group[low : high + 1], language, settings, changes))
+            position = high + 1
+        out.extend(group[position:])
+        return out
+
+    def _windows(self, group: Sequence[Unit]) -> list[tuple[int, int]]:
+        """``[low, high]`` of each stretch that goes to NeMo. Adjacent words that need the normalizer go together;
+        each stretch takes one plain word of context on either side (the right one first: units and AM/PM follow
+        their number), never one another stretch took."""
         needy = [i for i, u in enumerate(group) if self.needs(u.text)]
-        if not needy:
-            return list(group)
-        # Adjacent words that need the normalizer go together; each stretch takes one plain word of context on
-        # either side (the right one first: units and AM/PM follow their number), never one another stretch took.
         stretches: list[list[int]] = []
         for i in needy:
             if stretches and i == stretches[-1][1] + 1:
                 stretches[-1][1] = i
             else:
                 stretches.append([i, i])
-        windows: list[list[int]] = []
+        windows: list[tuple[int, int]] = []
         taken = set(needy)
         for low, high in stretches:
             if high + 1 < len(group) and high + 1 not in taken:
@@ -176,15 +208,31 @@ class EnglishSpokenForm:
             if low - 1 >= 0 and low - 1 not in taken:
                 taken.add(low - 1)
                 low -= 1
-            windows.append([low, high])
-        out: list[Unit] = []
-        position = 0
-        for low, high in windows:
-            out.extend(group[position:low])
-            out.extend(self._window(group[low : high + 1], language, settings, changes))
-            position = high + 1
-        out.extend(group[position:])
-        return out
+            windows.append((low, high))
+        return windows
+
+    def warm(self, units: Sequence[Unit], language: str, settings: TextSettings) -> int:
+        """Normalizes (into the memo) the stretches of a sentence still arriving that cannot change any more: every
+        one but a stretch ending in a word that needs NeMo at the very end (its right-hand context word has not
+        arrived), unless that word ends a sentence (``at 20 km/h.``: the likely end, tried while the chunker waits
+        for the next token to confirm it; a wasted call if ``Mar.`` goes on). ``units`` are the words received so
+        far, a partly typed last word already left out. Returns the number of stretches normalized; the spoken form
+        is thrown away: ``__call__`` later finds it remembered."""
+        if self.normalize is None:
+            return 0
+        groups = _text_groups(units)
+        done = 0
+        for number, group in enumerate(groups):
+            if group[0].kind != TEXT:
+                continue
+            last_group = number == len(groups) - 1
+            for low, high in self._windows(group):
+                last = group[high].text
+                if last_group and high == len(group) - 1 and self.needs(last) and not last.endswith(ENDS_SENTENCE):
+                    continue
+                self._window(list(group[low : high + 1]), language, settings, [])
+                done += 1
+        return done
 
     def _window(self, window: list[Unit], language: str, settings: TextSettings, changes: list[Change]) -> list[Unit]:
         written = " ".join(u.text for u in window)

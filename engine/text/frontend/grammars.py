@@ -19,6 +19,7 @@ from pathlib import Path
 
 from voicedesk.engine.paths import data_dir as default_data_dir
 from voicedesk.engine.text.frontend.english import EnglishSpokenForm, Normalize
+from voicedesk.engine.text.frontend.memo import MemoNormalize
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str 
         )
     with _lock:
         normalizer = _normalizer(directory)
-    normalize: Normalize = _bound(normalizer)
+    normalize: Normalize = MemoNormalize(_bound(normalizer))
     return EnglishSpokenForm(normalize, whitelist()), None
 
 
