@@ -171,6 +171,10 @@ class SessionDriver:
         else:
             deadline = self._utterance_t0 + job.audio_before_s
         synthesizer = self._synthesizer
+        if isinstance(synthesizer, PreparesAhead) and synthesizer.prepare_workers:
+            # Its front-end and G2P start in a worker now, while it waits for the model behind other sessions' work.
+            text = job.text if job.markup_text is None else job.markup_text
+            synthesizer.prepare_ahead(text, job.voice, job.text_settings)
         interrupt = threading.Event()
         try:
             future = self._scheduler.submit(
