@@ -36,7 +36,6 @@ from voicedesk.engine.text.frontend import FrontEnd, shared_front_end
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.frontend.spoken import SpokenText
 
-AUTO = "auto"
 WARM_UP_TEXT = "Hello there, it is 21°C."
 """Has a number and a unit, so a worker's grammars are warm before its first sentence."""
 STAGE_SAMPLES = 4096
@@ -52,19 +51,6 @@ def auto_workers(device: str, cores: int | None = None) -> int:
     if cores is None:
         cores = os.cpu_count() or 1
     return cores - 1 if device.startswith("cuda") and cores >= 3 else 0
-
-
-def parse_workers(value: str) -> int | str:
-    """``--prepare-workers``: ``auto`` or a count (0: in-process)."""
-    if value == AUTO:
-        return AUTO
-    try:
-        count = int(value)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise ValueError(f"--prepare-workers takes a number of processes (0: in-process) or 'auto'; got {value!r}")
-    return count
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
-from voicedesk.engine.model.prepare_pool import PreparePool, auto_workers, parse_workers, prepare_in_worker
+from voicedesk.engine.model.prepare_pool import PreparePool, auto_workers, prepare_in_worker
 from voicedesk.engine.text.frontend.lexicon import parse_lexicon
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 
@@ -131,8 +131,3 @@ def test_worker_counts():
     assert auto_workers("cuda:0", cores=4) == 3
     assert auto_workers("cuda", cores=2) == 0
     assert auto_workers("cpu", cores=16) == 0
-    assert parse_workers("auto") == "auto" and parse_workers("3") == 3 and parse_workers("0") == 0
-    with pytest.raises(ValueError, match="--prepare-workers"):
-        parse_workers("-1")
-    with pytest.raises(ValueError, match="--prepare-workers"):
-        parse_workers("many")
