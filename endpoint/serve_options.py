@@ -137,7 +137,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
     )
     limits.add_argument(
         "--prepare-workers",
-        type=_prepare_workers,
+        type=prepare_workers_arg,
         default=DEFAULTS.prepare_workers,
         metavar="N|auto",
         help="processes that run the text front-end and G2P of every session's upcoming sentences, so the model's "
@@ -376,7 +376,7 @@ def settings_from_args(
     return settings, token
 
 
-def _prepare_workers(value: str) -> int | str:
+def prepare_workers_arg(value: str) -> int | str:
     """``--prepare-workers``: ``auto`` or a count of processes (0: in-process)."""
     if value == "auto":
         return value
