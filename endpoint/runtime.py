@@ -204,6 +204,8 @@ class EndpointRuntime:
         self.stop_all()
         await self.scheduler.aclose()
         if self._prepare_pool is not None:
+            if self.synthesizer is not None and hasattr(self.synthesizer, "use_prepare_pool"):
+                self.synthesizer.use_prepare_pool(None)  # a synthesizer passed in may outlive this server
             await asyncio.to_thread(self._prepare_pool.close)
 
     # ---- admission ----------------------------------------------------------------------------------
