@@ -7,6 +7,8 @@ loads the text front-end's grammars and runs a warm-up.
 A sentence is spoken in two steps: ``prepare`` (CPU: the text front-end, misaki G2P through ``KPipeline``, its
 510-phoneme chunking) gives a picklable ``PreparedSentence``; ``render`` runs the model's forwards on its pieces
 (``KPipeline.infer`` and ``join_timestamps``, so word timestamps are Kokoro's own). ``synthesize`` is both.
+With a pool (``use_prepare_pool``, ``serve --prepare-workers``) ``prepare`` runs in worker processes
+(``engine.model.prepare_pool``), so the model's thread only runs forwards.
 
 Voice packs are loaded and blended here and handed to the pipeline as tensors, so ``KPipeline`` never looks
 a voice up on the hub itself.
