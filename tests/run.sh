@@ -44,6 +44,12 @@ echo "tests/run.sh: building the offline test model cache (random weights, real 
 .venv/bin/python -m tests.support.fake_hf_cache
 echo "tests/run.sh: building the English text-normalization grammars once (NeMo; about a minute the first time)"
 VOICEDESK_TEXT_GRAMMARS="$PWD/.cache/text-grammars" .venv/bin/python -m voicedesk.engine.text.frontend.grammars
+# A real Home Assistant (its own Python 3.13 venv, .cache/ha-venv, kept between runs) for
+# tests/app/house/test_home_assistant.py; opt-in, since the first install takes 5–12 minutes. Without it those
+# tests are skipped, saying so.
+if [ "${VOICEDESK_HOME_ASSISTANT:-0}" = 1 ]; then
+  bash tests/support/install_home_assistant.sh
+fi
 
 # shellcheck source=tests/support/headless.sh
 source tests/support/headless.sh
