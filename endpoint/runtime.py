@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from voicedesk.endpoint.fair_admission import idlest_of_busiest
 from voicedesk.endpoint.log_safety import BadFrameLog, escape
@@ -27,6 +28,9 @@ from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import is_path_spec, parse_voice_spec
 from voicedesk.engine.scheduler import SynthesisScheduler
+
+if TYPE_CHECKING:
+    from voicedesk.engine.model.prepare_pool import PreparePool
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +78,7 @@ class EndpointRuntime:
         self._ready = threading.Event()
         self._leases: dict[str, Lease] = {}
         self._loader: asyncio.Task[None] | None = None
+        self._prepare_pool: PreparePool | None = None
         self.sessions_opened = 0
         self.sessions_evicted = 0
         self.bad_frame_log = BadFrameLog(logging.getLogger("voicedesk.endpoint.bidi"))
@@ -95,6 +100,7 @@ class EndpointRuntime:
                 synthesizer = await asyncio.to_thread(source)  # type: ignore[operator]
                 # Warm on the scheduler's worker: the thread that will run every request afterwards.
                 await asyncio.to_thread(self.scheduler.run_sync, synthesizer.warm_up)
+            await self._start_prepare_pool(synthesizer)
             await self._choose_batching(synthesizer)
             voices = await asyncio.to_thread(synthesizer.list_voices)
         except VoicedeskError as exc:
@@ -114,6 +120,23 @@ class EndpointRuntime:
                 time.perf_counter() - started,
                 len(self.voices),
             )
+
+    async def _start_prepare_pool(self, synthesizer: Synthesizer) -> None:
+        """Front-end and G2P in worker processes (``engine.model.prepare_pool``), for a synthesizer that can use
+        them; started (every worker loaded) before the server reports ready."""
+        if not hasattr(synthesizer, "use_prepare_pool"):
+            return
+        from voicedesk.engine.model.prepare_pool import PreparePool, auto_workers
+
+        wanted = self.settings.prepare_workers
+        workers = auto_workers(synthesizer.device) if wanted == "auto" else int(wanted)
+        if workers <= 0:
+            log.info("text front-end and G2P in this process (--prepare-workers %s)", wanted)
+            return
+        self._prepare_pool = PreparePool(workers, synthesizer.worker_setup())  # type: ignore[attr-defined]
+        await asyncio.to_thread(self._prepare_pool.start)
+        synthesizer.use_prepare_pool(self._prepare_pool)  # type: ignore[attr-defined]
+        log.info("text front-end and G2P in %d worker process(es)", workers)
 
     async def _choose_batching(self, synthesizer: Synthesizer) -> None:
         """Batching across sessions (``engine.model.batch_render``): only for the Kokoro model, measured on CUDA."""
@@ -180,6 +203,10 @@ class EndpointRuntime:
                 await self._loader
         self.stop_all()
         await self.scheduler.aclose()
+        if self._prepare_pool is not None:
+            if self.synthesizer is not None and hasattr(self.synthesizer, "use_prepare_pool"):
+                self.synthesizer.use_prepare_pool(None)  # a synthesizer passed in may outlive this server
+            await asyncio.to_thread(self._prepare_pool.close)
 
     # ---- admission ----------------------------------------------------------------------------------
 

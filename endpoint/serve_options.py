@@ -136,6 +136,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser, host: str, port: int) -
         f"(default {DEFAULTS.batch})",
     )
     limits.add_argument(
+        "--prepare-workers",
+        type=prepare_workers_arg,
+        default=DEFAULTS.prepare_workers,
+        metavar="N|auto",
+        help="processes that run the text front-end and G2P of every session's upcoming sentences, so the model's "
+        "thread only runs forwards: a count, 0 (in this process, beside the model), or auto (one per core but one "
+        "with the model on a GPU and at least 3 cores; 0 otherwise) "
+        f"(default {DEFAULTS.prepare_workers})",
+    )
+    limits.add_argument(
         "--max-queue-depth",
         type=int,
         default=None,
@@ -359,6 +369,7 @@ def settings_from_args(
         max_request_age_s=args.max_request_age or None,
         first_audio_target_s=_first_audio_target_s(args.first_audio_target_ms),
         batch=args.batch,
+        prepare_workers=args.prepare_workers,
         max_queue_depth=_cap(args.max_queue_depth, "--max-queue-depth"),
         limits=limits,
         tls_cert=args.tls_cert,
@@ -366,3 +377,12 @@ def settings_from_args(
         lexicon=lexicon_from_args(args),
     )
     return settings, token
+
+
+def prepare_workers_arg(value: str) -> int | str:
+    """``--prepare-workers``: ``auto`` or a count of processes (0: in-process)."""
+    if value == "auto":
+        return value
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"takes a number of processes (0: in this process) or 'auto'; got {value!r}")
+    return int(value)

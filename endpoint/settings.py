@@ -67,6 +67,9 @@ class ServerSettings:
     batch: str = "auto"
     """Sentences of different sessions ready together run as one padded forward (``engine.model.batch``):
     ``auto`` on CUDA when a start-up measurement finds it faster, ``on``, or ``off``."""
+    prepare_workers: int | str = "auto"
+    """Processes running the text front-end and G2P (``engine.model.prepare_pool``): a count, 0 (in-process), or
+    ``auto`` (cores − 1 with the model on a GPU and at least three cores, else 0: ``auto_workers``)."""
     tls_cert: str | None = None
     tls_key: str | None = None
 

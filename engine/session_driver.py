@@ -9,10 +9,10 @@ so the driver can start the next job and re-arm the release timer afterwards.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -77,10 +77,22 @@ class RenderedSentence:
     """What the model received (``SynthesisResult.phonemes``)."""
 
 
-def render_sentence(
+@dataclass(frozen=True, slots=True)
+class SynthesizedSentence:
+    """What the model's thread hands back: the synthesizer's result and how long it took (not yet PCM16)."""
+
+    result: SynthesisResult
+    synthesis_s: float
+
+
+ENCODE_CPU_S: deque[float] = deque(maxlen=4096)
+"""CPU seconds of the latest sentences' shaping and PCM16 conversion (``encode_sentence``), for the benchmarks."""
+
+
+def synthesize_sentence(
     synthesizer: Synthesizer, job: SynthesisJob, should_stop: Callable[[], bool] | None = None
-) -> RenderedSentence:
-    """Synthesize one sentence and shape its edges for a seamless join. Runs on the worker thread."""
+) -> SynthesizedSentence:
+    """Synthesize one sentence. Runs on the model's thread, which does nothing else with it."""
     started = time.perf_counter()
     text = job.text if job.markup_text is None else job.markup_text
     if job.text_settings == DEFAULT_TEXT_SETTINGS:
@@ -88,7 +100,23 @@ def render_sentence(
         result = synthesizer.synthesize(text, job.voice, job.speed, should_stop)
     else:
         result = synthesizer.synthesize(text, job.voice, job.speed, should_stop, settings=job.text_settings)
-    return finish_sentence(job, result, time.perf_counter() - started)
+    return SynthesizedSentence(result, time.perf_counter() - started)
+
+
+def render_sentence(
+    synthesizer: Synthesizer, job: SynthesisJob, should_stop: Callable[[], bool] | None = None
+) -> RenderedSentence:
+    """Synthesize one sentence and shape its edges for a seamless join, in one call (tools, benchmarks)."""
+    return encode_sentence(job, synthesize_sentence(synthesizer, job, should_stop))
+
+
+def encode_sentence(job: SynthesisJob, synthesized: SynthesizedSentence) -> RenderedSentence:
+    """``finish_sentence``, timed. The driver runs it on a thread of the loop's executor: neither on the event loop
+    nor on the model's thread, which is free for the next forward meanwhile."""
+    started = time.thread_time()
+    rendered = finish_sentence(job, synthesized.result, synthesized.synthesis_s)
+    ENCODE_CPU_S.append(time.thread_time() - started)
+    return rendered
 
 
 def finish_sentence(job: SynthesisJob, result: SynthesisResult, synthesis_s: float) -> RenderedSentence:
@@ -172,11 +200,15 @@ class SessionDriver:
         else:
             deadline = self._utterance_t0 + job.audio_before_s
         synthesizer = self._synthesizer
+        if isinstance(synthesizer, PreparesAhead) and synthesizer.prepare_workers:
+            # Its front-end and G2P start in a worker now, while it waits for the model behind other sessions' work.
+            text = job.text if job.markup_text is None else job.markup_text
+            synthesizer.prepare_ahead(text, job.voice, job.text_settings)
         interrupt = threading.Event()
         try:
             future = self._scheduler.submit(
                 self.session_id,
-                lambda: render_sentence(synthesizer, job, interrupt.is_set),
+                lambda: synthesize_sentence(synthesizer, job, interrupt.is_set),
                 urgent=job.first_of_utterance,
                 deadline=deadline,
                 interrupt=interrupt,
@@ -187,7 +219,7 @@ class SessionDriver:
             self.apply(self.core.abort(SHUTDOWN_REASON, now))
             return
         self._in_flight = future
-        future.add_done_callback(lambda f: self._on_rendered(job, f))
+        future.add_done_callback(lambda f: self._on_synthesized(job, f))
 
     def _prepare_upcoming(self) -> None:
         """While a sentence is on the model, the next one's front-end and G2P run beside it, so its first audio waits
@@ -204,12 +236,21 @@ class SessionDriver:
 
     def _batch_item(
         self, job: SynthesisJob
-    ) -> tuple[BatchJob, Callable[[SynthesisResult, float], RenderedSentence]] | None:
+    ) -> tuple[BatchJob, Callable[[SynthesisResult, float], SynthesizedSentence]] | None:
         """What the scheduler's batch runner needs to run this job with others' (None while it batches nothing)."""
         if self._scheduler.batch_runner is None:
             return None
         text = job.text if job.markup_text is None else job.markup_text
-        return BatchJob(text, job.voice, job.speed, job.text_settings), functools.partial(finish_sentence, job)
+        return BatchJob(text, job.voice, job.speed, job.text_settings), SynthesizedSentence
+
+    def _on_synthesized(self, job: SynthesisJob, future: asyncio.Future[SynthesizedSentence]) -> None:
+        """The model is done with the sentence: its PCM16 is made on an executor thread, then it is delivered."""
+        if self._stopped or future is not self._in_flight or future.cancelled() or future.exception() is not None:
+            self._on_rendered(job, future)  # type: ignore[arg-type]
+            return
+        encoding = asyncio.get_running_loop().run_in_executor(None, encode_sentence, job, future.result())
+        self._in_flight = encoding
+        encoding.add_done_callback(lambda f: self._on_rendered(job, f))
 
     def _on_rendered(self, job: SynthesisJob, future: asyncio.Future[RenderedSentence]) -> None:
         if future is self._in_flight:

@@ -6,23 +6,29 @@ settable multiple of real time, GPU-like by default); ``--synth honest`` around 
 (``app.lab.honest_synth``: real G2P per sentence, the forward faked at ``--s-per-phoneme``); ``--synth kokoro``
 around Kokoro from the Hugging Face cache, as ``voicedesk serve`` does. Unlike ``voicedesk serve`` there is no
 per-client session cap (every client of a local benchmark comes from 127.0.0.1) and the send timeout can be set.
+``--prepare-workers`` is serve's (where the front-end and G2P run; default 0 here, in-process).
+
+``GET /lab/stages`` (this lab server only) answers the CPU time per sentence of each stage so far — front-end and
+G2P (from wherever they ran), the forward (the honest stand-in's faked wait), encode (shaping and PCM16, off the
+model's thread) — as p50/p95 in ms, with the load average: ``bench capacity`` puts them in its table.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-import threading
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from voicedesk.app.lab.honest_synth import HonestSynthesizer
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from voicedesk.endpoint.serve_options import prepare_workers_arg
+
     parser = argparse.ArgumentParser(
         prog="python -m voicedesk.app.lab.bench_serve",
         description="The endpoint for local benchmarks: Kokoro, or a stand-in synthesizer with a settable speed.",
@@ -40,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-sessions", type=int, default=64)
     parser.add_argument(
         "--max-queue-depth", type=int, help="sentences waiting for the model before queue_saturated (default: serve's)"
+    )
+    parser.add_argument(
+        "--prepare-workers",
+        type=prepare_workers_arg,
+        default=0,
+        help="serve's --prepare-workers: processes for the front-end and G2P (N, auto, or 0: in-process; default 0)",
     )
     parser.add_argument("--send-timeout", type=float, default=20.0)
     parser.add_argument("--idle-timeout", type=float, default=300.0)
@@ -68,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         send_timeout_s=args.send_timeout,
         connection=ConnectionLimits(idle_timeout_s=args.idle_timeout),
         shutdown_grace_s=args.shutdown_grace,
+        prepare_workers=args.prepare_workers,
     )
     if args.synth == "honest":
         from voicedesk.app.lab.honest_synth import A10G_S_PER_PHONEME, HonestSynthesizer
@@ -87,22 +100,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             return KokoroSynthesizer.load(args.device, warm_up=False)  # warmed on the scheduler's thread
 
     print(f"bench_serve: listening on http://127.0.0.1:{args.port} ({args.synth})", file=sys.stderr, flush=True)
-    if args.synth == "honest":
-        # uvicorn ends the process by re-raising SIGTERM after shutdown, so the figures are printed as they change.
-        threading.Thread(target=_report_stages, args=(honest,), name="stage-report", daemon=True).start()
-    serve_forever(create_app(source, settings), settings)  # type: ignore[arg-type]
+    app = create_app(source, settings)  # type: ignore[arg-type]
+    serve_forever(with_stage_route(app, source if args.synth == "honest" else None), settings)
     return 0
 
 
-def _report_stages(honest: HonestSynthesizer, every_s: float = 5.0) -> None:
-    reported = 0
-    while True:
-        time.sleep(every_s)
-        stages = honest.stages
-        if stages.sentences != reported:
-            reported = stages.sentences
-            per = ", ".join(f"{name} {ms:.1f} ms" for name, ms in stages.per_sentence_ms().items())
-            print(f"bench_serve: {stages.sentences} sentences; per sentence: {per}", file=sys.stderr, flush=True)
+def stage_figures(honest: HonestSynthesizer | None) -> dict[str, Any]:
+    """Per-sentence figures of each stage so far (ms p50/p95 and how many sentences), and the load average."""
+    from voicedesk.engine.measure.metrics import percentile
+    from voicedesk.engine.session_driver import ENCODE_CPU_S
+
+    samples: dict[str, list[float]] = {"encode": list(ENCODE_CPU_S)}
+    workers = 0
+    if honest is not None:
+        samples = {**honest.stage_samples.snapshot(), "forward": list(honest.forward_s), **samples}
+        workers = honest.prepare_workers
+    stages = {
+        name: {"n": len(values), "p50_ms": _ms(percentile(values, 50)), "p95_ms": _ms(percentile(values, 95))}
+        for name, values in samples.items()
+    }
+    return {"prepare_workers": workers, "load_average": list(os.getloadavg()), "stages": stages}
+
+
+def with_stage_route(app: Any, honest: HonestSynthesizer | None) -> Any:
+    """The endpoint's app with ``GET /lab/stages`` in front (everything else, lifespan included, goes through)."""
+    from starlette.responses import JSONResponse
+
+    async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/lab/stages":
+            await JSONResponse(stage_figures(honest))(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    routed.state = app.state  # type: ignore[attr-defined] # the runner finds the runtime there
+    return routed
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(1000 * seconds, 2)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from voicedesk.app.lab.arrivals import arrival_delays, new_rng, parse_arrivals, 
 from voicedesk.app.lab.context import LabContext
 from voicedesk.app.lab.probe import SessionProbe, whole_text
 from voicedesk.app.lab.runs import Run, ScenarioResult, group_summary, in_group, ratio
-from voicedesk.engine.api import Session
+from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.local import LocalEngine
 from voicedesk.engine.measure.metrics import percentile, summarize
 from voicedesk.engine.measure.recorder import UtteranceRecord
@@ -34,14 +34,21 @@ ACCEPT_GOAL_S = 0.250
 
 
 async def measure_level(
-    ctx: LabContext, sessions: int, arrival: str, window_s: float | None, rng: random.Random, label: str
+    ctx: LabContext,
+    sessions: int,
+    arrival: str,
+    window_s: float | None,
+    rng: random.Random,
+    label: str,
+    engine: Engine | None = None,
 ) -> list[tuple[UtteranceRecord, dict[str, Any]]]:
-    """One round at one level: ``sessions`` fresh sessions each speak the text once, arriving as ``arrival`` says.
+    """One round at one level: ``sessions`` fresh sessions each speak the text once, arriving as ``arrival`` says
+    (on ``engine``; None: the context's engine).
 
     Returns each utterance with its facts: session index, session open time, arrival delay.
     """
     delays = arrival_delays(rng, sessions, arrival, window_s)
-    opened = await asyncio.gather(*(ctx.open_session() for _ in range(sessions)))
+    opened = await asyncio.gather(*(ctx.open_session(engine) for _ in range(sessions)))
     records = await asyncio.gather(
         *(
             _speak_after(ctx, session, delay, f"{label}.{j + 1}")

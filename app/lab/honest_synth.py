@@ -13,19 +13,25 @@ requests/s is about 23 ms of GPU time per request; for the sample's requests of 
 60 phonemes; the artifacts give the rate, not the texts) that is about 0.4 ms per phoneme. It is an estimate to
 set (``--s-per-phoneme``), not a measurement of this code on an A10G.
 
-Each call records the CPU time of its stages (``stages``: front-end, G2P; the forward is faked, so its share is the
-wall time it waited).
+Preparation runs where the real synthesizer runs it: in-process (one sentence at a time; the next one beside the
+forward, as ``KokoroSynthesizer.prepare_ahead`` does) or, with a pool (``serve --prepare-workers``), in worker
+processes (``engine.model.prepare_pool``) that every queued sentence is handed to. Each sentence's stage times are
+kept (``stage_samples``: front-end and G2P CPU per sentence, wherever they ran; the forward is faked, so its share
+is the wall time it waited).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from voicedesk.app.lab.paced_synth import VOICES, PacedSynthesisInterrupted, PacedSynthesizer, tone
-from voicedesk.engine.model.prepared import PreparedPiece, prepare_pieces
+from voicedesk.engine.model import weights
+from voicedesk.engine.model.g2p_pipelines import G2PPipelines
+from voicedesk.engine.model.prepare_pool import PreparedText, PreparePool, StageSamples, TextPreparation, WorkerSetup
 from voicedesk.engine.model.synthesis import SynthesisResult
 from voicedesk.engine.text.frontend import shared_front_end
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
@@ -34,25 +40,7 @@ A10G_S_PER_PHONEME = 0.0004
 SECONDS_PER_PHONEME = 0.075
 """Audio per phoneme at speed 1 (Kokoro's English pace: about 60–90 ms)."""
 SLICE_S = 0.002
-
-
-@dataclass(slots=True)
-class StageTimes:
-    """CPU seconds per stage, summed over calls (thread CPU time: other threads' work is not counted)."""
-
-    sentences: int = 0
-    front_end_cpu_s: float = 0.0
-    g2p_cpu_s: float = 0.0
-    forward_s: float = 0.0
-    """Wall seconds the faked forward waited (the GPU's share)."""
-
-    def per_sentence_ms(self) -> dict[str, float]:
-        n = max(1, self.sentences)
-        return {
-            "front-end": 1000 * self.front_end_cpu_s / n,
-            "g2p": 1000 * self.g2p_cpu_s / n,
-            "forward": 1000 * self.forward_s / n,
-        }
+MAX_AHEAD = 64
 
 
 class HonestSynthesizer(PacedSynthesizer):
@@ -64,40 +52,85 @@ class HonestSynthesizer(PacedSynthesizer):
             raise ValueError(f"s_per_phoneme must be 0 or more; got {s_per_phoneme!r}.")
         self.s_per_phoneme = s_per_phoneme
         self.language = language
-        self.stages = StageTimes()
-        self._pipeline = None
-        self._front_end = None
-        self._pipeline_lock = threading.Lock()
+        self.forward_s: list[float] = []
+        """Wall seconds each faked forward waited."""
+        self._local_stages = StageSamples()
+        self._preparation: TextPreparation | None = None
+        self._prepare_lock = threading.Lock()
+        self._workers: PreparePool | None = None
+        self._ahead: OrderedDict[tuple[str, TextSettings], Future[PreparedText]] = OrderedDict()
+        self._ahead_thread: ThreadPoolExecutor | None = None
 
     @property
     def device(self) -> str:
         return f"honest stand-in (real G2P, forward {self.s_per_phoneme * 1000:g} ms per phoneme)"
 
     def warm_up(self) -> None:
-        self.prepare("Hello there.")
+        self._prepare_here("Hello there.", DEFAULT_TEXT_SETTINGS)
+        self._local_stages = StageSamples()  # the first call loads spaCy and the grammars: not a sentence's cost
 
-    def prepare(self, text: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> tuple[PreparedPiece, ...]:
-        """The pieces ``KokoroSynthesizer.prepare`` would make of ``text``; records the stages' CPU time."""
-        with self._pipeline_lock:
-            if self._pipeline is None:
-                from kokoro import KPipeline
+    # ---- where preparation runs (as KokoroSynthesizer) ----------------------------------------------
 
-                self._pipeline = KPipeline(lang_code=self.language, model=False)
-                self._front_end = shared_front_end()
-        started = time.thread_time()
-        spoken = self._front_end.to_spoken(text, self.language, settings)
-        spoken_at = time.thread_time()
-        pieces = prepare_pieces(self._pipeline, spoken, self.language)
-        done = time.thread_time()
+    @property
+    def prepare_workers(self) -> int:
+        return 0 if self._workers is None else self._workers.workers
+
+    def worker_setup(self) -> WorkerSetup:
+        return WorkerSetup(weights.REPO_ID, frozenset(), (self.language,))
+
+    def use_prepare_pool(self, pool: PreparePool | None) -> None:
+        self._workers = pool
+
+    @property
+    def stage_samples(self) -> StageSamples:
+        """Front-end and G2P CPU seconds per sentence, from wherever preparation ran."""
+        return self._local_stages if self._workers is None else self._workers.stages
+
+    def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
+        key = (text, settings)
         with self._lock:
-            self.stages.front_end_cpu_s += spoken_at - started
-            self.stages.g2p_cpu_s += done - spoken_at
-        return pieces
+            if key in self._ahead:
+                return
+            if self._workers is not None:
+                self._ahead[key] = self._workers.submit(text, self.language, settings)
+            else:
+                if self._ahead_thread is None:
+                    self._ahead_thread = ThreadPoolExecutor(1, thread_name_prefix="honest-prepare")
+                self._ahead[key] = self._ahead_thread.submit(self._prepare_here, text, settings)
+            while len(self._ahead) > MAX_AHEAD:
+                self._ahead.popitem(last=False)
+
+    def prepare(self, text: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> PreparedText:
+        """What ``KokoroSynthesizer.prepared`` gives: the sentence prepared ahead, or prepared now (in a worker when
+        there is a pool)."""
+        with self._lock:
+            ahead = self._ahead.pop((text, settings), None)
+        if ahead is not None:
+            return ahead.result()
+        if self._workers is not None:
+            return self._workers.submit(text, self.language, settings).result()
+        return self._prepare_here(text, settings)
+
+    def _prepare_here(self, text: str, settings: TextSettings) -> PreparedText:
+        with self._prepare_lock:
+            if self._preparation is None:
+                pipelines = G2PPipelines(weights.REPO_ID, False, frozenset())
+                self._preparation = TextPreparation(shared_front_end(), pipelines)
+            prepared = self._preparation(text, self.language, settings)
+        self._local_stages.add(prepared)
+        return prepared
+
+    # ---- the faked forward -----------------------------------------------------------------------------
 
     def synthesize(
-        self, text: str, voice: str, speed: float, should_stop: Callable[[], bool] | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        should_stop: Callable[[], bool] | None = None,
+        settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        pieces = self.prepare(text)
+        pieces = self.prepare(text, settings or DEFAULT_TEXT_SETTINGS).pieces
         phonemes = sum(len(piece.phonemes) for piece in pieces)
         forward_s = phonemes * self.s_per_phoneme
         started = time.perf_counter()
@@ -108,8 +141,7 @@ class HonestSynthesizer(PacedSynthesizer):
             time.sleep(forward_s / slices)
         waited_s = time.perf_counter() - started
         with self._lock:
-            self.stages.sentences += 1
-            self.stages.forward_s += waited_s
+            self.forward_s.append(waited_s)
         duration_s = max(0.2, phonemes * SECONDS_PER_PHONEME / speed)
         audio, words = tone(text, duration_s)
         return SynthesisResult(audio=audio, words=words, phonemes=" ".join(piece.phonemes for piece in pieces))

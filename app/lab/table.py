@@ -225,21 +225,30 @@ def _concurrency(sc: Row) -> list[str]:
 
 
 def _capacity(sc: Row) -> list[str]:
-    from voicedesk.app.lab.capacity import capacity_line
+    from voicedesk.app.lab.capacity import capacity_line, stage_rows
 
     s = sc["summary"]
-    rows = [["sessions", "arrivals", "n", "TTFA p50", "p95", "target", "errors"]]
-    for row in s["levels"]:
-        ttfa = row["time_to_first_audio_s"]
-        verdict = "met" if row["met"] else "NOT met"
-        figures = [str(ttfa["n"]), ms(ttfa["p50"]), ms(ttfa["p95"]), verdict, str(row["errors"])]
-        rows.append([str(row["sessions"]), row["arrival"], *figures])
-    return [
-        *_columns(rows, left=2),
-        f"  measured on {s['measured_on']}; ramp 1, 2, 4 … up to {s['max_sessions']}, then bisected; p95 over "
-        "every utterance of a level (with few utterances it is close to their maximum: raise --repeat)",
-        f"  {capacity_line(s)}",
-    ]
+    sides = [("A", s), ("B", s["b"])] if s.get("b") else [("", s)]
+    lines: list[str] = []
+    for name, side in sides:
+        rows = [["sessions", "arrivals", "n", "TTFA p50", "p95", "target", "errors"]]
+        for row in side["levels"]:
+            ttfa = row["time_to_first_audio_s"]
+            verdict = "met" if row["met"] else "NOT met"
+            figures = [str(ttfa["n"]), ms(ttfa["p50"]), ms(ttfa["p95"]), verdict, str(row["errors"])]
+            rows.append([str(row["sessions"]), row["arrival"], *figures])
+        lines += [
+            *_columns(rows, left=2),
+            f"  {name + ': ' if name else ''}measured on {side['measured_on']}; ramp 1, 2, 4 … up to "
+            f"{side['max_sessions']}, then bisected; p95 over every utterance of a level (with few utterances it "
+            "is close to their maximum: raise --repeat)",
+            f"  {name + ': ' if name else ''}{capacity_line(side)}",
+        ]
+    stages = stage_rows(sides)
+    if stages:
+        *table, footer = stages
+        lines += [*_columns(table, left=1), f"  {footer[0]}"]
+    return lines
 
 
 def _transport(sc: Row) -> list[str]:

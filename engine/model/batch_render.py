@@ -5,7 +5,7 @@ Each sentence is prepared as ``KokoroSynthesizer.synthesize`` prepares it (``pre
 pieces of at most 510 phonemes); every piece of every sentence then runs in one ``engine.model.batch`` forward
 (its voice's style vector for its length, its speed times the piece's rate, as ``KPipeline.infer`` picks them), and
 each sentence is put together from its own pieces as ``render`` does: word timings from the predicted durations,
-the pieces' pauses. Preparation happens in job order on the model's thread, like one-by-one synthesis.
+the pieces' pauses. A sentence prepared ahead is taken as it is (``KokoroSynthesizer.prepared``), as one by one.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def synthesize_batch(
     for job in jobs:
         if not job.speed > 0:
             raise VoicedeskError(ErrorCode.BAD_SPEED, f"speed must be above 0; got {job.speed!r}.")
-        prepared = synthesizer.prepare(job.text, job.voice, job.settings)
+        prepared = synthesizer.prepared(job.text, job.voice, job.settings)
         _spec, pack = synthesizer.resolve_voice(job.voice)
         first = len(items)
         for piece in prepared.pieces:

@@ -7,6 +7,8 @@ loads the text front-end's grammars and runs a warm-up.
 A sentence is spoken in two steps: ``prepare`` (CPU: the text front-end, misaki G2P through ``KPipeline``, its
 510-phoneme chunking) gives a picklable ``PreparedSentence``; ``render`` runs the model's forwards on its pieces
 (``KPipeline.infer`` and ``join_timestamps``, so word timestamps are Kokoro's own). ``synthesize`` is both.
+With a pool (``use_prepare_pool``, ``serve --prepare-workers``) ``prepare`` runs in worker processes
+(``engine.model.prepare_pool``), so the model's thread only runs forwards.
 
 Voice packs are loaded and blended here and handed to the pipeline as tensors, so ``KPipeline`` never looks
 a voice up on the hub itself.
@@ -33,7 +35,8 @@ from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, Weigh
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model import languages, weights
 from voicedesk.engine.model.front_end_warmer import FrontEndWarmer
-from voicedesk.engine.model.language_g2p import LanguageG2P
+from voicedesk.engine.model.g2p_pipelines import G2PPipelines
+from voicedesk.engine.model.prepare_pool import PreparePool, WorkerSetup
 from voicedesk.engine.model.prepared import PreparedSentence, prepare_pieces
 from voicedesk.engine.model.synthesis import SynthesisResult
 from voicedesk.engine.model.voices import (
@@ -159,15 +162,16 @@ class KokoroSynthesizer:
         self.repo_id = repo_id
         self._cache_dir = cache_dir
         self._lock = threading.Lock()
-        self._pipelines: dict[str, KPipeline] = {}
+        self._g2p = G2PPipelines(repo_id, model, model.vocab)
         self._single_packs: dict[str, torch.Tensor] = {}
         self._blends: OrderedDict[str, torch.Tensor] = OrderedDict()
         self._should_stop = threading.local()
         self._prepare_lock = threading.Lock()
         self._ahead: OrderedDict[tuple[str, str, TextSettings], Future[PreparedSentence]] = OrderedDict()
         self._ahead_pool: ThreadPoolExecutor | None = None
-        self.prepared_ahead = 0
+        self._workers: PreparePool | None = None
         self._warmer: FrontEndWarmer | None = None
+        self.prepared_ahead = 0
         """Sentences whose preparation ``synthesize`` found done (or under way) ahead of it."""
         self._install_interrupt_hooks()
 
@@ -231,46 +235,8 @@ class KokoroSynthesizer:
         return self._front_end
 
     def pipeline(self, lang_code: str) -> KPipeline:
-        """The shared-model ``KPipeline`` for a Kokoro language code, built on first use. A language whose G2P is
-        not set up on this machine is refused with the command that sets it up (``engine.model.languages``)."""
-        with self._lock:
-            existing = self._pipelines.get(lang_code)
-        if existing is not None:
-            return existing
-        if lang_code not in LANGUAGES:
-            raise VoiceError(f"Unknown Kokoro language code {lang_code!r}; known: {', '.join(LANGUAGES)}.")
-        if lang_code in "ab":
-            weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
-        status = languages.language_status(lang_code)
-        if not status.ready:
-            # The command goes in the message: a client of a remote server sees what its operator has to run.
-            raise VoiceError(f"{languages.not_ready_message(status)} Set it up with {status.fix}.")
-        built = self._build_pipeline(lang_code)
-        with self._lock:
-            return self._pipelines.setdefault(lang_code, built)
-
-    def _build_pipeline(self, lang_code: str) -> KPipeline:
-        from kokoro import KPipeline
-
-        try:
-            built = KPipeline(lang_code=lang_code, repo_id=self.repo_id, model=self.model)
-        except ImportError as exc:
-            status = languages.language_status(lang_code)
-            raise VoiceError(
-                f"{LANGUAGES[lang_code]} voices need G2P packages that do not load here ({exc}).",
-                f"Set them up with {status.fix}.",
-            ) from exc
-        if lang_code not in "ab":
-            built.g2p = LanguageG2P(lang_code, built.g2p, self.model.vocab, english=self._english_g2p)
-        return built
-
-    def _english_g2p(self) -> Callable[[str], tuple[str, Any]] | None:
-        """misaki's English G2P for Latin-script runs inside Japanese or Mandarin text (None if English is not
-        set up, in which case the language's own G2P reads them as it can)."""
-        try:
-            return self.pipeline(DEFAULT_LANGUAGE).g2p
-        except VoicedeskError:
-            return None
+        """The shared-model ``KPipeline`` for a Kokoro language code, built on first use (``G2PPipelines.get``)."""
+        return self._g2p.get(lang_code)
 
     # ---- Synthesizer protocol ------------------------------------------------------------------------
 
@@ -284,14 +250,21 @@ class KokoroSynthesizer:
     ) -> SynthesisResult:
         """``render(prepare(...))``. Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model
         runs, and ``VoicedeskError`` (``bad_text``) for text that cannot be read (malformed SSML)."""
+        return self.render(self.prepared(text, voice, settings), voice, speed, should_stop)
+
+    def prepared(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
+        """The sentence prepared ahead (``prepare_ahead``), waited for if still under way, or prepared now."""
         ahead = self._take_prepared_ahead(text, voice, settings or DEFAULT_TEXT_SETTINGS)
-        prepared = ahead.result() if ahead is not None else self.prepare(text, voice, settings)
-        return self.render(prepared, voice, speed, should_stop)
+        return ahead.result() if ahead is not None else self.prepare(text, voice, settings)
 
     def prepare(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
-        """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes."""
+        """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes; in a
+        worker process when the synthesizer has a pool (``use_prepare_pool``), else here."""
         spec, _pack = self.resolve_voice(voice)
         language = language_of(parse_voice_spec(spec)[0].source)
+        if self._workers is not None:
+            done = self._workers.submit(text, language, settings or DEFAULT_TEXT_SETTINGS).result()
+            return PreparedSentence(text, spec, language, done.spoken, done.pieces)
         # One preparation at a time: the G2P's spaCy pipeline and NeMo's grammars are not made for threads.
         with self._prepare_lock:
             spoken = self.front_end.to_spoken(text, language, settings or DEFAULT_TEXT_SETTINGS)
@@ -306,15 +279,20 @@ class KokoroSynthesizer:
             if key in self._ahead:
                 return
             if self._ahead_pool is None:
-                self._ahead_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voicedesk-prepare")
+                # With worker processes, a thread per worker only waits for its sentence to come back.
+                threads = self._workers.workers if self._workers is not None else 1
+                self._ahead_pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="voicedesk-prepare")
             self._ahead[key] = self._ahead_pool.submit(self.prepare, text, voice, settings)
             while len(self._ahead) > MAX_PREPARED_AHEAD:  # sentences of cancelled sessions are never taken
                 self._ahead.popitem(last=False)
 
     def warm(self, text: str, voice: str, settings: TextSettings) -> None:
         """A sentence still arriving: its finished numbers and units are normalized now, off the caller's thread
-        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result."""
+        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result. Not with preparation
+        workers: their own front-ends prepare the sentence, so warming this process's would spend CPU for nothing."""
         with self._lock:
+            if self._workers is not None:
+                return
             if self._warmer is None:
                 self._warmer = FrontEndWarmer(self._warm_now)
         self._warmer.hint(text, voice, settings)
@@ -322,6 +300,23 @@ class KokoroSynthesizer:
     def _warm_now(self, text: str, voice: str, settings: TextSettings) -> None:
         spec, _pack = self.resolve_voice(voice)
         self.front_end.warm(text, language_of(parse_voice_spec(spec)[0].source), settings)
+
+    @property
+    def prepare_workers(self) -> int:
+        """Worker processes preparing sentences (0: in-process, one at a time beside the model)."""
+        return 0 if self._workers is None else self._workers.workers
+
+    def worker_setup(self) -> WorkerSetup:
+        """What a preparation worker needs to make the same pieces as this synthesizer."""
+        return WorkerSetup(self.repo_id, frozenset(self.model.vocab))
+
+    def use_prepare_pool(self, pool: PreparePool | None) -> None:
+        """Front-end and G2P from now on in ``pool``'s processes (None: in-process). Call it before serving."""
+        with self._lock:
+            self._workers = pool
+            if self._ahead_pool is not None:
+                self._ahead_pool.shutdown(wait=False)
+                self._ahead_pool = None
 
     def _take_prepared_ahead(self, text: str, voice: str, settings: TextSettings) -> Future[PreparedSentence] | None:
         with self._lock:

@@ -57,6 +57,12 @@ class Synthesizer(Protocol):
 class PreparesAhead(Protocol):
     """A synthesizer whose CPU half (front-end, G2P) can start before the model is free for the sentence."""
 
+    @property
+    def prepare_workers(self) -> int:
+        """Worker processes that prepare sentences (``engine.model.prepare_pool``); 0: one at a time, in-process.
+        With workers, every sentence is handed over as soon as it is queued for the model, not only the next."""
+        ...
+
     def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
         """Starts preparing a sentence that is coming; a later ``synthesize`` of the same one finds it ready."""
         ...

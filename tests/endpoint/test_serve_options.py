@@ -340,3 +340,13 @@ def test_container_serve_says_what_is_wrong_with_its_options(tmp_path):
     )
     assert result.returncode == 2
     assert "serve: The token file" in result.stderr and "is a directory" in result.stderr
+
+
+def test_prepare_workers_take_a_count_or_auto(capsys):
+    assert settings_from_args(_args(), {})[0].prepare_workers == "auto"
+    assert settings_from_args(_args("--prepare-workers", "3"), {})[0].prepare_workers == 3
+    assert settings_from_args(_args("--prepare-workers", "0"), {})[0].prepare_workers == 0
+    for bad in ("-1", "many"):
+        with pytest.raises(SystemExit):
+            _args("--prepare-workers", bad)
+        assert "--prepare-workers: takes a number of processes" in capsys.readouterr().err

@@ -122,3 +122,19 @@ def test_a_level_with_refused_requests_misses_the_target_whatever_its_p95():
     ramp.record(2, 0.2, failed=1)  # the served ones were quick; one was refused (queue_saturated)
     assert not ramp.met(2)
     assert ramp.bounds == (1, 2) and ramp.next_level() is None
+
+
+def test_the_stage_table_puts_each_servers_figures_side_by_side():
+    from voicedesk.app.lab.capacity import stage_rows
+
+    def reported(workers: int, g2p_p50: float) -> dict:
+        stages = {name: {"n": 3, "p50_ms": 1.0, "p95_ms": 2.0} for name in ("front-end", "forward", "encode")}
+        stages["g2p"] = {"n": 3, "p50_ms": g2p_p50, "p95_ms": None}
+        return {"stages": {"prepare_workers": workers, "load_average": [9.5, 8.0, 7.25], "stages": stages}}
+
+    rows = stage_rows([("A", reported(0, 4.5)), ("B", reported(2, 4.25)), ("C", {"stages": None})])
+    assert rows[0] == ["stage (ms per sentence)", "A p50", "A p95", "B p50", "B p95"]
+    assert rows[2] == ["g2p (CPU)", "4.5", "—", "4.2", "—"]
+    assert [row[0] for row in rows[1:5]] == ["front-end (CPU)", "g2p (CPU)", "forward (faked: wall)", "encode (CPU)"]
+    assert "A: 0, B: 2" in rows[-1][0] and "A: 9.5 8.0 7.2" in rows[-1][0]
+    assert stage_rows([("A", {"stages": None})]) == []

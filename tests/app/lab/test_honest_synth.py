@@ -7,6 +7,7 @@ import pytest
 
 from voicedesk.app.lab.honest_synth import SECONDS_PER_PHONEME, HonestSynthesizer
 from voicedesk.app.lab.paced_synth import PacedSynthesisInterrupted
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS
 
 
 @pytest.fixture(scope="module")
@@ -21,15 +22,18 @@ def test_every_sentence_goes_through_the_front_end_and_g2p_and_sounds_as_long_as
     assert "mˈiTɪŋ" in result.phonemes  # misaki's phonemes, not the text
     assert "*" not in result.phonemes  # the front-end took the markdown marks
     assert len(result.audio) / 24000 == pytest.approx(len(result.phonemes) * SECONDS_PER_PHONEME, rel=0.01)
-    before = honest.stages.sentences
+    before = honest.stage_samples.count
+    honest.prepare_ahead("Sure.", "af_heart", DEFAULT_TEXT_SETTINGS)  # beside the forward, as Kokoro's
     honest.synthesize("Sure.", "af_heart", 2.0)
-    assert honest.stages.sentences == before + 1
-    assert honest.stages.g2p_cpu_s > 0 and honest.stages.front_end_cpu_s > 0
+    assert honest.stage_samples.count == before + 1  # taken as prepared ahead, not prepared twice
+    stages = honest.stage_samples.snapshot()
+    assert stages["g2p"][-1] > 0 and stages["front-end"][-1] > 0
+    assert len(honest.forward_s) == 2 and honest.stage_samples.count == 2  # the warm-up is not a sentence
 
 
 def test_the_faked_forward_stops_when_told(honest):
     slow = HonestSynthesizer(s_per_phoneme=1.0)
-    slow._pipeline, slow._front_end = honest._pipeline, honest._front_end  # already loaded
+    slow._preparation = honest._preparation  # already loaded
     polls = []
 
     def should_stop() -> bool:

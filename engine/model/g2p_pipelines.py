@@ -1,0 +1,75 @@
+"""Kokoro's G2P per language: one ``KPipeline`` per language code, built on first use, with voicedesk's wrapping
+for languages other than English (``engine.model.language_g2p``).
+
+Shared by the synthesizer (whose pipelines carry its ``KModel``) and by the preparation workers
+(``engine.model.prepare_pool``), which have no model: a pipeline is only asked for its G2P and its 510-phoneme
+chunking here, never for a forward, so the same pieces come out either way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+from voicedesk.engine.errors import VoicedeskError, VoiceError
+from voicedesk.engine.model import languages, weights
+from voicedesk.engine.model.language_g2p import LanguageG2P
+from voicedesk.engine.model.voices import DEFAULT_LANGUAGE, LANGUAGES
+
+if TYPE_CHECKING:
+    from kokoro import KModel, KPipeline
+
+
+class G2PPipelines:
+    """``get(lang_code)`` → that language's pipeline. Thread-safe to ask; building one is done once."""
+
+    def __init__(self, repo_id: str, model: KModel | bool, vocab: Collection[str]) -> None:
+        self.repo_id = repo_id
+        self._model = model
+        self.vocab = frozenset(vocab)
+        """The model's phoneme vocabulary: other languages' G2P output is kept to what the model can say."""
+        self._lock = threading.Lock()
+        self._pipelines: dict[str, KPipeline] = {}
+
+    def get(self, lang_code: str) -> KPipeline:
+        """A language whose G2P is not set up on this machine is refused with the command that sets it up
+        (``engine.model.languages``)."""
+        with self._lock:
+            existing = self._pipelines.get(lang_code)
+        if existing is not None:
+            return existing
+        if lang_code not in LANGUAGES:
+            raise VoiceError(f"Unknown Kokoro language code {lang_code!r}; known: {', '.join(LANGUAGES)}.")
+        if lang_code in "ab":
+            weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
+        status = languages.language_status(lang_code)
+        if not status.ready:
+            # The command goes in the message: a client of a remote server sees what its operator has to run.
+            raise VoiceError(f"{languages.not_ready_message(status)} Set it up with {status.fix}.")
+        built = self._build(lang_code)
+        with self._lock:
+            return self._pipelines.setdefault(lang_code, built)
+
+    def _build(self, lang_code: str) -> KPipeline:
+        from kokoro import KPipeline
+
+        try:
+            built = KPipeline(lang_code=lang_code, repo_id=self.repo_id, model=self._model)
+        except ImportError as exc:
+            status = languages.language_status(lang_code)
+            raise VoiceError(
+                f"{LANGUAGES[lang_code]} voices need G2P packages that do not load here ({exc}).",
+                f"Set them up with {status.fix}.",
+            ) from exc
+        if lang_code not in "ab":
+            built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, english=self._english_g2p)
+        return built
+
+    def _english_g2p(self) -> Callable[[str], tuple[str, Any]] | None:
+        """misaki's English G2P for Latin-script runs inside Japanese or Mandarin text (None if English is not
+        set up, in which case the language's own G2P reads them as it can)."""
+        try:
+            return self.get(DEFAULT_LANGUAGE).g2p
+        except VoicedeskError:
+            return None

@@ -1,0 +1,277 @@
+"""The CPU side of speech across cores: text front-end and G2P of every session's upcoming sentences in a pool of
+worker processes, so the model's thread only runs forwards and the event loop's process keeps its core.
+
+An instance's capacity is set by its CPU before its GPU (the AWS sample's Kokoro load test on ml.g5.xlarge: CPU at
+100 %, GPU at 39 %): misaki's G2P (spaCy) and the text front-end (NeMo's grammars) are pure Python, so in one
+process they share one interpreter lock with the event loop and the model's thread. ``PreparePool`` runs them in
+``workers`` processes (``spawn``: a fresh interpreter, no forked copy of the model or of torch's threads). Each
+worker loads the front-end and the G2P once, when it starts (``start_worker``: NeMo's grammars from their cache,
+misaki and spaCy), never per request; a sentence goes over as (text, language, settings) and comes back as its
+``PreparedText`` (picklable: ``engine.model.prepared``), with the CPU time of each stage.
+
+Errors raised in a worker come back as the same ``VoicedeskError`` (class, code, message, advice), so a client
+sees exactly what it would see with preparation in-process. A worker that dies breaks the executor
+(``BrokenProcessPool``): the pool starts fresh processes and sends each sentence that was in it once more; a
+sentence whose worker dies twice fails with ``synthesis_failed`` saying so. ``close`` cancels what waits, lets
+the workers finish and joins them: no process is left behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.model.g2p_pipelines import G2PPipelines
+from voicedesk.engine.model.prepared import PreparedPiece, prepare_pieces
+from voicedesk.engine.model.voices import DEFAULT_LANGUAGE
+from voicedesk.engine.text.frontend import FrontEnd, shared_front_end
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
+from voicedesk.engine.text.frontend.spoken import SpokenText
+
+WARM_UP_TEXT = "Hello there, it is 21°C."
+"""Has a number and a unit, so a worker's grammars are warm before its first sentence."""
+STAGE_SAMPLES = 4096
+"""Per-sentence stage times kept for the figures (the latest ones)."""
+
+
+def auto_workers(device: str, cores: int | None = None) -> int:
+    """``--prepare-workers auto``: one process per core but one when the model runs on a GPU and there are at least
+    three cores; otherwise none (in-process). The core left over keeps the event loop, the model's thread (which
+    launches the GPU's kernels) and the encoders. On one or two cores a pool only moves the same work onto the same
+    cores, plus the pickling and a copy of the front-end per process; with the model on the CPU its forwards already
+    use every core (torch's threads), so processes would take cores from the forward they are meant to feed."""
+    if cores is None:
+        cores = os.cpu_count() or 1
+    return cores - 1 if device.startswith("cuda") and cores >= 3 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedText:
+    """A sentence's front-end output and its pieces (what ``PreparedSentence`` holds besides text and voice)."""
+
+    spoken: SpokenText
+    pieces: tuple[PreparedPiece, ...]
+    front_end_cpu_s: float = 0.0
+    g2p_cpu_s: float = 0.0
+
+
+class TextPreparation:
+    """Front-end then G2P for one sentence, timing each stage's CPU (the thread's: other threads do not count)."""
+
+    def __init__(self, front_end: FrontEnd, pipelines: G2PPipelines) -> None:
+        self.front_end = front_end
+        self.pipelines = pipelines
+
+    def __call__(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> PreparedText:
+        started = time.thread_time()
+        spoken = self.front_end.to_spoken(text, language, settings)
+        spoken_at = time.thread_time()
+        pieces = prepare_pieces(self.pipelines.get(language), spoken, language)
+        return PreparedText(spoken, pieces, spoken_at - started, time.thread_time() - spoken_at)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSetup:
+    """What a worker needs to build its G2P: the model's repository and phoneme vocabulary, and the languages to
+    load at start."""
+
+    repo_id: str
+    vocab: frozenset[str]
+    languages: tuple[str, ...] = (DEFAULT_LANGUAGE,)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """A ``VoicedeskError`` raised in a worker, carried by value: its subclasses take other arguments than the ones
+    ``Exception`` pickles, so the error is rebuilt on this side with the same class, code, message and advice."""
+
+    kind: type[VoicedeskError]
+    code: str
+    message: str
+    advice: str | None
+
+    def error(self) -> VoicedeskError:
+        error = self.kind.__new__(self.kind)
+        VoicedeskError.__init__(error, self.code, self.message, self.advice)
+        return error
+
+
+_preparation: TextPreparation | None = None
+"""The worker process's front-end and G2P (set by ``start_worker``)."""
+
+
+def start_worker(setup: WorkerSetup) -> None:
+    """A worker's initializer: loads the front-end and the G2P of ``setup.languages`` once, and warms them."""
+    global _preparation
+    _preparation = TextPreparation(shared_front_end(), G2PPipelines(setup.repo_id, False, setup.vocab))
+    for language in setup.languages:
+        _preparation.pipelines.get(language)
+    if DEFAULT_LANGUAGE in setup.languages:
+        _preparation(WARM_UP_TEXT, DEFAULT_LANGUAGE)
+
+
+def prepare_in_worker(text: str, language: str, settings: TextSettings) -> PreparedText | _Failure:
+    assert _preparation is not None, "start_worker runs first"
+    try:
+        return _preparation(text, language, settings)
+    except VoicedeskError as exc:
+        return _Failure(type(exc), str(exc.code), exc.message, exc.advice)
+
+
+def worker_pid() -> int:
+    return os.getpid()
+
+
+class StageSamples:
+    """The latest sentences' front-end and G2P CPU seconds (thread-safe)."""
+
+    def __init__(self, keep: int = STAGE_SAMPLES) -> None:
+        self._lock = threading.Lock()
+        self._samples: deque[tuple[float, float]] = deque(maxlen=keep)
+        self.count = 0
+
+    def add(self, prepared: PreparedText) -> None:
+        with self._lock:
+            self._samples.append((prepared.front_end_cpu_s, prepared.g2p_cpu_s))
+            self.count += 1
+
+    def snapshot(self) -> dict[str, list[float]]:
+        with self._lock:
+            samples = list(self._samples)
+        return {"front-end": [s[0] for s in samples], "g2p": [s[1] for s in samples]}
+
+
+class PreparePool:
+    """``submit(text, language, settings)`` → a future of its ``PreparedText``, prepared in a worker process.
+
+    ``task``/``initializer`` are the worker's functions (module-level, so ``spawn`` can import them); tests give
+    their own to make a worker die."""
+
+    def __init__(
+        self,
+        workers: int,
+        setup: WorkerSetup,
+        *,
+        task: Callable[..., PreparedText | _Failure] = prepare_in_worker,
+        initializer: Callable[[WorkerSetup], None] = start_worker,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"a preparation pool needs at least one worker; got {workers}")
+        self.workers = workers
+        self._setup = setup
+        self._task = task
+        self._initializer = initializer
+        self._lock = threading.Lock()
+        self._closed = False
+        self._executor = self._new_executor()
+        self.replaced = 0
+        """How many times dead workers made the pool start fresh processes."""
+        self.stages = StageSamples()
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=self._initializer,
+            initargs=(self._setup,),
+        )
+
+    def start(self) -> None:
+        """Blocks until every worker has started and loaded its front-end and G2P (at server start, not on the
+        first requests). The executor starts a process per task while none is idle, so one task each starts all."""
+        with self._lock:
+            executor = self._executor
+        for future in [executor.submit(worker_pid) for _ in range(self.workers)]:
+            future.result()
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes now running (for tests and diagnostics; the executor keeps them by pid)."""
+        with self._lock:
+            processes = dict(self._executor._processes or {})  # the executor keeps its processes by pid
+        return [pid for pid, process in processes.items() if process.is_alive()]
+
+    def submit(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> Future[PreparedText]:
+        outer: Future[PreparedText] = Future()
+        outer.set_running_or_notify_cancel()
+        self._send(outer, (text, language, settings), attempt=1)
+        return outer
+
+    def _send(self, outer: Future[PreparedText], args: tuple[str, str, TextSettings], attempt: int) -> None:
+        with self._lock:
+            executor = None if self._closed else self._executor
+        if executor is None:
+            outer.set_exception(VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down."))
+            return
+        try:
+            inner = executor.submit(self._task, *args)
+        except BrokenProcessPool:  # it broke before this sentence got in: start fresh; the sentence has not run
+            self._replace(executor)
+            self._send(outer, args, attempt)
+            return
+        except RuntimeError:  # shut down meanwhile
+            outer.set_exception(VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down."))
+            return
+        inner.add_done_callback(lambda done: self._finished(done, outer, args, attempt, executor))
+
+    def _finished(
+        self,
+        inner: Future[PreparedText | _Failure],
+        outer: Future[PreparedText],
+        args: tuple[str, str, TextSettings],
+        attempt: int,
+        executor: ProcessPoolExecutor,
+    ) -> None:
+        if inner.cancelled():
+            outer.set_exception(VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down."))
+            return
+        exc = inner.exception()
+        if isinstance(exc, BrokenProcessPool):
+            self._replace(executor)
+            if attempt < 2:
+                self._send(outer, args, attempt + 1)
+                return
+            outer.set_exception(
+                VoicedeskError(
+                    ErrorCode.SYNTHESIS_FAILED,
+                    "The process preparing this sentence's text (front-end and G2P) died twice while on it, so the "
+                    "sentence was skipped; the server started fresh ones. If this text keeps failing, report it.",
+                )
+            )
+            return
+        if exc is not None:
+            outer.set_exception(exc)
+            return
+        result = inner.result()
+        if isinstance(result, _Failure):
+            outer.set_exception(result.error())
+            return
+        self.stages.add(result)
+        outer.set_result(result)
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """Fresh processes instead of a broken executor (once, however many of its sentences report it)."""
+        with self._lock:
+            if self._closed or self._executor is not broken:
+                return
+            self._executor = self._new_executor()
+            self.replaced += 1
+        # Not here: a broken executor reports to its futures from its own thread while holding the lock that
+        # ``shutdown`` takes, so the old processes are reaped from a thread of their own.
+        threading.Thread(
+            target=broken.shutdown, kwargs={"cancel_futures": True}, name="prepare-pool-reap", daemon=True
+        ).start()
+
+    def close(self) -> None:
+        """Cancels what waits, lets running sentences finish and joins every worker."""
+        with self._lock:
+            self._closed = True
+            executor = self._executor
+        executor.shutdown(wait=True, cancel_futures=True)
