@@ -1,0 +1,71 @@
+"""Queued announcements follow each other after the pause their punctuation asks for, not after the model's time:
+the next one is synthesized while the current one plays (the real random-weight Kokoro on the CPU, whose first
+sentence takes long; the gap is measured in what the PulseAudio null sink recorded). The first announcement is
+three times the second's length, so the model has its playing time to prepare the second even on a busy machine
+(a model slower than real time on an overloaded CPU leaves no such time; nothing can hide that)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+
+from tests.app.house.helpers import outcomes, running_console, until
+from tests.app.house.test_announcer_audio import locate_fft
+from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.house.loudness import synthesize_reference
+from voicedesk.app.house.queue import Priority, Request, Source
+from voicedesk.engine.audio import pcm16_to_float
+from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.local import LocalEngine
+
+FIRST = "The washer is done. The dryer is done too. Please empty both of them."
+SECOND = "The front door is open."
+
+
+def gap_s(recorded: np.ndarray, first: np.ndarray, second: np.ndarray) -> float:
+    """Seconds from the last sample of ``first`` to the first sample of ``second`` in the recording, each found by
+    cross-correlation (random-weight speech is noise: it aligns exactly), so a stall inside ``first`` on a busy
+    machine is not taken for the gap."""
+    tail = first[-4096:]
+    first_end = locate_fft(recorded, tail) + len(tail)
+    second_start = locate_fft(recorded, second[:4096])
+    return (second_start - first_end) / SAMPLE_RATE
+
+
+def real_kokoro(synthesizer):
+    async def opener(spec):
+        return LocalEngine(synthesizer)
+
+    return opener
+
+
+async def test_the_next_queued_announcement_follows_after_its_pause_not_the_models_time(synthesizer):
+    sink = require_null_sink()
+    with SinkCapture(sink) as capture:
+        async with running_console(None, audio=True, opener=real_kokoro(synthesizer)) as house:
+            await house.hub.engine()  # the model is loaded before anything is said
+            said: list[np.ndarray] = []  # each announcement's audio as it was handed to the player
+            house.listener.turn_ended = lambda turn: said.append(
+                pcm16_to_float(b"".join(house.controller.last_run.pcm))
+            )
+            for text, item_id in ((FIRST, "first"), (SECOND, "second")):
+                house.runner.submit(Request(text, Priority.NORMAL, chime="none", id=item_id, source=Source.HTTP))
+            await until(lambda: len(outcomes(house)) == 2, within_s=120)
+            await asyncio.sleep(0.3)  # the last block leaves the device before parec stops
+        recorded = capture.stop()
+    assert [(r.id, r.outcome.value) for r in outcomes(house)] == [("first", "spoken"), ("second", "spoken")]
+
+    # What the second one costs the model when nothing prepared it: its whole synthesis, timed the same way.
+    engine = LocalEngine(synthesizer)
+    try:
+        started = time.perf_counter()
+        alone = await synthesize_reference(engine, "af_heart", SECOND)
+        synthesis_s = time.perf_counter() - started
+    finally:
+        await engine.aclose()
+    gap = gap_s(recorded, said[0], said[1])
+    print(f"gap between the two {gap:.2f} s; the second one's synthesis {synthesis_s:.2f} s ({len(alone)} samples)")
+    assert synthesis_s > 0.5  # random weights on a CPU: long enough that waiting for it is heard
+    assert 0 <= gap < 0.5 * synthesis_s, (gap, synthesis_s)
