@@ -255,6 +255,16 @@ class HouseQueue:
         self.current = best
         return best, reports
 
+    def begin(self, item: Item) -> None:
+        """``item`` (waiting) starts now, chosen by someone else's order (the window's queue)."""
+        self.waiting.remove(item)
+        self.current = item
+
+    def expire_item(self, item: Item, now: float) -> Report:
+        """``item`` (waiting) came up after its TTL passed: it is not said."""
+        self.waiting.remove(item)
+        return self._report(item, Outcome.EXPIRED, now, reason="its TTL passed before it could be said")
+
     def peek(self, now: float) -> Item | None:
         """What ``next`` would choose after the current one (nothing changes): the one worth preparing ahead."""
         quiet = self.quiet(now)
