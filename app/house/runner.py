@@ -165,6 +165,8 @@ class HouseRunner:
             item, expired = self.queue.next(now)
             for report in expired:
                 self._report(report)
+            if self._prepared is not None and any(r.id == self._prepared.key[0] for r in expired):  # type: ignore[index]
+                await self._drop_prepared()  # prepared ahead, expired before its turn: never played
             if item is None:
                 self.publish_state()
                 deadline = self.queue.next_deadline(now)

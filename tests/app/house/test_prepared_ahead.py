@@ -69,3 +69,32 @@ async def test_the_next_queued_announcement_follows_after_its_pause_not_the_mode
     print(f"gap between the two {gap:.2f} s; the second one's synthesis {synthesis_s:.2f} s ({len(alone)} samples)")
     assert synthesis_s > 0.5  # random weights on a CPU: long enough that waiting for it is heard
     assert 0 <= gap < 0.5 * synthesis_s, (gap, synthesis_s)
+
+
+async def test_a_prepared_announcement_that_expires_is_not_said_and_an_urgent_one_still_cuts_in():
+    require_null_sink()
+    async with running_console(None, realtime_factor=20.0, audio=True) as house:
+        runner = house.runner
+        runner.submit(Request("One two three four five six seven.", id="long", source=Source.HTTP))
+        runner.submit(Request("Gone soon.", ttl_s=1.0, id="short-lived", source=Source.HTTP))
+        await until(lambda: len(outcomes(house)) == 2)
+        # Prepared while "long" played, it expired meanwhile: reported so, never played.
+        assert [(r.id, r.outcome.value) for r in outcomes(house)] == [("long", "spoken"), ("short-lived", "expired")]
+        assert [turn.text for turn in house.controller.turns] == ["One two three four five six seven."]
+
+        runner.submit(Request("Alpha one two three. Bravo one two three.", id="first", source=Source.HTTP))
+        runner.submit(Request("Charlie.", id="next", source=Source.HTTP))
+        await until(lambda: house.controller.run is not None and house.player.position_s > 0.3)
+        runner.submit(Request("Fire!", Priority.URGENT, id="urgent", source=Source.MQTT))
+        await until(lambda: len(outcomes(house)) == 5)
+    said = [(turn.text.strip(), turn.state.value) for turn in house.controller.turns[1:]]
+    assert [r.id for r in outcomes(house)[2:]] == ["urgent", "first", "next"]
+    # "Charlie." was prepared while "first" played; the urgent one cut in first, "first" resumed from Bravo, and
+    # only then "Charlie." (prepared again: the one made earlier was discarded unheard).
+    assert [text for text, _state in said] == [
+        "Alpha one two three. Bravo one two three.",
+        "Fire!",
+        "Bravo one two three.",
+        "Charlie.",
+    ], said
+    assert said[0][1] == "cut"
