@@ -10,6 +10,7 @@ import asyncio
 import time
 
 import numpy as np
+import pytest
 
 from tests.app.house.helpers import outcomes, running_console, until
 from tests.app.house.test_announcer_audio import locate_fft
@@ -25,12 +26,17 @@ SECOND = "The front door is open."
 
 
 def gap_s(recorded: np.ndarray, first: np.ndarray, second: np.ndarray) -> float:
-    """Seconds from the last sample of ``first`` to the first sample of ``second`` in the recording, each found by
-    cross-correlation (random-weight speech is noise: it aligns exactly), so a stall inside ``first`` on a busy
-    machine is not taken for the gap."""
-    tail = first[-4096:]
-    first_end = locate_fft(recorded, tail) + len(tail)
-    second_start = locate_fft(recorded, second[:4096])
+    """Seconds of silence in the recording between the end of ``first`` (its trailing pause included) and the start
+    of ``second``: what neither announcement's own audio accounts for. Each is found by cross-correlating a stretch
+    of its sound (random-weight speech is noise: it aligns exactly; a pause is zeros, which align anywhere), so a
+    stall inside ``first`` on a busy machine is not taken for the gap."""
+    loud_first = np.flatnonzero(np.abs(first) > 1e-4)
+    loud_second = np.flatnonzero(np.abs(second) > 1e-4)
+    tail_end = loud_first[-1] + 1
+    tail = first[max(tail_end - 4096, 0) : tail_end]
+    first_end = locate_fft(recorded, tail) + len(tail) + (len(first) - tail_end)
+    head_start = loud_second[0]
+    second_start = locate_fft(recorded, second[head_start : head_start + 4096]) - head_start
     return (second_start - first_end) / SAMPLE_RATE
 
 
@@ -41,6 +47,7 @@ def real_kokoro(synthesizer):
     return opener
 
 
+@pytest.mark.slow  # the real Kokoro says two announcements
 async def test_the_next_queued_announcement_follows_after_its_pause_not_the_models_time(synthesizer):
     sink = require_null_sink()
     with SinkCapture(sink) as capture:
@@ -68,7 +75,7 @@ async def test_the_next_queued_announcement_follows_after_its_pause_not_the_mode
     gap = gap_s(recorded, said[0], said[1])
     print(f"gap between the two {gap:.2f} s; the second one's synthesis {synthesis_s:.2f} s ({len(alone)} samples)")
     assert synthesis_s > 0.5  # random weights on a CPU: long enough that waiting for it is heard
-    assert 0 <= gap < 0.5 * synthesis_s, (gap, synthesis_s)
+    assert -0.02 <= gap < 0.5 * synthesis_s, (gap, synthesis_s)
 
 
 async def test_a_prepared_announcement_that_expires_is_not_said_and_an_urgent_one_still_cuts_in():
