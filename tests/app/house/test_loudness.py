@@ -13,8 +13,8 @@ from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.local import LocalEngine
 
 VOICES = ("af_heart", "am_adam", "bf_emma", "af_heart,am_adam", "am_adam:0.7,bf_emma:0.3")
-REFERENCE = ("Attention please. The front door is open.", "Is anyone home?", "Smoke in the kitchen!")
-UNSEEN = "The garage door is still open."
+REFERENCE = ("Attention please.", "Is anyone home?")  # short: the whole check says about 6 s per voice
+UNSEEN = "The garage is open."
 
 
 def test_gain_reaches_the_target_and_is_bounded():
