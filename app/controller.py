@@ -160,6 +160,12 @@ class SpeechController:
             if self.player is not None:
                 self.player.begin_utterance()
             if prepared is not None:
+                # Recorded as sent now, when the turn starts: its latency is what the listener waits from here
+                # (the time it waited in the queue is not the engine's).
+                now = self.clock()
+                link.record_sent(link.record_fragment(prepared.text, now), now)
+                link.flush_sent = True
+                link.record_sent(link.record_flush(now), now)
                 run.text_done = True
                 prepared.attach(self._on_event, self._player_room)  # what was synthesized ahead plays now
                 with contextlib.suppress(Exception):
@@ -187,13 +193,8 @@ class SpeechController:
         link.start_pump(prepared.deliver, prepared.room)
         try:
             await link.session.configure(voice=voice.voice, speed=voice.speed, text=voice.text)
-            released = link.record_fragment(text, self.clock())
             await link.session.send_text(text)
-            link.record_sent(released, self.clock())
-            link.flush_sent = True
-            released = link.record_flush(self.clock())
             await link.session.flush(prepared.flush_id)
-            link.record_sent(released, self.clock())
         except VoicedeskError as exc:
             log.info("could not prepare the next announcement: %s", exc)
             await prepared.discard()
