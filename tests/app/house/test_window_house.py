@@ -4,6 +4,7 @@ source in the queue and the history, and outcomes back on MQTT (the real window,
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -19,6 +20,17 @@ from voicedesk.app.house.chimes import built_in
 from voicedesk.app.house.mqtt import MqttSettings
 from voicedesk.app.house.queue import Priority, QuietHours
 from voicedesk.app.house.window_house import HouseInputs
+from voicedesk.engine.events import SAMPLE_RATE
+
+
+def exact_at(recorded: np.ndarray, part: np.ndarray, low: int, high: int) -> int | None:
+    """Where in ``recorded[low:high]`` ``part`` starts, sample for sample (None: nowhere)."""
+    windows = np.lib.stride_tricks.sliding_window_view(recorded[low : high + len(part)], len(part))
+    if not len(windows):
+        return None
+    errors = np.max(np.abs(windows - part), axis=1)
+    best = int(np.argmin(errors))
+    return low + best if errors[best] < 1e-4 else None
 
 
 def rows(widget) -> list[str]:
@@ -114,6 +126,19 @@ def test_the_window_applies_the_house_rules_chime_merge_quiet_hours_and_ttl(make
     history = rows(panel.history)
     assert not any("The post has come." in row for row in history)
     # The chime, at the normal priority's volume, in the window's own stream, sample for sample.
+    # In 50 ms pieces: on a loaded machine a late audio callback puts a gap in the recording (two were seen in one
+    # chime under a load of 13 on 2 cores), which shifts what follows but changes no sample; most pieces must be
+    # found exact, in order, near where the whole chime correlates best (searched sample by sample: a decaying
+    # sine's pieces look alike to a correlation).
     chime = built_in("ding") * house.rules.policy.volume[Priority.NORMAL]
-    at = locate_fft(recorded, chime)
-    assert np.max(np.abs(recorded[at : at + len(chime)] - chime)) < 1e-3
+    near = locate_fft(recorded, chime)
+    piece, slack = SAMPLE_RATE // 20, SAMPLE_RATE // 2
+    # Only pieces with sound in them: the decayed tail is near silence, which matches any quiet stretch.
+    starts = [s for s in range(0, len(chime) - piece + 1, piece) if np.max(np.abs(chime[s : s + piece])) > 0.05]
+    found = []
+    for start in starts:
+        at = exact_at(recorded, chime[start : start + piece], max(near + start - slack, 0), near + start + slack)
+        if at is not None:
+            found.append(at)
+    assert len(starts) >= 6 and len(found) >= len(starts) // 2 + 1, (found, starts)
+    assert all(later - earlier >= piece for earlier, later in itertools.pairwise(found)), found
