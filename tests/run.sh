@@ -44,6 +44,13 @@ echo "tests/run.sh: building the offline test model cache (random weights, real 
 .venv/bin/python -m tests.support.fake_hf_cache
 echo "tests/run.sh: building the English text-normalization grammars once (NeMo; about a minute the first time)"
 VOICEDESK_TEXT_GRAMMARS="$PWD/.cache/text-grammars" .venv/bin/python -m voicedesk.engine.text.frontend.grammars
+# A real Home Assistant (its own Python 3.13 venv, .cache/ha-venv, kept between runs) for
+# tests/app/house/test_home_assistant.py: 5–12 minutes the first time, nothing once cached. VOICEDESK_HOME_ASSISTANT=0
+# leaves it out; a machine without Python 3.13 is told how to get it, and those tests are skipped saying so.
+if [ "${VOICEDESK_HOME_ASSISTANT:-1}" = 1 ]; then
+  bash tests/support/install_home_assistant.sh ||
+    echo "tests/run.sh: no Home Assistant venv (see above); tests/app/house/test_home_assistant.py will be skipped" >&2
+fi
 
 # shellcheck source=tests/support/headless.sh
 source tests/support/headless.sh

@@ -76,11 +76,14 @@ def discovery_messages(
         "payload_off": "OFF",
         "icon": "mdi:account-voice",
     }
+    # Commands at QoS 1, as the console subscribes: the broker then keeps a Say or Stop for the console's persistent
+    # session through a brief disconnect (Home Assistant publishes at QoS 0 unless told, and QoS 0 is not kept).
     say = {
         **common,
         "name": "Say",
         "unique_id": f"voicedesk_{node_id}_say",
         "command_topic": topics.say,
+        "qos": 1,
         "mode": "text",
         "min": 1,
         "max": 255,
@@ -91,6 +94,7 @@ def discovery_messages(
         "name": "Stop",
         "unique_id": f"voicedesk_{node_id}_stop",
         "command_topic": topics.stop,
+        "qos": 1,
         "payload_press": "PRESS",
         "icon": "mdi:stop",
     }

@@ -39,8 +39,8 @@ async def running_console(
     number = next(_consoles)
     opener = config.pop("opener", None) or paced_opener(PacedSynthesizer(realtime_factor))
     engine = config.pop("engine", None) or EngineSpec("local")
-    mqtt = None
-    if broker_port is not None:
+    mqtt = config.pop("mqtt", None)  # MqttSettings of the test's own (e.g. as the announcer's options make them)
+    if mqtt is None and broker_port is not None:
         mqtt = MqttSettings("127.0.0.1", broker_port, base=f"test/console{number}", node_id=f"console{number}")
     house = HouseConsole(
         HouseConfig(
