@@ -26,6 +26,7 @@ from voicedesk.app.messages import error_text, failover_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.playback_buffer import PlaybackBuffer
 from voicedesk.app.player import wait_for_room
+from voicedesk.app.prepared_turn import PreparedTurn
 from voicedesk.app.sources import ChatMessage
 from voicedesk.app.turn_run import TurnRun
 from voicedesk.engine.api import Engine
@@ -110,31 +111,43 @@ class SpeechController:
         """One engine change at a time: Connect and the health check's reconnect must not open two sessions."""
         self._background: set[asyncio.Future[object]] = set()
         self._ended: dict[int, asyncio.Future[None]] = {}
+        self._synthesized: dict[int, asyncio.Event] = {}
 
     # ---- speaking ---------------------------------------------------------------------------------
 
     async def speak(
-        self, kind: TurnKind, prompt: str, fragments: AsyncIterator[str], voice: SessionConfig | None = None
+        self,
+        kind: TurnKind,
+        prompt: str,
+        fragments: AsyncIterator[str],
+        voice: SessionConfig | None = None,
+        prepared: PreparedTurn | None = None,
     ) -> Turn | None:
         """Starts a turn (stopping the one playing); returns it, or None when no engine could take it.
 
-        ``voice``: this turn's voice and speed (a saved phrase's), else ``self.voice``. Queueing is the
-        announcer's job (``app.announcer``): the controller says one thing at a time."""
+        ``voice``: this turn's voice and speed (a saved phrase's), else ``self.voice``. ``prepared``: the same
+        text already synthesized ahead (``prepare``): its audio plays at once; it is discarded instead when it no
+        longer fits (another engine or voice, its session gone). Queueing is the announcer's job
+        (``app.announcer``): the controller says one thing at a time."""
         async with self._speak_lock:  # two quick clicks must not feed one session two texts at once
             await self.stop(quiet=True)
-            try:
-                async with self._engine_lock:  # not while Connect or a reconnect is opening a session
-                    link = await self._usable_link()
-            except VoicedeskError as exc:
-                self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
-                return None
-            if voice is None:
-                voice = self.voice
-            elif voice.text == DEFAULT_TEXT_SETTINGS:
-                voice = replace(voice, text=self.voice.text)  # a saved phrase's voice still reads text as the window
+            voice = self._voice_for(voice)
+            if prepared is not None and not await self._fits(prepared, voice):
+                await prepared.discard()
+                prepared = None
+            if prepared is not None:
+                link = prepared.link
+            else:
+                try:
+                    async with self._engine_lock:  # not while Connect or a reconnect is opening a session
+                        link = await self._usable_link()
+                except VoicedeskError as exc:
+                    self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
+                    return None
             self._turn_voice = voice
-            turn = Turn(next(self._turn_ids), kind, prompt, link.label)
-            link.new_turn()
+            turn = Turn(prepared.turn_id if prepared is not None else next(self._turn_ids), kind, prompt, link.label)
+            if prepared is None:
+                link.new_turn()
             # The timeline's pacing model plays the reply the way this player will (same prebuffer).
             prebuffer = self.player.buffer.prebuffer / SAMPLE_RATE if self.player is not None else 0.0
             run = TurnRun(turn, UtteranceRecorder(f"turn {turn.id}", prebuffer), link, f"turn-{turn.id}")
@@ -143,12 +156,72 @@ class SpeechController:
             self._ended[turn.id] = asyncio.get_event_loop().create_future()
             if kind is TurnKind.AGENT:
                 self.history.append(ChatMessage("user", prompt))
+            self._synthesized[turn.id] = asyncio.Event()
             if self.player is not None:
                 self.player.begin_utterance()
-            await self._configure(link)
-            run.feeder = asyncio.ensure_future(self._feed(run, fragments))
+            if prepared is not None:
+                # Recorded as sent now, when the turn starts: its latency is what the listener waits from here
+                # (the time it waited in the queue is not the engine's).
+                now = self.clock()
+                link.record_sent(link.record_fragment(prepared.text, now), now)
+                link.flush_sent = True
+                link.record_sent(link.record_flush(now), now)
+                run.text_done = True
+                prepared.attach(self._on_event, self._player_room)  # what was synthesized ahead plays now
+                with contextlib.suppress(Exception):
+                    await fragments.aclose()  # type: ignore[attr-defined]  # its text was sent ahead
+            else:
+                await self._configure(link)
+                run.feeder = asyncio.ensure_future(self._feed(run, fragments))
             self._changed(run)
             return turn
+
+    async def prepare(self, key: object, text: str, voice: SessionConfig | None = None) -> PreparedTurn | None:
+        """Synthesizes ``text`` ahead on its own session of the selected engine, while something else plays;
+        ``speak(..., prepared=...)`` plays it later. None when the engine cannot take it now (it is then said
+        the ordinary way, when its turn comes)."""
+        voice = self._voice_for(voice)
+        try:
+            engine = await self.hub.engine()
+            link = SessionLink(engine, KIND_LABELS[self.hub.spec.kind])
+            link.session = await engine.open_session(voice)
+        except VoicedeskError as exc:
+            log.info("could not prepare the next announcement: %s", exc)
+            return None
+        prepared = PreparedTurn(key, text, voice, engine, link, next(self._turn_ids))
+        link.new_turn()
+        link.start_pump(prepared.deliver, prepared.room)
+        try:
+            await link.session.configure(voice=voice.voice, speed=voice.speed, text=voice.text)
+            await link.session.send_text(text)
+            await link.session.flush(prepared.flush_id)
+        except VoicedeskError as exc:
+            log.info("could not prepare the next announcement: %s", exc)
+            await prepared.discard()
+            return None
+        link.ready.set()
+        return prepared
+
+    async def wait_synthesized(self, turn: Turn) -> None:
+        """Returns once all of ``turn``'s audio has come from the engine (it may still be playing), or it ended."""
+        synthesized = self._synthesized.get(turn.id)
+        if synthesized is not None:
+            await synthesized.wait()
+
+    def _voice_for(self, voice: SessionConfig | None) -> SessionConfig:
+        if voice is None:
+            return self.voice
+        if voice.text == DEFAULT_TEXT_SETTINGS:
+            return replace(voice, text=self.voice.text)  # a saved phrase's voice still reads text as the window
+        return voice
+
+    async def _fits(self, prepared: PreparedTurn, voice: SessionConfig) -> bool:
+        if not prepared.usable or prepared.voice != voice:
+            return False
+        try:
+            return await self.hub.engine() is prepared.engine
+        except VoicedeskError:
+            return False
 
     async def wait_turn(self, turn: Turn) -> None:
         """Returns once ``turn`` is done, cut or failed."""
@@ -329,6 +402,7 @@ class SpeechController:
                 if run.sentence_finished(seq, duration_s, words, synthesis_s):
                     self._changed(run)
             case Flushed(_last, request_id) if run is not None and request_id == run.flush_id:
+                self._synthesized_now(run)
                 run.finisher = asyncio.ensure_future(self._play_out(run))
                 run.turn.pending = ""
                 self._changed(run)
@@ -412,9 +486,15 @@ class SpeechController:
             self._spawn(run.link.shut())
         self._changed(run)
         self.listener.turn_ended(run.turn)
+        self._synthesized_now(run)
         ended = self._ended.pop(run.turn.id, None)
         if ended is not None and not ended.done():
             ended.set_result(None)
+
+    def _synthesized_now(self, run: TurnRun) -> None:
+        synthesized = self._synthesized.pop(run.turn.id, None)
+        if synthesized is not None:
+            synthesized.set()
 
     def _spawn(self, awaitable) -> None:
         task = asyncio.ensure_future(awaitable)

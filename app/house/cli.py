@@ -38,21 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sound = parser.add_argument_group("sound")
     sound.add_argument("--output-device", help="audio output device name (default: the system default)")
     sound.add_argument("--no-audio", action="store_true", help="no sound device: synthesize and report only")
-    sound.add_argument(
-        "--chime",
-        action="append",
-        default=[],
-        metavar="PRIORITY=CHIME",
-        help="chime per priority: a built-in (ding, dingdong, alert), none, or a WAV file path",
-    )
-    sound.add_argument("--volume", action="append", default=[], metavar="PRIORITY=LEVEL", help="0 to 1 per priority")
-    sound.add_argument("--no-loudness", action="store_true", help="play voices at their own loudness")
     sound.add_argument("--media-role", default="announcement", help="PulseAudio/PipeWire media.role ('none': unset)")
-    queue = parser.add_argument_group("queue")
-    queue.add_argument("--ttl", action="append", default=[], metavar="PRIORITY=SECONDS", help="default TTL")
-    queue.add_argument("--merge-window", type=float, default=30.0, metavar="S", help="merge identical ones (30 s)")
-    queue.add_argument("--quiet-hours", metavar="HH:MM-HH:MM", help="hold back all but urgent, lower the volume")
-    queue.add_argument("--quiet-volume", type=float, default=0.4, help="volume factor in quiet hours (0.4)")
     add_session_options(parser)
     add_engine_options(parser)
     parser.add_argument("--no-failover", action="store_true", help="no local engine when the remote one fails")
@@ -81,6 +67,27 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"variable holding the bearer token ({HTTP_TOKEN_ENV}); required off loopback",
     )
+    add_rule_arguments(parser)
+
+
+def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
+    """The house's rules, the same for the announcer and the window: chimes, volumes, loudness, TTL, merging,
+    quiet hours."""
+    sound = parser.add_argument_group("house rules: sound")
+    sound.add_argument(
+        "--chime",
+        action="append",
+        default=[],
+        metavar="PRIORITY=CHIME",
+        help="chime per priority: a built-in (ding, dingdong, alert), none, or a WAV file path",
+    )
+    sound.add_argument("--volume", action="append", default=[], metavar="PRIORITY=LEVEL", help="0 to 1 per priority")
+    sound.add_argument("--no-loudness", action="store_true", help="play voices at their own loudness")
+    queue = parser.add_argument_group("house rules: queue")
+    queue.add_argument("--ttl", action="append", default=[], metavar="PRIORITY=SECONDS", help="default TTL")
+    queue.add_argument("--merge-window", type=float, default=30.0, metavar="S", help="merge identical ones (30 s)")
+    queue.add_argument("--quiet-hours", metavar="HH:MM-HH:MM", help="hold back all but urgent, lower the volume")
+    queue.add_argument("--quiet-volume", type=float, default=0.4, help="volume factor in quiet hours (0.4)")
 
 
 def _per_priority(values: list[str], what: str) -> dict[Priority, str]:
@@ -137,18 +144,23 @@ def house_inputs_from_args(args: argparse.Namespace):
 
     if not getattr(args, "mqtt", None) and getattr(args, "http_port", None) is None:
         return None
+    policy, chimes = rules_from_args(args)
     return HouseInputs(
-        mqtt_from_args(args), args.http_host, args.http_port, os.environ.get(args.http_token_env) or None
+        mqtt_from_args(args),
+        args.http_host,
+        args.http_port,
+        os.environ.get(args.http_token_env) or None,
+        policy,
+        chimes,
+        loudness=not args.no_loudness,
     )
 
 
-def build_config(args: argparse.Namespace):
+def rules_from_args(args: argparse.Namespace):
+    """The ``Policy`` and ``Chimes`` the options ask for (``UsageError`` saying what to change)."""
     from voicedesk.app.house.chimes import BUILT_IN, DEFAULT_CHIMES, NONE, ChimeError, Chimes
-    from voicedesk.app.house.console import HouseConfig
     from voicedesk.app.house.queue import Policy
 
-    if args.mqtt is None and args.http_port is None:
-        raise UsageError("The announcer has no input.", "Give --mqtt HOST and/or --http-port PORT.")
     defaults, files = dict(DEFAULT_CHIMES), {}
     for priority, chime in _per_priority(args.chime, "chime").items():
         if chime in BUILT_IN or chime == NONE:
@@ -171,7 +183,15 @@ def build_config(args: argparse.Namespace):
             quiet = QuietHours.parse(args.quiet_hours, _number(str(args.quiet_volume), "quiet-volume", 0.0, 1.0))
         except ValueError as exc:
             raise UsageError(f"--quiet-hours: {exc}.", "Write e.g. --quiet-hours 22:00-07:00.") from None
-    policy = Policy(policy.ttl_s, args.merge_window, policy.volume, quiet)
+    return Policy(policy.ttl_s, args.merge_window, policy.volume, quiet), chimes
+
+
+def build_config(args: argparse.Namespace):
+    from voicedesk.app.house.console import HouseConfig
+
+    if args.mqtt is None and args.http_port is None:
+        raise UsageError("The announcer has no input.", "Give --mqtt HOST and/or --http-port PORT.")
+    policy, chimes = rules_from_args(args)
     mqtt = mqtt_from_args(args)
     from platformdirs import user_cache_dir
 

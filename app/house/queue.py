@@ -250,10 +250,26 @@ class HouseQueue:
         ready = [item for item in self.waiting if not quiet or item.priority is Priority.URGENT]
         if not ready:
             return None, reports
-        best = max(ready, key=lambda item: item.priority)  # max keeps the first of equals
+        best = max(ready, key=lambda item: item.priority)  # max keeps the first of equals (so does peek)
         self.waiting.remove(best)
         self.current = best
         return best, reports
+
+    def begin(self, item: Item) -> None:
+        """``item`` (waiting) starts now, chosen by someone else's order (the window's queue)."""
+        self.waiting.remove(item)
+        self.current = item
+
+    def expire_item(self, item: Item, now: float) -> Report:
+        """``item`` (waiting) came up after its TTL passed: it is not said."""
+        self.waiting.remove(item)
+        return self._report(item, Outcome.EXPIRED, now, reason="its TTL passed before it could be said")
+
+    def peek(self, now: float) -> Item | None:
+        """What ``next`` would choose after the current one (nothing changes): the one worth preparing ahead."""
+        quiet = self.quiet(now)
+        ready = [i for i in self.waiting if i.expires > now and (not quiet or i.priority is Priority.URGENT)]
+        return max(ready, key=lambda item: item.priority) if ready else None
 
     def next_deadline(self, now: float) -> float | None:
         """When ``next`` may have something new to say without anything arriving: the earliest expiry (quiet

@@ -25,6 +25,7 @@ from voicedesk.app.house.loudness import LoudnessCache
 from voicedesk.app.house.queue import HouseQueue, Item, Offered, Report, Request
 from voicedesk.app.house.shaped_player import ShapedPlayer
 from voicedesk.app.notices import Topic
+from voicedesk.app.prepared_turn import PreparedTurn
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 
@@ -119,6 +120,9 @@ class HouseRunner:
         self._cut_for_urgent = False
         self._background: set[asyncio.Future[object]] = set()
         self._last_state: State | None = None
+        self._prepared: PreparedTurn | None = None
+        """The next announcement, synthesized while the current one plays (``SpeechController.prepare``)."""
+        self._preparing: asyncio.Task[None] | None = None
 
     # ---- inputs -----------------------------------------------------------------------------------
 
@@ -152,6 +156,7 @@ class HouseRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self._drop_prepared()
         await self.controller.aclose()
 
     async def _run(self) -> None:
@@ -160,6 +165,8 @@ class HouseRunner:
             item, expired = self.queue.next(now)
             for report in expired:
                 self._report(report)
+            if self._prepared is not None and any(r.id == self._prepared.key[0] for r in expired):  # type: ignore[index]
+                await self._drop_prepared()  # prepared ahead, expired before its turn: never played
             if item is None:
                 self.publish_state()
                 deadline = self.queue.next_deadline(now)
@@ -189,20 +196,20 @@ class HouseRunner:
             except VoicedeskError as exc:
                 self.device_error = str(exc)
                 return self.queue.failed(item, f"no sound device: {exc}", self.clock())
-        request = item.request
-        speech = self.controller.voice
-        voice = SessionConfig(request.voice or speech.voice, speech.speed, speech.max_buffer_delay_ms)
+        voice = self._voice(item)
         if self.player is not None:
             gain = 1.0
             if self.loudness is not None:
                 with contextlib.suppress(VoicedeskError):
                     gain = await self.loudness.gain(await self.controller.hub.engine(), voice.voice)
-            chime = None if item.resumed else self.chimes.for_announcement(request.chime, item.priority)
+            chime = None if item.resumed else self.chimes.for_announcement(item.request.chime, item.priority)
             self.player.prepare(gain, self.queue.volume(item.priority, self.clock()), chime)
         self.last_error = ""
-        turn = await self.controller.speak(TurnKind.SPEAK, item.text, whole(item.text), voice)
+        prepared = await self._take_prepared(item)
+        turn = await self.controller.speak(TurnKind.SPEAK, item.text, whole(item.text), voice, prepared)
         if turn is None:
             return self.queue.failed(item, self.last_error or "no engine could take it", self.clock())
+        self._preparing = asyncio.ensure_future(self._prepare_next(turn))
         if self._cut_for_urgent:  # an urgent one arrived while this one was starting: it goes first
             await self.controller.stop(quiet=True)
         self.publish_state()
@@ -217,6 +224,48 @@ class HouseRunner:
                 return self.queue.interrupted(item, remaining_text(turn), now, resume=self._cut_for_urgent)
             case _:
                 return self.queue.failed(item, turn.error or self.last_error or "the engine failed", now)
+
+    # ---- the next one, synthesized while this one plays ------------------------------------------------
+
+    def _voice(self, item: Item) -> SessionConfig:
+        speech = self.controller.voice
+        return SessionConfig(item.request.voice or speech.voice, speech.speed, speech.max_buffer_delay_ms)
+
+    async def _prepare_next(self, turn: Turn) -> None:
+        """Once ``turn`` is synthesized (the model is free), the announcement due next is synthesized too, so it
+        follows this one after its pause rather than after the model's time. An urgent one still cuts in; one
+        that expires or is overtaken meanwhile is discarded, never played."""
+        await self.controller.wait_synthesized(turn)
+        if not turn.active:
+            return
+        upcoming = self.queue.peek(self.clock())
+        if upcoming is None:
+            return
+        key = (upcoming.id, upcoming.text)
+        if self._prepared is not None and self._prepared.key == key:
+            return
+        await self._drop_prepared(keep_task=True)
+        self._prepared = await self.controller.prepare(key, upcoming.text, self._voice(upcoming))
+
+    async def _take_prepared(self, item: Item) -> PreparedTurn | None:
+        """The prepared turn if it is ``item``'s; any other is discarded."""
+        if self._preparing is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._preparing)  # the last one ended, so this is at most a session opening
+            self._preparing = None
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.key != (item.id, item.text):
+            await prepared.discard()
+            return None
+        return prepared
+
+    async def _drop_prepared(self, keep_task: bool = False) -> None:
+        if not keep_task and self._preparing is not None:
+            self._preparing.cancel()
+            self._preparing = None
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None:
+            await prepared.discard()
 
     async def _wait(self, turn: Turn) -> bool:
         """Waits for ``turn`` to end; True when the sound device stopped taking audio meanwhile (then it is cut)."""

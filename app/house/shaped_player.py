@@ -46,6 +46,11 @@ class ShapedPlayer:
     def buffer(self) -> PlaybackBuffer:
         return self.player.buffer
 
+    def __getattr__(self, name: str) -> object:
+        # The window shapes its own player for a house announcement: what it asks of a player besides the
+        # controller's part (device, underflows, close) is the wrapped player's.
+        return getattr(self.player, name)
+
     def prepare(self, loudness_gain: float, volume: float, chime: np.ndarray | None) -> None:
         """The next utterance: the voice's loudness gain, the priority's volume (speech and chime), its chime
         (samples at the player's rate; None: none)."""

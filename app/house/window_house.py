@@ -1,27 +1,36 @@
-"""The house's inputs and outputs on the desktop window: MQTT and HTTP announcements go into the window's own queue
-(shown there, and in the history, as "MQTT · urgent", "HTTP · normal"), and the window's outcomes and state go back
-on MQTT. The same adapters as ``voicedesk announcer`` (``app.house.mqtt``, ``app.house.http``), fed through this
-class instead of ``HouseRunner``.
+"""The house's inputs and outputs on the desktop window, under the same rules as ``voicedesk announcer``: MQTT and
+HTTP announcements go through one ``HouseQueue`` (TTL, merging of duplicates, quiet hours, volume per priority)
+and are said in the window's own queue (shown there, and in the history, as "MQTT · urgent", "HTTP · normal"),
+after their chime, at their voice's loudness and their priority's volume; outcomes and state go back on MQTT.
+The same adapters as the announcer (``app.house.mqtt``, ``app.house.http``), fed through this class instead of
+``HouseRunner``.
 
-The window keeps its own queue's rules: an urgent announcement interrupts (the person's Stop pauses the queue), the
-others queue in arrival order; an announcement cut by the window is reported ``interrupted`` and not resumed. TTL,
-merging, quiet hours, chimes and loudness are the headless announcer's (docs/house.md).
+What differs from the announcer is the person at the window: an urgent announcement interrupts, and the
+interrupted one is reported ``interrupted`` rather than resumed (the person's Stop pauses the window's queue, and
+the window's queue is theirs to reorder). An announcement held back by quiet hours waits here, not in the
+window's list, until the quiet hours end or its TTL passes.
 """
 
 from __future__ import annotations
 
-import itertools
+import asyncio
+import contextlib
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from voicedesk.app.announcements import Announcement
 from voicedesk.app.announcements import QueueFull as WindowQueueFull
 from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.house.chimes import Chimes
+from voicedesk.app.house.loudness import LoudnessCache
 from voicedesk.app.house.mqtt import MqttBridge, MqttSettings
-from voicedesk.app.house.queue import Item, Offered, Outcome, Priority, QueueFull, Report, Request
+from voicedesk.app.house.queue import HouseQueue, Item, Offered, Policy, Priority, QueueFull, Report, Request
 from voicedesk.app.house.runner import State
+from voicedesk.app.house.shaped_player import ShapedPlayer
+from voicedesk.engine.errors import VoicedeskError
 
 
 class HouseWindow(Protocol):
@@ -29,6 +38,7 @@ class HouseWindow(Protocol):
 
     announce: Any  # app.ui.announce_actions.AnnounceActions
     hub: Any  # app.engines.EngineHub
+    controller: Any  # app.controller.SpeechController
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,27 +47,45 @@ class HouseInputs:
     http_host: str = "127.0.0.1"
     http_port: int | None = None
     http_token: str | None = None
+    policy: Policy = field(default_factory=Policy)
+    chimes: Chimes = field(default_factory=Chimes)
+    loudness: bool = True
+    """Each voice at one loudness (``app.house.loudness``, measured once per voice and cached)."""
 
 
 class WindowHouse:
-    def __init__(self, window: HouseWindow, inputs: HouseInputs) -> None:
+    def __init__(
+        self,
+        window: HouseWindow,
+        inputs: HouseInputs,
+        clock: Callable[[], float] = time.time,
+        loudness: LoudnessCache | None = None,
+    ) -> None:
         self.window = window
         self.inputs = inputs
-        self.chimes = Chimes()  # names accepted in payloads (the window plays no chime)
-        self.reports: list = []
-        self.states: list = []
+        self.clock = clock
+        self.rules = HouseQueue(inputs.policy)
+        """The announcer's queue and rules; the window's own queue says what this one lets through."""
+        self.chimes = inputs.chimes
+        if loudness is None and inputs.loudness:
+            from platformdirs import user_cache_dir
+
+            loudness = LoudnessCache(Path(user_cache_dir("voicedesk")) / "loudness.json")  # the announcer's too
+        self.loudness = loudness
+        self.reports: list[Callable[[Report], None]] = []
+        self.states: list[Callable[[State], None]] = []
         self._items: dict[int, Item] = {}
-        """Window announcement id → the house item it says."""
-        self._ids = itertools.count(1)
+        """Window announcement id → the house item it says (only what is in the window's list or playing)."""
+        self._shaped: ShapedPlayer | None = None
+        self._wake = asyncio.Event()
+        self._keeper: asyncio.Task[None] | None = None
         self.mqtt: MqttBridge | None = None
         self.http = None
         window.announce.ended.append(self._ended)
-
-    @property
-    def queue(self) -> list[Announcement]:
-        return self.window.announce.announcer.queue.items
+        window.announce.starting = self._starting
 
     async def start(self) -> None:
+        self._keeper = asyncio.ensure_future(self._keep())
         if self.inputs.mqtt is not None:
             self.mqtt = MqttBridge(self, self.inputs.mqtt)  # type: ignore[arg-type]
             self.mqtt.start()
@@ -67,6 +95,10 @@ class WindowHouse:
             self.http = await serve_announce(self, self.inputs.http_host, self.inputs.http_port, self.inputs.http_token)  # type: ignore[arg-type]
 
     async def aclose(self) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
         if self.http is not None:
             self.http.should_exit = True
             await self.http.task
@@ -76,17 +108,24 @@ class WindowHouse:
     # ---- what the adapters call -------------------------------------------------------------------
 
     def submit(self, request: Request) -> Offered:
-        now = time.time()
-        origin = f"{request.source.value.upper()} · {request.priority.label}"
-        announcement = Announcement(TurnKind.SPEAK, request.text, voice=request.voice, origin=origin)
-        item = Item(request.id or f"w{next(self._ids)}", request, now, float("inf"), request.text, request.priority)
-        try:
-            self.window.announce.announcer.submit(announcement, interrupt=request.priority is Priority.URGENT)
-        except WindowQueueFull as exc:
-            raise QueueFull(str(exc)) from None
-        self._items[announcement.id] = item
+        """Merged, held back (quiet hours) or put in the window's queue; raises ``QueueFull``."""
+        now = self.clock()
+        offered = self.rules.offer(request, now)
+        if offered.report is not None:
+            self._report(offered.report)
+        elif offered.item is not None and self._may_start(offered.item, now):
+            try:
+                self._to_window(offered.item)
+            except QueueFull:
+                self.rules.waiting.remove(offered.item)
+                raise
+        self._wake.set()
         self.publish_state()
-        return Offered(item)
+        return offered
+
+    @property
+    def queue(self) -> HouseQueue:
+        return self.rules
 
     async def stop(self) -> None:
         await self.window.announce.stop()
@@ -99,7 +138,7 @@ class WindowHouse:
             "speaking" if announcer.busy else "idle",
             status.kind,
             status.state.value,
-            len(announcer.queue),
+            len(announcer.queue) + len(self._held()),
             None if current is None else current.describe(),
         )
 
@@ -108,16 +147,102 @@ class WindowHouse:
         for callback in self.states:
             callback(state)
 
+    # ---- the rules between the house and the window's queue ----------------------------------------
+
+    def _may_start(self, item: Item, now: float) -> bool:
+        return item.priority is Priority.URGENT or not self.rules.quiet(now)
+
+    def _held(self) -> list[Item]:
+        shown = {id(item) for item in self._items.values()}
+        return [item for item in self.rules.waiting if id(item) not in shown]
+
+    def _to_window(self, item: Item) -> None:
+        request = item.request
+        origin = f"{request.source.value.upper()} · {item.priority.label}"
+        announcement = Announcement(TurnKind.SPEAK, item.text, voice=request.voice, origin=origin)
+        try:
+            self.window.announce.announcer.submit(announcement, interrupt=item.priority is Priority.URGENT)
+        except WindowQueueFull as exc:
+            raise QueueFull(str(exc)) from None
+        self._items[announcement.id] = item
+
+    async def _keep(self) -> None:
+        """Expires what waited past its TTL (taking it out of the window's list) and lets held announcements into
+        the window's queue once the quiet hours end."""
+        while True:
+            now = self.clock()
+            for report in self.rules.expire(now):
+                self._forget_window_item(report.id)
+                self._report(report)
+            if not self.rules.quiet(now):
+                for item in self._held():
+                    with contextlib.suppress(QueueFull):  # it waits here for room, and may expire
+                        self._to_window(item)
+            self.publish_state()
+            deadline = self.rules.next_deadline(now)
+            self._wake.clear()
+            timeout = None if deadline is None else max(deadline - now, 0.05)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _forget_window_item(self, item_id: str) -> None:
+        for number, item in list(self._items.items()):
+            if item.id == item_id:
+                del self._items[number]
+                self.window.announce.announcer.remove(number)
+
+    async def _starting(self, announcement: Announcement) -> bool:
+        """Called by the window as each announcement starts, its output chosen: a house one that expired is not
+        said; one that may be said gets its chime, loudness gain and volume on the window's player."""
+        self._unshape()
+        item = self._items.get(announcement.id)
+        if item is None:
+            return True  # the person's own
+        now = self.clock()
+        if item.expires <= now or item not in self.rules.waiting:
+            self._items.pop(announcement.id, None)
+            if item in self.rules.waiting:
+                self._report(self.rules.expire_item(item, now))
+            return False
+        self.rules.begin(item)
+        controller = self.window.controller
+        if controller.player is not None:
+            gain = 1.0
+            if self.loudness is not None:
+                voice = item.request.voice or controller.voice.voice
+                with contextlib.suppress(VoicedeskError):
+                    gain = await self.loudness.gain(await self.window.hub.engine(), voice)
+            self._shaped = ShapedPlayer(controller.player)
+            chime = self.chimes.for_announcement(item.request.chime, item.priority)
+            self._shaped.prepare(gain, self.rules.volume(item.priority, now), chime)
+            controller.player = self._shaped
+        self.publish_state()
+        return True
+
+    def _unshape(self) -> None:
+        shaped, self._shaped = self._shaped, None
+        controller = self.window.controller
+        if shaped is not None and controller.player is shaped:
+            controller.player = shaped.player
+
     # ---- what the window tells --------------------------------------------------------------------
 
     def _ended(self, announcement: Announcement | None, turn: Turn) -> None:
         item = self._items.pop(announcement.id, None) if announcement is not None else None
         if item is not None:
-            outcome, reason = {
-                TurnState.DONE: (Outcome.SPOKEN, ""),
-                TurnState.CUT: (Outcome.INTERRUPTED, "stopped in the window"),
-            }.get(turn.state, (Outcome.FAILED, turn.error or "the engine failed"))
-            report = Report(item.id, outcome, item.source, item.request.text, item.priority, time.time(), reason)
-            for callback in self.reports:
-                callback(report)
+            self._unshape()
+            now = self.clock()
+            if turn.state is TurnState.DONE:
+                report = self.rules.spoken(item, now)
+            elif turn.state is TurnState.CUT:  # by the person, or by an urgent one: not resumed in the window
+                report = self.rules.interrupted(item, "", now, resume=False)
+            else:
+                report = self.rules.failed(item, turn.error or "the engine failed", now)
+            if report is not None:
+                self._report(report)
+        self._wake.set()
         self.publish_state()
+
+    def _report(self, report: Report) -> None:
+        for callback in self.reports:
+            callback(report)
