@@ -8,7 +8,7 @@ import asyncio
 
 from voicedesk.engine.events import Error, Flushed, SentenceFinished, SentenceStarted, SessionConfig
 from voicedesk.engine.local import LocalEngine
-from voicedesk.engine.session_limits import MAX_BUFFER_DELAY_MS
+from voicedesk.engine.request_fields import MAX_BUFFER_DELAY_MS
 from voicedesk.engine.text.frontend.memo import MemoNormalize
 
 EVENT_WAIT_S = 180.0
