@@ -18,7 +18,7 @@ from voicedesk.app.settings import AppSettings, save_settings
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.widgets import Segmented
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 """Where the queue-and-phrases screenshots go (docs/app-console-*.png are copies of them, refreshed by hand)."""
 LONG_REPLY = (
     "The first sentence starts the reply. The second one follows it closely. A third sentence adds more. "
