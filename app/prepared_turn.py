@@ -12,9 +12,14 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from voicedesk.app.link import SessionLink
 from voicedesk.engine.events import Audio, Event, SessionConfig
+
+if TYPE_CHECKING:
+    from voicedesk.app.controller import SpeechController
+    from voicedesk.app.conversation import Turn
 
 MAX_AHEAD_BYTES = 24_000 * 2 * 60
 """At most a minute of audio held before the turn starts; past it the session is not read (backpressure)."""
@@ -76,3 +81,57 @@ class PreparedTurn:
             self._attached.set()
         with contextlib.suppress(Exception):
             await self.link.shut()
+
+
+Upcoming = Callable[[], tuple[object, str, SessionConfig | None] | None]
+"""What is due next, asked once the current turn is synthesized: (key, text, voice), or None for nothing."""
+
+
+class TurnAhead:
+    """The one turn a queue of announcements (the window's, the headless announcer's) has synthesized ahead."""
+
+    def __init__(self, controller: SpeechController) -> None:
+        self.controller = controller
+        self._prepared: PreparedTurn | None = None
+        self._preparing: asyncio.Task[None] | None = None
+
+    @property
+    def key(self) -> object | None:
+        return None if self._prepared is None else self._prepared.key
+
+    def after(self, turn: Turn, upcoming: Upcoming) -> None:
+        """Once ``turn`` is synthesized (the model is free), what ``upcoming`` names is synthesized too."""
+        self._preparing = asyncio.ensure_future(self._prepare(turn, upcoming))
+
+    async def _prepare(self, turn: Turn, upcoming: Upcoming) -> None:
+        await self.controller.wait_synthesized(turn)
+        if not turn.active:  # stopped or cut: the queue may be about to change
+            return
+        due = upcoming()
+        if due is None:
+            return
+        key, text, voice = due
+        if self._prepared is not None and self._prepared.key == key:
+            return
+        await self.drop(keep_task=True)
+        self._prepared = await self.controller.prepare(key, text, voice)
+
+    async def take(self, key: object) -> PreparedTurn | None:
+        """The prepared turn if it is ``key``'s; any other is discarded unheard."""
+        if self._preparing is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._preparing)  # the last turn ended: at most a session still opening
+            self._preparing = None
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.key != key:
+            await prepared.discard()
+            return None
+        return prepared
+
+    async def drop(self, keep_task: bool = False) -> None:
+        if not keep_task and self._preparing is not None:
+            self._preparing.cancel()
+            self._preparing = None
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None:
+            await prepared.discard()

@@ -25,7 +25,7 @@ from voicedesk.app.house.loudness import LoudnessCache
 from voicedesk.app.house.queue import HouseQueue, Item, Offered, Report, Request
 from voicedesk.app.house.shaped_player import ShapedPlayer
 from voicedesk.app.notices import Topic
-from voicedesk.app.prepared_turn import PreparedTurn
+from voicedesk.app.prepared_turn import TurnAhead
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 
@@ -120,9 +120,8 @@ class HouseRunner:
         self._cut_for_urgent = False
         self._background: set[asyncio.Future[object]] = set()
         self._last_state: State | None = None
-        self._prepared: PreparedTurn | None = None
+        self._ahead = TurnAhead(controller)
         """The next announcement, synthesized while the current one plays (``SpeechController.prepare``)."""
-        self._preparing: asyncio.Task[None] | None = None
 
     # ---- inputs -----------------------------------------------------------------------------------
 
@@ -156,7 +155,7 @@ class HouseRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        await self._drop_prepared()
+        await self._ahead.drop()
         await self.controller.aclose()
 
     async def _run(self) -> None:
@@ -165,8 +164,8 @@ class HouseRunner:
             item, expired = self.queue.next(now)
             for report in expired:
                 self._report(report)
-            if self._prepared is not None and any(r.id == self._prepared.key[0] for r in expired):  # type: ignore[index]
-                await self._drop_prepared()  # prepared ahead, expired before its turn: never played
+            if self._ahead.key is not None and any(r.id == self._ahead.key[0] for r in expired):  # type: ignore[index]
+                await self._ahead.drop()  # prepared ahead, expired before its turn: never played
             if item is None:
                 self.publish_state()
                 deadline = self.queue.next_deadline(now)
@@ -205,11 +204,11 @@ class HouseRunner:
             chime = None if item.resumed else self.chimes.for_announcement(item.request.chime, item.priority)
             self.player.prepare(gain, self.queue.volume(item.priority, self.clock()), chime)
         self.last_error = ""
-        prepared = await self._take_prepared(item)
+        prepared = await self._ahead.take((item.id, item.text))
         turn = await self.controller.speak(TurnKind.SPEAK, item.text, whole(item.text), voice, prepared)
         if turn is None:
             return self.queue.failed(item, self.last_error or "no engine could take it", self.clock())
-        self._preparing = asyncio.ensure_future(self._prepare_next(turn))
+        self._ahead.after(turn, self._upcoming)
         if self._cut_for_urgent:  # an urgent one arrived while this one was starting: it goes first
             await self.controller.stop(quiet=True)
         self.publish_state()
@@ -231,41 +230,11 @@ class HouseRunner:
         speech = self.controller.voice
         return SessionConfig(item.request.voice or speech.voice, speech.speed, speech.max_buffer_delay_ms)
 
-    async def _prepare_next(self, turn: Turn) -> None:
-        """Once ``turn`` is synthesized (the model is free), the announcement due next is synthesized too, so it
-        follows this one after its pause rather than after the model's time. An urgent one still cuts in; one
-        that expires or is overtaken meanwhile is discarded, never played."""
-        await self.controller.wait_synthesized(turn)
-        if not turn.active:
-            return
+    def _upcoming(self) -> tuple[object, str, SessionConfig] | None:
+        """The announcement due next (an urgent one still cuts in; one that expires or is overtaken meanwhile is
+        discarded, never played)."""
         upcoming = self.queue.peek(self.clock())
-        if upcoming is None:
-            return
-        key = (upcoming.id, upcoming.text)
-        if self._prepared is not None and self._prepared.key == key:
-            return
-        await self._drop_prepared(keep_task=True)
-        self._prepared = await self.controller.prepare(key, upcoming.text, self._voice(upcoming))
-
-    async def _take_prepared(self, item: Item) -> PreparedTurn | None:
-        """The prepared turn if it is ``item``'s; any other is discarded."""
-        if self._preparing is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self._preparing)  # the last one ended, so this is at most a session opening
-            self._preparing = None
-        prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared.key != (item.id, item.text):
-            await prepared.discard()
-            return None
-        return prepared
-
-    async def _drop_prepared(self, keep_task: bool = False) -> None:
-        if not keep_task and self._preparing is not None:
-            self._preparing.cancel()
-            self._preparing = None
-        prepared, self._prepared = self._prepared, None
-        if prepared is not None:
-            await prepared.discard()
+        return None if upcoming is None else ((upcoming.id, upcoming.text), upcoming.text, self._voice(upcoming))
 
     async def _wait(self, turn: Turn) -> bool:
         """Waits for ``turn`` to end; True when the sound device stopped taking audio meanwhile (then it is cut)."""

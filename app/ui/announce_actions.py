@@ -7,8 +7,6 @@ turns the window's buttons and shortcuts into announcements and the controller's
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -24,7 +22,7 @@ from voicedesk.app.history import History, HistoryEntry
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.phrases import Phrase
-from voicedesk.app.prepared_turn import PreparedTurn
+from voicedesk.app.prepared_turn import TurnAhead
 from voicedesk.app.sources import ChatMessage
 from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.ui.phrase_dialog import PhraseDialog
@@ -53,9 +51,8 @@ class AnnounceActions:
         self.starting: Callable[[Announcement], Awaitable[bool]] | None = None
         """Asked as each announcement starts, its output chosen; False: it is not said (the house's rules: an
         expired one; and its chime, loudness and volume are set up here: app.house.window_house)."""
-        self._prepared: PreparedTurn | None = None
+        self._ahead = TurnAhead(window.controller)
         """The next announcement, synthesized while the current one plays (SpeechController.prepare)."""
-        self._preparing: asyncio.Task[None] | None = None
 
     # ---- asking for speech ------------------------------------------------------------------------
 
@@ -169,53 +166,29 @@ class AnnounceActions:
         if waiting:  # the reply waits for the model (or the connection): say so, or Speak looks dead
             what = "the model is loading" if window.hub.status.kind == "local" else "the engine is connecting"
             window.notice(f"“{item.label}” waits: {what}; it is said as soon as it is ready.", "info", Topic.MODEL)
-        prepared = await self._take_prepared(item)
+        prepared = await self._ahead.take((item.id, item.text))
         turn = await window.controller.speak(item.kind, item.text, fragments, voice, prepared)
         if waiting:
             window.status.clear(Topic.MODEL)
         if turn is not None:
             self._items[turn.id] = item
-            self._preparing = asyncio.ensure_future(self._prepare_next(turn))
+            self._ahead.after(turn, self._upcoming)
         return turn
 
     def _voice_of(self, item: Announcement) -> SessionConfig | None:
         speech = self.window.settings.voice
         return SessionConfig(item.voice, speech.speed, round(speech.max_buffer_delay_ms)) if item.voice else None
 
-    async def _prepare_next(self, turn: Turn) -> None:
-        """Once ``turn`` is synthesized, the next queued text is synthesized too, so it follows after the pause
-        its punctuation asks for, not after the model's time. Only plain text on the current output qualifies
-        (an agent's reply is asked for when its turn comes); a Stop, an interruption or a reordered queue
-        discards it unheard."""
-        controller = self.window.controller
-        await controller.wait_synthesized(turn)
+    def _upcoming(self) -> tuple[object, str, SessionConfig | None] | None:
+        """What to synthesize while the current turn plays: only plain text on the current output (an agent's
+        reply is asked for when its turn comes); a Stop, an interruption or a reordered queue discards it."""
         queue = self.announcer.queue
-        if not turn.active or queue.paused or not queue.items:
-            return
+        if queue.paused or not queue.items:
+            return None
         upcoming = queue.items[0]
         if upcoming.kind is not TurnKind.SPEAK or upcoming.fragments is not None or upcoming.output:
-            return
-        key = (upcoming.id, upcoming.text)
-        if self._prepared is not None and self._prepared.key == key:
-            return
-        await self._drop_prepared()
-        self._prepared = await controller.prepare(key, upcoming.text, self._voice_of(upcoming))
-
-    async def _take_prepared(self, item: Announcement) -> PreparedTurn | None:
-        if self._preparing is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self._preparing)  # the last turn ended: at most a session still opening
-            self._preparing = None
-        prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared.key != (item.id, item.text):
-            await prepared.discard()
             return None
-        return prepared
-
-    async def _drop_prepared(self) -> None:
-        prepared, self._prepared = self._prepared, None
-        if prepared is not None:
-            await prepared.discard()
+        return (upcoming.id, upcoming.text), upcoming.text, self._voice_of(upcoming)
 
     async def _agent_reply(self, question: str):
         """The agent's reply stream for ``question``, with the history of this agent's conversation."""
