@@ -19,6 +19,7 @@ from voicedesk.app.engines import EngineState
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.settings import AppSettings, save_settings
 from voicedesk.app.ui.sidebar import NOT_SET_UP
+from voicedesk.engine.model.voices import KNOWN_VOICES
 
 
 def endpoint_server(synthesizer, port: int | None = None):
@@ -84,10 +85,10 @@ def test_local_voices_not_downloaded_are_marked_and_offer_the_download(make_wind
     window = make_window()
     voice = window.sidebar.voice
     available = set(window.hub.local_engine.synthesizer.list_voices())
-    listed = range(voice.voice.count())  # language headings carry no data
-    index = next(i for i in listed if voice.voice.itemData(i) not in (None, *available))
-    name = voice.voice.itemData(index)
-    assert voice.voice.itemText(index).endswith("not downloaded")
+    name = next(v for v in KNOWN_VOICES if v not in available)
+    # the list comes from Engine.voices(), read off the event loop: the marks arrive when it answers
+    qloop.run_until_complete(until(lambda: voice.voice.itemText(voice.voice.findData(name)).endswith("not downloaded")))
+    index = voice.voice.findData(name)
     here = voice.voice.findData("af_heart")
     assert "not downloaded" not in voice.voice.itemText(here)
     assert voice.voice.itemData(index, Qt.ItemDataRole.ForegroundRole) is not None  # drawn grey
