@@ -12,13 +12,12 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from voicedesk.app.link import SessionLink
 from voicedesk.engine.events import Audio, Event, SessionConfig
 
 if TYPE_CHECKING:
-    from voicedesk.app.controller import SpeechController
     from voicedesk.app.conversation import Turn
 
 MAX_AHEAD_BYTES = 24_000 * 2 * 60
@@ -90,7 +89,7 @@ Upcoming = Callable[[], tuple[object, str, SessionConfig | None] | None]
 class TurnAhead:
     """The one turn a queue of announcements (the window's, the headless announcer's) has synthesized ahead."""
 
-    def __init__(self, controller: SpeechController) -> None:
+    def __init__(self, controller: Any) -> None:  # the SpeechController (it imports this module)
         self.controller = controller
         self._prepared: PreparedTurn | None = None
         self._preparing: asyncio.Task[None] | None = None
