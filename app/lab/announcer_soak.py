@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import shutil
@@ -135,6 +136,8 @@ async def soak(args: argparse.Namespace) -> int:
     await asyncio.wait_for(house.mqtt.connected.wait(), 30)  # type: ignore[union-attr]
     sent: list[str] = []
     rss = [_rss_mib()]
+    objects = [len(gc.get_objects())]
+    samples_at = [0.0]
     restarted = False
     started = time.monotonic()
     total_s = args.minutes * 60
@@ -154,6 +157,8 @@ async def soak(args: argparse.Namespace) -> int:
                 print(f"  broker restarted at {time.monotonic() - started:.0f} s")
             await _drain(received, outcomes, args.every)
             rss.append(_rss_mib())
+            objects.append(len(gc.get_objects()))
+            samples_at.append(time.monotonic() - started)
         deadline = time.monotonic() + 120
         while set(sent) - set(outcomes) and time.monotonic() < deadline:
             await _drain(received, outcomes, 1.0)
@@ -176,7 +181,30 @@ async def soak(args: argparse.Namespace) -> int:
         f"  reconnects {house.mqtt.connects - 1 if house.mqtt else 0}; RSS first quarter {first:.1f} MiB, "
         f"last quarter {last:.1f} MiB ({last - first:+.1f}); max {max(rss):.1f}"
     )
+    _print_memory_trend(samples_at, rss, objects)
     return 0 if not missing and not twice else 1
+
+
+def _print_memory_trend(samples_at: list[float], rss: list[float], objects: list[int]) -> None:
+    """RSS and live Python objects per tenth of the run, and the slope after warm-up: a leak keeps climbing at a
+    steady rate, while the allocator's and the model's warm-up settle in the first minutes."""
+    tenth = max(len(rss) // 10, 1)
+    windows = [
+        (samples_at[i] / 60, sum(rss[i : i + tenth]) / len(rss[i : i + tenth]), max(objects[i : i + tenth]))
+        for i in range(0, len(rss), tenth)
+    ]
+    print("  memory by tenth of the run (minute: mean RSS MiB, most live Python objects):")
+    print("   " + "; ".join(f"{minute:.0f}: {mib:.0f}, {count}" for minute, mib, count in windows))
+    settled = [i for i, at in enumerate(samples_at) if at >= samples_at[-1] / 3]
+    if len(settled) >= 3:
+        xs = [samples_at[i] / 3600 for i in settled]
+        for name, ys in (("RSS", [rss[i] for i in settled]), ("objects", [float(objects[i]) for i in settled])):
+            mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+            slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum(
+                (x - mean_x) ** 2 for x in xs
+            )
+            unit = "MiB" if name == "RSS" else "objects"
+            print(f"  {name} slope over the last two thirds: {slope:+.1f} {unit}/hour")
 
 
 async def _drain(received: asyncio.Queue[dict], outcomes: dict[str, list[str]], within_s: float) -> None:
