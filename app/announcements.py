@@ -49,13 +49,13 @@ class AnnouncementQueue:
         self.paused = False
         self.limit = limit
 
-    def add(self, item: Announcement, first: bool = False) -> None:
+    def add(self, item: Announcement, first: bool = False, at: int | None = None) -> None:
+        """Last in line; ``first``: first; ``at``: at that place (0 is first)."""
         if len(self.items) >= self.limit:
             raise QueueFull(f"The queue holds {self.limit} announcements; wait for some to be said, or clear it.")
-        if first:
-            self.items.insert(0, item)
-        else:
-            self.items.append(item)
+        if at is None:
+            at = 0 if first else len(self.items)
+        self.items.insert(at, item)
 
     def take(self) -> Announcement | None:
         """The next announcement to say, unless paused or empty."""

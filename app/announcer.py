@@ -1,8 +1,10 @@
 """Runs the announcement queue against the speech controller, one announcement at a time (asyncio, no Qt).
 
 ``submit`` queues; if nothing is being said, the announcement starts at once. ``submit(..., interrupt=True)``
-puts it first and stops what is being said (the explicit choice). ``stop`` stops what is being said and pauses
-the queue, so nothing else starts behind the person's back; ``resume`` (or a new submission) carries on.
+puts it first and stops what is being said (the explicit choice); ``at`` puts it at a given place instead (an
+urgent house announcement goes behind the urgent ones already waiting; a cut one resumes behind the one that cut
+it). ``stop`` stops what is being said and pauses the queue, so nothing else starts behind the person's back;
+``resume`` (or a new submission) carries on.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Announcer:
         self._wake = Wakeup()
         self._runner: asyncio.Task[None] | None = None
         self._stopping: set[asyncio.Future[object]] = set()
+        self._cut_when_started = False
+        """An interruption came while the current announcement was starting (before its turn existed)."""
 
     def start(self) -> None:
         if self._runner is None:
@@ -56,13 +60,16 @@ class Announcer:
     def busy(self) -> bool:
         return self.current is not None
 
-    def submit(self, item: Announcement, interrupt: bool = False) -> None:
-        """Queues ``item`` (raises ``QueueFull``); ``interrupt``: say it now, stopping what is being said."""
-        self.queue.add(item, first=interrupt)
+    def submit(self, item: Announcement, interrupt: bool = False, at: int | None = None) -> None:
+        """Queues ``item`` (raises ``QueueFull``); ``interrupt``: stop what is being said and say it next (first
+        in line, or at place ``at``); ``at`` alone: its place in line (0 is first), else last."""
+        self.queue.add(item, first=interrupt, at=at)
         self.queue.paused = False  # asking for something new carries on
         self._wake.set()
         self._on_change()
         if interrupt and self.current is not None:
+            if self.current_turn is None:
+                self._cut_when_started = True  # still starting: nothing to stop yet, so stop it once it starts
             stopping = asyncio.ensure_future(self._stop_speech())
             self._stopping.add(stopping)
             stopping.add_done_callback(self._stopping.discard)
@@ -98,12 +105,15 @@ class Announcer:
                 await self._wake.wait()
                 continue
             self.current = item
+            self._cut_when_started = False
             self._on_change()
             try:
                 turn = await self._start(item)
                 self.current_turn = turn
                 self._on_change()
                 if turn is not None:
+                    if self._cut_when_started:
+                        await self._stop_speech()
                     await self._wait_turn(turn)
             except asyncio.CancelledError:
                 raise

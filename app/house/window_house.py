@@ -5,10 +5,15 @@ after their chime, at their voice's loudness and their priority's volume; outcom
 The same adapters as the announcer (``app.house.mqtt``, ``app.house.http``), fed through this class instead of
 ``HouseRunner``.
 
-What differs from the announcer is the person at the window: an urgent announcement interrupts, and the
-interrupted one is reported ``interrupted`` rather than resumed (the person's Stop pauses the window's queue, and
-the window's queue is theirs to reorder). An announcement held back by quiet hours waits here, not in the
-window's list, until the quiet hours end or its TTL passes.
+As in the announcer, an urgent announcement cuts in on what is playing (unless that is urgent too: then it waits
+behind it and the other urgent ones), and the cut one goes back into the window's queue right behind it, from its
+next sentence, without its chime again; it still expires if its TTL passes meanwhile, and ends ``spoken`` (or
+``interrupted`` when it was cut in its last sentence). The person's own plain-text announcements (typed, phrases,
+replays) resume the same way; an agent's reply does not (its stream was cut: what the agent would have said next
+is not known; "Ask again" is in the history) nor a voice preview. What stays the person's: their Stop ends what
+plays ``interrupted``, never resumed, and pauses the window's queue; "Speak now" and their own interruptions cut
+without resuming. An announcement held back by quiet hours waits here, not in the window's list, until the quiet
+hours end or its TTL passes.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from voicedesk.app.house.chimes import Chimes
 from voicedesk.app.house.loudness import LoudnessCache
 from voicedesk.app.house.mqtt import MqttBridge, MqttSettings
 from voicedesk.app.house.queue import HouseQueue, Item, Offered, Policy, Priority, QueueFull, Report, Request
-from voicedesk.app.house.runner import State
+from voicedesk.app.house.runner import State, remaining_text
 from voicedesk.app.house.shaped_player import ShapedPlayer
 from voicedesk.engine.errors import VoicedeskError
 
@@ -76,6 +81,8 @@ class WindowHouse:
         self.states: list[Callable[[State], None]] = []
         self._items: dict[int, Item] = {}
         """Window announcement id → the house item it says (only what is in the window's list or playing)."""
+        self._cut_for_urgent: int | None = None
+        """The window announcement an urgent house one is cutting: it resumes behind it when its turn ends cut."""
         self._shaped: ShapedPlayer | None = None
         self._wake = asyncio.Event()
         self._keeper: asyncio.Task[None] | None = None
@@ -157,14 +164,37 @@ class WindowHouse:
         return [item for item in self.rules.waiting if id(item) not in shown]
 
     def _to_window(self, item: Item) -> None:
+        """Into the window's queue: an urgent one behind the urgent ones first in line, cutting in on what plays
+        unless that is urgent too; a resumed one behind them (the one that cut it is first, or playing); the rest
+        last."""
         request = item.request
-        origin = f"{request.source.value.upper()} · {item.priority.label}"
+        origin = f"{request.source.value.upper()} · {item.priority.label}" + (" · resumed" if item.resumed else "")
         announcement = Announcement(TurnKind.SPEAK, item.text, voice=request.voice, origin=origin)
+        announcer = self.window.announce.announcer
+        urgent = item.priority is Priority.URGENT
+        at = self._behind_urgent() if urgent or item.resumed else None
+        current = announcer.current
+        cut = urgent and not item.resumed and current is not None and not self._is_urgent(current)
         try:
-            self.window.announce.announcer.submit(announcement, interrupt=item.priority is Priority.URGENT)
+            announcer.submit(announcement, interrupt=cut, at=at)
         except WindowQueueFull as exc:
             raise QueueFull(str(exc)) from None
         self._items[announcement.id] = item
+        if cut:
+            self._cut_for_urgent = current.id
+
+    def _is_urgent(self, announcement: Announcement) -> bool:
+        item = self._items.get(announcement.id)
+        return item is not None and item.priority is Priority.URGENT
+
+    def _behind_urgent(self) -> int:
+        """The place behind the urgent house announcements first in the window's queue."""
+        place = 0
+        for waiting in self.window.announce.announcer.queue.items:
+            if not self._is_urgent(waiting):
+                break
+            place += 1
+        return place
 
     async def _keep(self) -> None:
         """Expires what waited past its TTL (taking it out of the window's list) and lets held announcements into
@@ -213,7 +243,7 @@ class WindowHouse:
                 with contextlib.suppress(VoicedeskError):
                     gain = await self.loudness.gain(await self.window.hub.engine(), voice)
             self._shaped = ShapedPlayer(controller.player)
-            chime = self.chimes.for_announcement(item.request.chime, item.priority)
+            chime = None if item.resumed else self.chimes.for_announcement(item.request.chime, item.priority)
             self._shaped.prepare(gain, self.rules.volume(item.priority, now), chime)
             controller.player = self._shaped
         self.publish_state()
@@ -229,19 +259,47 @@ class WindowHouse:
 
     def _ended(self, announcement: Announcement | None, turn: Turn) -> None:
         item = self._items.pop(announcement.id, None) if announcement is not None else None
+        cut_for_urgent = announcement is not None and announcement.id == self._cut_for_urgent
+        if cut_for_urgent:
+            self._cut_for_urgent = None
+        resume = cut_for_urgent and turn.state is TurnState.CUT
         if item is not None:
             self._unshape()
             now = self.clock()
             if turn.state is TurnState.DONE:
                 report = self.rules.spoken(item, now)
-            elif turn.state is TurnState.CUT:  # by the person, or by an urgent one: not resumed in the window
-                report = self.rules.interrupted(item, "", now, resume=False)
+            elif turn.state is TurnState.CUT:  # by an urgent one: resumed; by the person: not
+                report = self.rules.interrupted(item, remaining_text(turn) if resume else "", now, resume=resume)
+                if report is None:
+                    self._resume(item)
             else:
                 report = self.rules.failed(item, turn.error or "the engine failed", now)
             if report is not None:
                 self._report(report)
+        elif resume and announcement is not None:
+            self._resume_own(announcement, turn)
         self._wake.set()
         self.publish_state()
+
+    def _resume(self, item: Item) -> None:
+        """The house announcement an urgent one cut goes back behind it (held here instead in quiet hours, or
+        while the window's queue is full: the keeper lets it in later)."""
+        resumed = next(waiting for waiting in self.rules.waiting if waiting.id == item.id and waiting.resumed)
+        if self._may_start(resumed, self.clock()):
+            with contextlib.suppress(QueueFull):
+                self._to_window(resumed)
+
+    def _resume_own(self, announcement: Announcement, turn: Turn) -> None:
+        """The person's own plain text an urgent one cut goes back behind it, from its next sentence."""
+        if announcement.kind is not TurnKind.SPEAK or announcement.fragments is not None:
+            return  # an agent's reply or a voice preview: not known past the cut, or not worth repeating
+        rest = remaining_text(turn)
+        if not rest:
+            return  # cut in its last sentence
+        origin = f"{announcement.origin} · resumed" if announcement.origin else "Resumed"
+        again = Announcement(TurnKind.SPEAK, rest, voice=announcement.voice, output=announcement.output, origin=origin)
+        with contextlib.suppress(WindowQueueFull):  # a full queue: the rest is in the history to replay
+            self.window.announce.announcer.submit(again, at=self._behind_urgent())
 
     def _report(self, report: Report) -> None:
         for callback in self.reports:

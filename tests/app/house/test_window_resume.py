@@ -1,0 +1,192 @@
+"""The window resumes what an urgent house announcement cut, as the headless announcer does: behind the urgent one,
+from its next sentence, without its chime again, unless its TTL passed; the person's Stop still ends it
+``interrupted`` (the real window, a real broker and httpx client, the null sink recording what was heard)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import numpy as np
+import pytest
+
+from tests.app.helpers import until
+from tests.app.house.helpers import paced_opener
+from tests.app.house.test_announcer_audio import locate_fft
+from tests.app.house.test_window_house import exact_at, rows
+from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.announcements import Announcement
+from voicedesk.app.conversation import Turn, TurnKind
+from voicedesk.app.house.chimes import built_in
+from voicedesk.app.house.mqtt import MqttSettings
+from voicedesk.app.house.queue import Priority, Report
+from voicedesk.app.house.window_house import HouseInputs
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
+from voicedesk.engine.audio import pcm16_to_float
+from voicedesk.engine.events import SAMPLE_RATE
+
+NORMAL = "The washer is done. The dryer is done too. Please empty both of them."
+URGENT = "Water leak."
+LONG_URGENT = "The alarm is armed and every door and window in the house is now closed and locked."
+
+
+def record_turns(window) -> dict[int, tuple[Turn, np.ndarray]]:
+    """Each ended turn with the audio it handed to the player (what the engine sent, before the chime)."""
+    said: dict[int, tuple[Turn, np.ndarray]] = {}
+
+    def ended(_announcement: Announcement | None, turn: Turn) -> None:
+        run = window.controller.last_run
+        assert run is not None and run.turn is turn
+        said[turn.id] = (turn, pcm16_to_float(b"".join(run.pcm)))
+
+    window.announce.ended.append(ended)
+    return said
+
+
+def head(audio: np.ndarray, length: int = 4096) -> tuple[np.ndarray, int]:
+    """A stretch of ``audio``'s first sound (random-weight speech is noise: it aligns exactly) and where it starts."""
+    start = int(np.flatnonzero(np.abs(audio) > 1e-4)[0])
+    return audio[start : start + length], start
+
+
+def speech_started(window, after_s: float):
+    """True once ``after_s`` of the current announcement's speech (the chime not counted) has been played."""
+    return lambda: window.controller.run is not None and window.controller.player.position_s > after_s
+
+
+@pytest.mark.slow  # the real Kokoro says three announcements
+def test_an_urgent_one_cuts_a_normal_one_which_resumes_from_its_next_sentence(make_window, qloop, broker, listen):
+    sink = require_null_sink()
+    settings = MqttSettings("127.0.0.1", broker.port, base="test/resume", node_id="resume", discovery=False)
+    window = make_window(house=HouseInputs(mqtt=settings, http_port=0, loudness=False))
+    house = window.house
+    qloop.run_until_complete(asyncio.wait_for(house.mqtt.connected.wait(), 20))
+    qloop.run_until_complete(window.hub.engine())  # the model is loaded before anything is said
+    client = listen("test/resume/outcome")
+    said = record_turns(window)
+
+    async def scenario() -> list[dict]:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
+            reply = await http.post("/announce", json={"text": NORMAL, "chime": "ding", "id": "n1"})
+            assert reply.status_code == 202
+            await until(speech_started(window, 0.4))  # well inside its first sentence
+            client.publish(
+                "test/resume/say", json.dumps({"text": URGENT, "priority": "urgent", "chime": "none", "id": "u1"})
+            )
+            outcomes = [await asyncio.to_thread(client.next, "test/resume/outcome", 180) for _ in range(2)]
+            await until(lambda: len(said) == 3)
+        return outcomes
+
+    with SinkCapture(sink) as capture:
+        outcomes = qloop.run_until_complete(scenario())
+        qloop.run_until_complete(asyncio.sleep(0.3))  # the last block leaves the device before parec stops
+        recorded = capture.stop()
+    assert [(o["id"], o["outcome"], o["source"]) for o in outcomes] == [
+        ("u1", "spoken", "mqtt"),
+        ("n1", "spoken", "http"),
+    ]
+    assert outcomes[1]["text"] == NORMAL  # the outcome names the announcement as it was sent
+
+    (cut, cut_audio), (urgent, urgent_audio), (rest, rest_audio) = (said[key] for key in sorted(said))
+    assert cut.text.strip() == NORMAL and cut.state.value == "cut" and cut.cut.sentence == 0
+    assert urgent.text.strip() == URGENT and urgent.state.value == "done"
+    assert rest.text.strip() == "The dryer is done too. Please empty both of them." and rest.state.value == "done"
+    history = rows(window.console.announcements.history)
+    assert any("dryer" in row and "HTTP · normal · resumed" in row for row in history), history
+
+    # The recording: the normal one, cut; the urgent one; then the rest of the normal one.
+    at = {}
+    for name, audio in (("cut", cut_audio), ("urgent", urgent_audio), ("rest", rest_audio)):
+        stretch, start = head(audio)
+        at[name] = locate_fft(recorded, stretch) - start
+    assert at["cut"] < at["urgent"] < at["rest"], at
+    # Cut: the urgent one starts before the normal one's first sentence could have been played out.
+    heard = (at["urgent"] - at["cut"]) / SAMPLE_RATE
+    assert heard < len(cut_audio) / SAMPLE_RATE, (heard, len(cut_audio) / SAMPLE_RATE)
+    # The chime once: before the normal one's speech, sample for sample, and not again before the rest of it.
+    chime = built_in("ding") * house.rules.policy.volume[Priority.NORMAL]
+    loud = int(np.argmax(np.abs(chime) > 0.05))
+    piece = chime[loud : loud + SAMPLE_RATE // 20]
+    before = lambda start: exact_at(recorded, piece, max(start - len(chime) - SAMPLE_RATE // 2, 0), start)  # noqa: E731
+    assert before(at["cut"]) is not None
+    assert before(at["rest"]) is None
+
+
+def paced_window(make_window, **house):
+    """The real window on the paced stand-in (a tone per word at real-time pace): priorities and stops, not voices."""
+    return make_window(
+        engine_opener=paced_opener(PacedSynthesizer(20.0)), house=HouseInputs(http_port=0, loudness=False, **house)
+    )
+
+
+def reports_of(window) -> list[Report]:
+    got: list[Report] = []
+    window.house.reports.append(got.append)
+    return got
+
+
+def test_the_persons_stop_ends_a_house_announcement_interrupted_without_resuming(make_window, qloop):
+    require_null_sink()
+    window = paced_window(make_window)
+    house = window.house
+    reports = reports_of(window)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
+            reply = await http.post("/announce", json={"text": "Alpha one two three. Bravo one two three.", "id": "s1"})
+            assert reply.status_code == 202
+        await until(speech_started(window, 0.3))
+        await window.announce.stop()
+        await until(lambda: reports)
+
+    qloop.run_until_complete(scenario())
+    assert [(r.id, r.outcome.value, r.reason) for r in reports] == [("s1", "interrupted", "stopped")]
+    announcer = window.announce.announcer
+    assert not announcer.queue.items and not house.rules.waiting  # nothing goes back to resume
+    assert [turn.state.value for turn in window.controller.turns] == ["cut"]
+
+
+def test_the_persons_own_text_resumes_and_a_cut_one_past_its_ttl_expires(make_window, qloop):
+    """A typed announcement cut by an urgent one resumes behind it; a house one whose TTL passes while the urgent
+    one plays is dropped as expired, not said."""
+    require_null_sink()
+    window = paced_window(make_window)
+    house = window.house
+    reports = reports_of(window)
+    announcer = window.announce.announcer
+    controller = window.controller
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
+            announcer.submit(Announcement(TurnKind.SPEAK, "Alpha one two. Bravo one two. Charlie one.", origin="Typed"))
+            await until(speech_started(window, 0.3))
+            await http.post("/announce", json={"text": "Fire in the kitchen.", "priority": "urgent", "id": "u1"})
+            await until(lambda: len(controller.turns) == 3 and not controller.turns[-1].active)
+            assert [r.id for r in reports] == ["u1"]
+
+            # A normal one that may wait 2 s, cut by an urgent one that plays for longer than that.
+            await http.post("/announce", json={"text": "Delta one two. Echo one two.", "ttl_s": 2, "id": "n1"})
+            await until(speech_started(window, 0.3))
+            await http.post("/announce", json={"text": LONG_URGENT, "priority": "urgent", "id": "u2"})
+            await until(lambda: len(reports) == 3)
+
+    qloop.run_until_complete(scenario())
+    said = [(turn.text.strip(), turn.state.value) for turn in controller.turns]
+    assert said == [
+        ("Alpha one two. Bravo one two. Charlie one.", "cut"),
+        ("Fire in the kitchen.", "done"),
+        ("Bravo one two. Charlie one.", "done"),
+        ("Delta one two. Echo one two.", "cut"),
+        (LONG_URGENT, "done"),
+    ], said
+    # The cut one waited behind the urgent one and expired there (reported when its TTL passed, taken out of the
+    # window's queue).
+    assert {r.id: (r.outcome.value, r.reason) for r in reports} == {
+        "u1": ("spoken", ""),
+        "u2": ("spoken", ""),
+        "n1": ("expired", "its TTL passed before it could be said"),
+    }
+    history = rows(window.console.announcements.history)
+    assert any("Bravo one two." in row and "Typed · resumed" in row for row in history), history
+    assert not announcer.queue.items and not house.rules.waiting
