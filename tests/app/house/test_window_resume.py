@@ -14,7 +14,7 @@ import pytest
 from tests.app.helpers import until
 from tests.app.house.helpers import paced_opener
 from tests.app.house.test_announcer_audio import locate_fft
-from tests.app.house.test_window_house import exact_at, rows
+from tests.app.house.test_window_house import rows
 from tests.support.audio_capture import SinkCapture, require_null_sink
 from voicedesk.app.announcements import Announcement
 from voicedesk.app.conversation import Turn, TurnKind
@@ -48,6 +48,28 @@ def head(audio: np.ndarray, length: int = 4096) -> tuple[np.ndarray, int]:
     """A stretch of ``audio``'s first sound (random-weight speech is noise: it aligns exactly) and where it starts."""
     start = int(np.flatnonzero(np.abs(audio) > 1e-4)[0])
     return audio[start : start + length], start
+
+
+def likeness(recorded: np.ndarray, sound: np.ndarray) -> float:
+    """How much the stretch of ``recorded`` most like ``sound`` looks like it (cosine over every place ``sound``
+    fits whole: 1 is the same shape, whatever the volume). Random-weight speech is coloured noise: a stretch of
+    it that was played scores 1.0 (0.99+ seen), one that was not about 0.55 at best over a long recording."""
+    places = len(recorded) - len(sound) + 1
+    if places <= 0:
+        return 0.0
+    size = 1 << (len(recorded) + len(sound) - 1).bit_length()
+    corr = np.fft.irfft(np.fft.rfft(recorded, size) * np.conj(np.fft.rfft(sound, size)), size)[:places]
+    power = np.concatenate([[0.0], np.cumsum(recorded.astype(np.float64) ** 2)])
+    energy = np.maximum(power[len(sound) : len(sound) + places] - power[:places], 1e-6)
+    return float(np.max(corr / (np.sqrt(energy) * np.linalg.norm(sound))))
+
+
+def found_pieces(recorded: np.ndarray, sound: np.ndarray, threshold: float = 0.9, piece: int = 1024) -> float:
+    """The share of ``sound``'s pieces (those with sound in them) found in ``recorded``: in pieces, because on a
+    loaded machine a late audio callback puts a gap in the recording, which spoils the piece it falls in only."""
+    starts = [s for s in range(0, len(sound) - piece + 1, piece) if np.max(np.abs(sound[s : s + piece])) > 0.05]
+    assert starts, "no sound to look for"
+    return sum(likeness(recorded, sound[s : s + piece]) > threshold for s in starts) / len(starts)
 
 
 def speech_started(window, after_s: float):
@@ -101,16 +123,18 @@ def test_an_urgent_one_cuts_a_normal_one_which_resumes_from_its_next_sentence(ma
         stretch, start = head(audio)
         at[name] = locate_fft(recorded, stretch) - start
     assert at["cut"] < at["urgent"] < at["rest"], at
-    # Cut: the urgent one starts before the normal one's first sentence could have been played out.
-    heard = (at["urgent"] - at["cut"]) / SAMPLE_RATE
-    assert heard < len(cut_audio) / SAMPLE_RATE, (heard, len(cut_audio) / SAMPLE_RATE)
-    # The chime once: before the normal one's speech, sample for sample, and not again before the rest of it.
+    # Cut: its first sentence was heard from its start, and never to its end.
+    heard_head, _start = head(cut_audio)
+    assert found_pieces(recorded, heard_head) >= 0.5
+    first = cut_audio[: int(cut.sentences[0].audio_end_s * SAMPLE_RATE)]
+    first_end = int(np.flatnonzero(np.abs(first) > 1e-4)[-1]) + 1  # its last sound, before its closing pause
+    assert first_end - 4096 > (cut.cut.heard_s + 0.5) * SAMPLE_RATE, (cut.cut.heard_s, first_end)
+    assert found_pieces(recorded, cut_audio[first_end - 4096 : first_end], 0.8) == 0.0
+    # The chime once: before the normal one (then the model's time for its first sentence, on a CPU), and not
+    # again anywhere after the urgent one started.
     chime = built_in("ding") * house.rules.policy.volume[Priority.NORMAL]
-    loud = int(np.argmax(np.abs(chime) > 0.05))
-    piece = chime[loud : loud + SAMPLE_RATE // 20]
-    before = lambda start: exact_at(recorded, piece, max(start - len(chime) - SAMPLE_RATE // 2, 0), start)  # noqa: E731
-    assert before(at["cut"]) is not None
-    assert before(at["rest"]) is None
+    assert found_pieces(recorded[: at["cut"]], chime) >= 0.5
+    assert found_pieces(recorded[at["urgent"] :], chime, 0.8) == 0.0
 
 
 def paced_window(make_window, **house):
