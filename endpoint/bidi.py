@@ -152,12 +152,12 @@ class BidiConnection:
             loop.run_in_executor(None, job.run).add_done_callback(lambda f, job=job: self._resampled(job, f))
 
     def _resampled(self, job: ResampleJob, future: asyncio.Future[bytes]) -> None:
-        if future.cancelled():
-            return
-        exc = future.exception()
+        # Cancelled only when the executor is shut down: the frame must not wait forever (a close waits for it).
+        exc = None if future.cancelled() else future.exception()
         if exc is not None:
             log.error("session %s: resampling sentence %d failed", self.lease.id[:8], job.seq, exc_info=exc)
-        self.connection.resampled(job, None if exc is not None else future.result())
+        failed = future.cancelled() or exc is not None
+        self.connection.resampled(job, None if failed else future.result())
         self._wake.set()
 
     # ---- client → server ----------------------------------------------------------------------------
