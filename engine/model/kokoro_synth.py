@@ -318,6 +318,8 @@ class KokoroSynthesizer:
         """Front-end and G2P from now on in ``pool``'s processes (None: in-process). Call it before serving."""
         with self._lock:
             self._workers = pool
+            # A new warmer: the old one remembers what it warmed in the other memo (the pool's or this process's).
+            self._warmer = None
             if self._ahead_pool is not None:
                 self._ahead_pool.shutdown(wait=False)
                 self._ahead_pool = None
