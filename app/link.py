@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from voicedesk.app.failover import ReplyLedger
 from voicedesk.engine.api import Engine, Session
-from voicedesk.engine.events import Audio, Cancelled, Event
+from voicedesk.engine.events import Audio, Cancelled, Event, SentenceFinished, SentenceStarted
 from voicedesk.engine.measure.recorder import Leg
 
 log = logging.getLogger(__name__)
@@ -64,8 +64,12 @@ class SessionLink:
         self.leg.sent(released, now)
 
     def is_stale(self, event: Event) -> bool:
-        """Audio of a cancelled utterance (the cancel may still be on its way to a remote engine)."""
-        if isinstance(event, Audio) and (self.discarding or event.seq <= self.drop_through):
+        """Audio of a cancelled utterance (the cancel may still be on its way to a remote engine), or the start or
+        end of one of its sentences (which would otherwise be taken for the next turn's: a sentence the engine was
+        synthesizing when an urgent announcement cut in showed up in the urgent one's text)."""
+        if isinstance(event, Audio | SentenceStarted | SentenceFinished) and (
+            self.discarding or event.seq <= self.drop_through
+        ):
             self.stale_dropped += 1
             return True
         return False

@@ -112,6 +112,19 @@ def test_stale_audio_is_dropped_until_the_cancel_is_confirmed():
     assert link.stale_dropped == 2
 
 
+def test_a_cancelled_utterances_sentences_are_stale_too():
+    """Its sentence starts and ends, arriving after the next turn began, must not become that turn's sentences."""
+    from voicedesk.app.link import SessionLink
+    from voicedesk.engine.events import SentenceFinished, SentenceStarted
+
+    link = SessionLink(engine=None, label="Local")  # type: ignore[arg-type]
+    link.discarding = True
+    assert link.is_stale(SentenceStarted(1, "The dryer is done too."))
+    link.on_cancelled(Cancelled(1))
+    assert link.is_stale(SentenceFinished(1, 1.2))
+    assert not link.is_stale(SentenceStarted(2, "Water leak."))
+
+
 async def test_a_source_failing_mid_reply_speaks_what_arrived_and_says_why(controller):
     await controller.use_engine(EngineSpec("local"))
 
