@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 import httpx
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from voicedesk.app.lab.abuse_frames import FrameMutator
 from voicedesk.app.lab.abuse_fuzz import GUARD_S, Target
@@ -38,6 +38,9 @@ class FloodStats:
     frames_sent: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     connections: int = 0
+    refused: Counter[str] = field(default_factory=Counter)
+    """Connections refused before the WebSocket handshake, by HTTP status and code (an address whose junk budget
+    is empty gets ``429 rate_limited``)."""
     close_codes: Counter[int] = field(default_factory=Counter)
     elapsed_s: float = 0.0
     cpu_s: float = 0.0
@@ -48,6 +51,7 @@ class FloodStats:
         body["cpu_s"] = round(self.cpu_s, 1)
         body["close_codes"] = {str(k): v for k, v in self.close_codes.items()}
         body["errors"] = dict(self.errors)
+        body["refused"] = dict(self.refused)
         body["elapsed_s"] = round(self.elapsed_s, 1)
         return body
 
@@ -61,7 +65,8 @@ async def flood(  # type: ignore[no-untyped-def]
     stats: FloodStats | None = None,
 ) -> FloodStats:
     """Sends ``FLOOD_FRAME`` as fast as the socket takes it, reconnecting whenever the server closes (a
-    persistent attacker), until ``should_stop()``. ``stats``, if given, is filled as it goes."""
+    persistent attacker), until ``should_stop()``. ``stats``, if given, is filled as it goes. A refused connection
+    is tried again after 0.1 s (its ``retry_after_s`` ignored), as after a connection error."""
     stats = stats if stats is not None else FloodStats()
     began = time.monotonic()
     while not should_stop():
@@ -90,11 +95,21 @@ async def flood(  # type: ignore[no-untyped-def]
                     stats.close_codes[ws.close_code] += 1
         except ConnectionClosed as exc:
             stats.close_codes[exc.rcvd.code if exc.rcvd else 1006] += 1
+        except InvalidStatus as exc:
+            stats.refused[f"{exc.response.status_code} {_code_of(exc.response.body)}"] += 1
+            await asyncio.sleep(0.1)
         except OSError:
             await asyncio.sleep(0.1)
     stats.elapsed_s = time.monotonic() - began
     stats.cpu_s = time.process_time()
     return stats
+
+
+def _code_of(body: bytes | None) -> str | None:
+    try:
+        return json.loads(body or b"").get("code")
+    except (ValueError, AttributeError):
+        return None
 
 
 async def _count_replies(ws, stats: FloodStats) -> None:  # type: ignore[no-untyped-def]
