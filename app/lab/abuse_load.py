@@ -162,6 +162,8 @@ class FloodResult:
     alone_s: list[float]
     during_s: list[float]
     flood: dict[str, object]
+    server_cpu: dict[str, dict[str, float]] | None = None
+    """The server's CPU seconds per second (event loop, model thread), alone and during the flood, when measured."""
 
     @property
     def ratio(self) -> float:
@@ -173,6 +175,7 @@ class FloodResult:
             "healthy_ttfa_during_s": [round(t, 3) for t in self.during_s],
             "median_ratio": round(self.ratio, 2),
             "flood": self.flood,
+            **({"server_cpu": self.server_cpu} if self.server_cpu is not None else {}),
         }
 
 
@@ -183,11 +186,16 @@ async def flood_beside_healthy(
     flood_source: str | None = "127.0.0.3",
     settle_s: float = 1.0,
     min_flood_s: float = 0.0,
+    cpu=None,  # type: ignore[no-untyped-def]
 ) -> FloodResult:
     """The healthy client's time to first audio alone, then while another client floods junk frames: ``rounds``
     requests, and more until the flood has lasted ``min_flood_s`` (long enough for the server to close the
-    flooder and see it come back)."""
+    flooder and see it come back). ``cpu``: something whose ``read()`` gives the server's CPU use since the last
+    read (``abuse_side_by_side.CpuMeter``), read alone and during the flood."""
+    if cpu is not None:
+        cpu.read()
     alone = await times_to_first_audio(target, rounds, text)
+    cpu_alone = cpu.read() if cpu is not None else None
     context = multiprocessing.get_context("spawn")
     started, stop, results = context.Event(), context.Event(), context.Queue()
     flooder = context.Process(
@@ -198,15 +206,19 @@ async def flood_beside_healthy(
         if not await asyncio.to_thread(started.wait, 120):
             raise RuntimeError("the flooding client did not connect")
         await asyncio.sleep(settle_s)
+        if cpu is not None:
+            cpu.read()
         flood_began = time.monotonic()
         during = await times_to_first_audio(target, rounds, text)
         while time.monotonic() - flood_began < min_flood_s:
             during += await times_to_first_audio(target, 1, text)
+        cpu_during = cpu.read() if cpu is not None else None
     finally:
         stop.set()
     stats = await asyncio.to_thread(results.get, True, 120)
     await asyncio.to_thread(flooder.join, 30)
-    return FloodResult(alone, during, stats)
+    server_cpu = {"alone": cpu_alone, "during": cpu_during} if cpu_alone and cpu_during else None
+    return FloodResult(alone, during, stats, server_cpu)
 
 
 # ---- compute, sessions, HTTP junk ---------------------------------------------------------------------

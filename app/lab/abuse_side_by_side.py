@@ -1,0 +1,152 @@
+"""``voicedesk bench abuse --only junk``: the junk flood beside a healthy Kokoro client, before and after the junk
+budget became the address's, side by side.
+
+Two ``voicedesk serve`` subprocesses with the same model and default limits: "after" as it ships, "before" with
+``EndpointRuntime.junk_by_address`` off (each connection its own junk budget, so a flooder that reconnects gets a
+new one each time). They take turns, the order swapped every repeat, so both see the same machine. Each turn: the
+healthy client's time to first audio alone, then beside a client flooding junk frames and reconnecting
+(``abuse_load.flood``, from its own address). Beside the ratio, what the flood costs the server itself, which the
+machine's load does not change: CPU seconds per second of its event loop (the main thread) and of its other
+threads (the model's, encoding, torch's pool: Python 3.12 does not name them for ``/proc``), read alone and during
+the flood, and the junk frames it answered and connections it opened. The flooder's own CPU (it runs on this
+machine too) is reported beside them.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from voicedesk.app.lab.abuse_fuzz import Target
+from voicedesk.app.lab.abuse_load import flood_beside_healthy, times_to_first_audio
+from voicedesk.app.lab.bench_abuse import HEALTHY_TEXT, ServerProcess, _free_port, wait_ready
+
+BEFORE, AFTER = "before (a junk budget per connection)", "after (a junk budget per address)"
+
+
+def serve_before(argv: list[str]) -> int:
+    """``voicedesk serve`` with each connection's own junk budget (the rule before), for the comparison only."""
+    from voicedesk.endpoint import runner, serve_cli
+
+    original = runner.serve_forever
+
+    def serve_forever(app, settings) -> None:  # type: ignore[no-untyped-def]
+        app.state.runtime.junk_by_address = None
+        original(app, settings)
+
+    runner.serve_forever = serve_forever  # serve_cli imports it at call time
+    return serve_cli.main(argv)
+
+
+def start(device: str, folder: Path, name: str, before: bool) -> ServerProcess:
+    port = _free_port()
+    argv = ["serve", "--port", str(port), "--device", device]
+    if before:
+        code = "import sys; from voicedesk.app.lab.abuse_side_by_side import serve_before; "
+        command = [sys.executable, "-c", code + f"sys.exit(serve_before({argv[1:]!r}))"]
+    else:
+        command = [sys.executable, "-m", "voicedesk.engine.commands", *argv]
+    env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_TOKEN"}
+    log_path = folder / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return ServerProcess(port, process, log_path)
+
+
+def thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) of each of the process's threads, by thread name (summed over equal names; the
+    main thread, which runs the event loop, as ``main``)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        cpu[name] = cpu.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return cpu
+
+
+class CpuMeter:
+    """CPU seconds per wall second of a server's event loop (its main thread) and of its other threads."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._at, self._cpu = time.monotonic(), thread_cpu_s(pid)
+
+    def read(self) -> dict[str, float]:
+        now, cpu = time.monotonic(), thread_cpu_s(self.pid)
+        wall = now - self._at
+        used = {name: cpu.get(name, 0.0) - self._cpu.get(name, 0.0) for name in cpu}
+        loop, total = used.get("main", 0.0), sum(used.values())
+        self._at, self._cpu = now, cpu
+        return {"event_loop": round(loop / wall, 3), "others": round((total - loop) / wall, 3)}
+
+
+async def one_turn(server: ServerProcess, rounds: int, flood_s: float) -> dict[str, object]:
+    target = Target("127.0.0.1", server.port)
+    meter = CpuMeter(server.process.pid)
+    result = await flood_beside_healthy(target, rounds, HEALTHY_TEXT, min_flood_s=flood_s, cpu=meter)
+    return {
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        **result.to_json(),
+    }
+
+
+async def junk_side_by_side(device: str, repeats: int, rounds: int, flood_s: float, progress) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    import tempfile
+
+    turns: dict[str, list[dict[str, object]]] = {BEFORE: [], AFTER: []}
+    with tempfile.TemporaryDirectory(prefix="voicedesk-junk-") as folder:
+        servers = {
+            BEFORE: start(device, Path(folder), "before", True),
+            AFTER: start(device, Path(folder), "after", False),
+        }
+        try:
+            progress("starting two voicedesk serve (before / after), the models load in the background…")
+            for server in servers.values():
+                await wait_ready(server)
+                await times_to_first_audio(Target("127.0.0.1", server.port), 1, HEALTHY_TEXT)  # warm
+            for repeat in range(repeats):
+                order = (BEFORE, AFTER) if repeat % 2 == 0 else (AFTER, BEFORE)
+                for name in order:
+                    progress(f"repeat {repeat + 1}/{repeats}: {name}…")
+                    turn = await one_turn(servers[name], rounds, flood_s)
+                    turns[name].append(turn)
+                    progress(f"  ratio {turn['median_ratio']}, load {turn['load_average']}, cpu {turn['server_cpu']}")
+        finally:
+            for server in servers.values():
+                server.stop()
+    return {"device": device, "repeats": repeats, "rounds": rounds, "turns": turns}
+
+
+def format_junk(report: dict[str, object]) -> list[str]:
+    turns: dict[str, list[dict]] = report["turns"]  # type: ignore[assignment]
+    lines = [
+        "",
+        f"junk flood beside a healthy Kokoro client ({report['device']}), before / after side by side, "
+        f"{report['repeats']} repeats alternating (healthy time to first audio during ÷ alone; server CPU s/s):",
+    ]
+    for name, runs in turns.items():
+        for run in runs:
+            cpu, flood = run["server_cpu"], run["flood"]
+            lines.append(
+                f"  {name:<40} ratio {run['median_ratio']:>5}  load {run['load_average'][0]:>5}  "
+                f"event loop {cpu['alone']['event_loop']:.2f} → {cpu['during']['event_loop']:.2f}, "
+                f"other threads {cpu['alone']['others']:.2f} → {cpu['during']['others']:.2f}; flooder answered "
+                f"{flood['errors'].get('bad_json', 0)} junk frames on {flood['connections']} connections, refused "
+                f"{sum(flood['refused'].values())} times, in {flood['elapsed_s']} s (its own CPU {flood['cpu_s']} s)"
+            )
+    for name, runs in turns.items():
+        ratios = [r["median_ratio"] for r in runs]
+        loops = [r["server_cpu"]["during"]["event_loop"] for r in runs]
+        lines.append(
+            f"  median {name:<33} ratio {statistics.median(ratios):.2f} (goal ≤ 1.5), event loop during the flood "
+            f"{statistics.median(loops):.2f} CPU s/s"
+        )
+    return lines
