@@ -150,3 +150,68 @@ def format_junk(report: dict[str, object]) -> list[str]:
             f"{statistics.median(loops):.2f} CPU s/s"
         )
     return lines
+
+
+# ---- the spoken flood ----------------------------------------------------------------------------------------
+
+SPOKEN_CASES = (("as it ships", "config"), ("no preemption", "text"), ("as it ships", "text"))
+"""The no-op flood (what reading 1,000 frames/s costs), then the spoken flood on a server whose scheduler never
+stops a running call for a first sentence (the rule before) and on the server as it ships."""
+
+
+async def spoken_side_by_side(repeats: int, rounds: int, progress) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """A healthy client beside a 1,000 frames/s agent on the paced stand-in (``abuse_flow``), each case in turn,
+    the order reversed every repeat, with the server's CPU alone and during the flood."""
+    import tempfile
+
+    from voicedesk.app.lab.abuse_flow import BIDI_PATH, _wait_ping, healthy_beside_flood, start_paced_server
+
+    turns: dict[str, list[dict[str, object]]] = {f"{server}, {kind}": [] for server, kind in SPOKEN_CASES}
+    with tempfile.TemporaryDirectory(prefix="voicedesk-spoken-") as folder:
+        servers = {
+            "as it ships": start_paced_server(Path(folder) / "ships.log"),
+            "no preemption": start_paced_server(Path(folder) / "before.log", preemption=False),
+        }
+        try:
+            for _, port in servers.values():
+                await _wait_ping(port)
+            for repeat in range(repeats):
+                cases = SPOKEN_CASES if repeat % 2 == 0 else tuple(reversed(SPOKEN_CASES))
+                for server, kind in cases:
+                    process, port = servers[server]
+                    progress(f"repeat {repeat + 1}/{repeats}: {server}, {kind} frames…")
+                    url = f"ws://127.0.0.1:{port}{BIDI_PATH}"
+                    turn = await healthy_beside_flood(url, rounds, kind, cpu=CpuMeter(process.pid))
+                    turns[f"{server}, {kind}"].append(turn)
+                    progress(f"  ratio {turn['median_ratio']}, load {turn['load_average']}, {turn['server_cpu']}")
+        finally:
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait(30)
+    return {"repeats": repeats, "rounds": rounds, "turns": turns}
+
+
+def format_spoken(report: dict[str, object]) -> list[str]:
+    turns: dict[str, list[dict]] = report["turns"]  # type: ignore[assignment]
+    lines = [
+        "",
+        f"a healthy client beside a 1,000 frames/s agent (paced stand-in at 50×), {report['repeats']} repeats "
+        "alternating (time to first audio during ÷ alone; server CPU s/s alone → during):",
+    ]
+    for name, runs in turns.items():
+        for run in runs:
+            cpu = run["server_cpu"]
+            lines.append(
+                f"  {name:<28} ratio {run['median_ratio']:>5} ({run['median_added_s']:+.3f} s)  load "
+                f"{run['load_average'][0]:>5}  event loop {cpu['alone']['event_loop']:.2f} → "
+                f"{cpu['during']['event_loop']:.2f}, other threads {cpu['alone']['others']:.2f} → "
+                f"{cpu['during']['others']:.2f}"
+            )
+    for name, runs in turns.items():
+        ratios = [r["median_ratio"] for r in runs]
+        loops = [r["server_cpu"]["during"]["event_loop"] - r["server_cpu"]["alone"]["event_loop"] for r in runs]
+        lines.append(
+            f"  median {name:<21} ratio {statistics.median(ratios):.2f} (goal ≤ 1.2), the flood's event-loop "
+            f"CPU {statistics.median(loops):+.2f} s/s"
+        )
+    return lines
