@@ -193,7 +193,9 @@ async def _flood(url: str, kind: str, started, stop, results) -> None:  # type: 
             sent += 1
         elapsed = time.monotonic() - began
         reader.cancel()
-    results.put({"frames_sent": sent, "sent_per_s": round(sent / elapsed), "errors": errors})
+    # The agent's own CPU per second: it runs on this machine too (the machine's load, not the server's).
+    cpu_per_s = round(time.process_time() / elapsed, 3)
+    results.put({"frames_sent": sent, "sent_per_s": round(sent / elapsed), "errors": errors, "cpu_per_s": cpu_per_s})
 
 
 async def healthy_beside_flood(url: str, rounds: int, kind: str, cpu=None) -> dict[str, object]:  # type: ignore[no-untyped-def]

@@ -205,7 +205,7 @@ def format_spoken(report: dict[str, object]) -> list[str]:
                 f"  {name:<28} ratio {run['median_ratio']:>5} ({run['median_added_s']:+.3f} s)  load "
                 f"{run['load_average'][0]:>5}  event loop {cpu['alone']['event_loop']:.2f} → "
                 f"{cpu['during']['event_loop']:.2f}, other threads {cpu['alone']['others']:.2f} → "
-                f"{cpu['during']['others']:.2f}"
+                f"{cpu['during']['others']:.2f}; the agent's own CPU {run['flood'].get('cpu_per_s')} s/s"
             )
     for name, runs in turns.items():
         ratios = [r["median_ratio"] for r in runs]
