@@ -57,19 +57,15 @@ def start(device: str, folder: Path, name: str, before: bool) -> ServerProcess:
     return ServerProcess(port, process, log_path)
 
 
+def _cpu_s(stat: Path) -> float:
+    fields = stat.read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def thread_cpu_s(pid: int) -> dict[str, float]:
-    """CPU seconds (user + system) of each of the process's threads, by thread name (summed over equal names; the
-    main thread, which runs the event loop, as ``main``)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu: dict[str, float] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
-            fields = (task / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        cpu[name] = cpu.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
-    return cpu
+    """CPU seconds (user + system) of the process's main thread, which runs the event loop (``main``), and of all
+    its threads together (``all``, including threads that have ended)."""
+    return {"main": _cpu_s(Path(f"/proc/{pid}/task/{pid}/stat")), "all": _cpu_s(Path(f"/proc/{pid}/stat"))}
 
 
 class CpuMeter:
@@ -82,8 +78,7 @@ class CpuMeter:
     def read(self) -> dict[str, float]:
         now, cpu = time.monotonic(), thread_cpu_s(self.pid)
         wall = now - self._at
-        used = {name: cpu.get(name, 0.0) - self._cpu.get(name, 0.0) for name in cpu}
-        loop, total = used.get("main", 0.0), sum(used.values())
+        loop, total = cpu["main"] - self._cpu["main"], cpu["all"] - self._cpu["all"]
         self._at, self._cpu = now, cpu
         return {"event_loop": round(loop / wall, 3), "others": round((total - loop) / wall, 3)}
 
