@@ -85,14 +85,9 @@ class JunkBudget:
         self._bucket = bucket if bucket is not None else TokenBucket(junk_per_s, max(1, burst), at=now)
         self.junk_per_s = junk_per_s
         self.burst = burst
-        self.answered = 0
-        """Junk frames this connection answered (decoded and told their error)."""
 
     def allow(self, now: float) -> bool:
-        if self._bucket.take(now):
-            self.answered += 1
-            return True
-        return False
+        return self._bucket.take(now)
 
 
 class JunkByAddress:
@@ -129,7 +124,7 @@ class JunkByAddress:
 
     @property
     def addresses(self) -> int:
-        """Addresses whose budget is kept (spent, and not yet refilled)."""
+        """Addresses whose budget is kept (at most ``max_addresses``; refilled ones are forgotten once it is full)."""
         return len(self._buckets)
 
     def _forget(self, now: float) -> None:
