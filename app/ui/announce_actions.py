@@ -128,7 +128,7 @@ class AnnounceActions:
                 return None
             turn = await self._speak(item)
         except Exception as exc:
-            self.status.post(f"“{item.label}” could not start: {error_text(exc)}", "error", Topic.TURN)
+            self.status.post(f"“{item.label}” could not start: {error_text(exc)}", "error")
             self._never_started(item, error_text(exc))
             raise  # the announcer logs it and carries on with the next
         if isinstance(turn, str):
