@@ -104,15 +104,21 @@ def whitelist() -> frozenset[str]:
 
 
 def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str | None]:
-    """The English spoken form with NeMo when its grammars are built; else with the pre-rules only, and a note
-    saying so (the model then reads numbers the way misaki does, and symbols not at all)."""
+    """The English spoken form with NeMo when its grammars are built; else with the pre-rules and the basic
+    number reader (``basic_english``), and a note saying so."""
+    from voicedesk.engine.text.frontend.basic_english import basic_normalize
+
     if nemo_version() is None:
-        return EnglishSpokenForm(None), "nemo-text-processing is not installed: numbers and units are read by misaki."
+        return EnglishSpokenForm(basic_normalize), (
+            "nemo-text-processing is not installed: only numbers, times, degrees, percent and prices are read out "
+            "(a basic reader); install voicedesk's `local` extra for the full text normalizer."
+        )
     directory = directory or grammar_dir()
     if not grammars_built(directory):
-        return EnglishSpokenForm(None), (
-            f"The English text-normalization grammars are not built ({directory}): numbers, units and symbols are "
-            "read by misaki only. Build them with `voicedesk models fetch` (or `voicedesk models grammars`)."
+        return EnglishSpokenForm(basic_normalize), (
+            f"The English text-normalization grammars are not built ({directory}): only numbers, times, degrees, "
+            "percent and prices are read out (a basic reader). Build them with `voicedesk models fetch` (or "
+            "`voicedesk models grammars`)."
         )
     with _lock:
         normalizer = _normalizer(directory)
