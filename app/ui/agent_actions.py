@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import astuple
+from dataclasses import astuple, dataclass, field
 from typing import TYPE_CHECKING
 
 from voicedesk.app.announcements import Announcement
@@ -24,23 +24,20 @@ if TYPE_CHECKING:
     from voicedesk.app.ui.composer import Composer
 
 
+@dataclass(eq=False)
 class AgentActions:
-    def __init__(
-        self,
-        parent: QWidget,
-        settings: AppSettings,
-        composer: Composer,
-        controller: SpeechController,
-        submit: Callable[[Announcement, bool], bool],
-        store_settings: Callable[[AppSettings], None],
-        notice: Callable[..., None],
-    ) -> None:
-        """``parent``: the consent dialog's; ``submit``: the announcement queue's; ``store_settings``: the sidebar
-        writes its fields into the settings (the agent is made from them as each question starts)."""
-        self.parent, self.settings, self.composer, self.controller = parent, settings, composer, controller
-        self.submit, self.store_settings, self.notice = submit, store_settings, notice
-        self.consent = SecretConsent()
-        self._agent_key: tuple[object, ...] | None = None
+    """``parent``: the consent dialog's; ``submit``: the announcement queue's; ``store_settings``: the sidebar writes
+    its fields into the settings (the agent is made from them as each question starts)."""
+
+    parent: QWidget
+    settings: AppSettings
+    composer: Composer
+    controller: SpeechController
+    submit: Callable[[Announcement, bool], bool]
+    store_settings: Callable[[AppSettings], None]
+    notice: Callable[..., None]
+    consent: SecretConsent = field(default_factory=SecretConsent)
+    _agent_key: tuple[object, ...] | None = None
 
     def speak_composer(self, interrupt: bool = False) -> Announcement | None:
         composer = self.composer

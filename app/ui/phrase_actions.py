@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from voicedesk.app.announcements import Announcement
@@ -18,23 +19,20 @@ if TYPE_CHECKING:
     from voicedesk.app.ui.output_actions import OutputActions
 
 
+@dataclass(eq=False)
 class PhraseActions:
-    def __init__(
-        self,
-        parent: QWidget,
-        settings: AppSettings,
-        outputs: OutputActions,
-        submit: Callable[[Announcement, bool], bool],
-        draft: Callable[[], str],
-        voice_names: Callable[[], list[str]],
-        suspend_shortcuts: Callable[[bool], None],
-        changed: Callable[[], None],
-    ) -> None:
-        """``parent``: the dialog's; ``submit``: the announcement queue's; ``draft``: the composer's text (a new
-        phrase starts from it); ``suspend_shortcuts``: while the dialog records a shortcut, the global ones rest;
-        ``changed``: after the phrases change (shown, bound, saved)."""
-        self.parent, self.settings, self.outputs, self.submit, self.draft = parent, settings, outputs, submit, draft
-        self.voice_names, self.suspend_shortcuts, self.changed = voice_names, suspend_shortcuts, changed
+    """``parent``: the dialog's; ``submit``: the announcement queue's; ``draft``: the composer's text (a new phrase
+    starts from it); ``suspend_shortcuts``: the global ones rest while the dialog records one; ``changed``: after the
+    phrases change (shown, bound, saved)."""
+
+    parent: QWidget
+    settings: AppSettings
+    outputs: OutputActions
+    submit: Callable[[Announcement, bool], bool]
+    draft: Callable[[], str]
+    voice_names: Callable[[], list[str]]
+    suspend_shortcuts: Callable[[bool], None]
+    changed: Callable[[], None]
 
     def speak(self, number: int, interrupt: bool = False) -> Announcement | None:
         phrases = self.settings.phrases

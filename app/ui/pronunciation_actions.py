@@ -21,6 +21,7 @@ from voicedesk.engine.text.frontend.lexicon import Lexicon
 
 if TYPE_CHECKING:
     from voicedesk.app.controller import SpeechController
+    from voicedesk.engine.events import SessionConfig
 
 
 class PronunciationActions:
@@ -31,17 +32,9 @@ class PronunciationActions:
         controller: SpeechController,
         notice: Callable[..., None],
         spawn: Callable[..., object],
-        apply: Callable[[Lexicon], None],
     ) -> None:
-        """``parent``: its menu goes in the parent's Tools menu, its dialog over it; ``apply``: every turn from the
-        next one on speaks with the lexicon given."""
-        self._parent, self._controller, self._notice, self._spawn, self._apply = (
-            parent,
-            controller,
-            notice,
-            spawn,
-            apply,
-        )
+        """``parent``: its menu goes in the parent's Tools menu, its dialog over it."""
+        self._parent, self._controller, self._notice, self._spawn = parent, controller, notice, spawn
         self.path = lexicon_path(settings_path)
         loaded = load_app_lexicon(self.path)
         self.lexicon = loaded.lexicon
@@ -62,9 +55,8 @@ class PronunciationActions:
 
     def play(self, text: str, lexicon: Lexicon) -> None:
         """Speaks ``text`` through the current engine with ``lexicon`` (the dialog's entries, saved or not)."""
-        controller = self._controller
-        voice = replace(controller.voice, text=replace(controller.voice.text, lexicon=lexicon))
-        self._spawn(controller.speak(TurnKind.PREVIEW, text, whole(text), voice=voice))
+        voice = _with(self._controller.voice, lexicon)
+        self._spawn(self._controller.speak(TurnKind.PREVIEW, text, whole(text), voice=voice))
 
     def save(self, lexicon: Lexicon) -> None:
         try:
@@ -73,7 +65,11 @@ class PronunciationActions:
             self._notice(f"Could not save the pronunciations to {self.path}: {exc}", "error", Topic.SETTINGS)
             return
         self.lexicon = lexicon
-        self._apply(lexicon)
+        self._controller.voice = _with(self._controller.voice, lexicon)  # every turn from the next one on
+
+
+def _with(voice: SessionConfig, lexicon: Lexicon) -> SessionConfig:
+    return replace(voice, text=replace(voice.text, lexicon=lexicon))
 
 
 def _tools_menu(bar: QMenuBar) -> QMenu:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,7 +50,6 @@ from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
 from voicedesk.engine.measure.timeline import UtteranceTimeline
-from voicedesk.engine.text.frontend.lexicon import Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
@@ -102,23 +100,33 @@ class MainWindow(QMainWindow):
         parts = (self.sidebar.output, self.banners, self.status, player_factory, self.settings_changed)
         self.outputs = OutputActions(controller, self.settings, *parts)
         history = History(history_path or default_history_path())
-        parts = (self.console.announcements, self.outputs.use, self.spawn, self.selected_label, self.refresh_desktop)
+        parts = (
+            self.console.announcements,
+            self.outputs.use,
+            self.spawn,
+            self.selected_label,
+            lambda: self.desktop.refresh(),
+        )
         self.announce = AnnounceActions(history, controller, self.hub, self.settings, self.status, *parts)
         submit = self.announce.submit
         parts = (self.composer, controller, submit, self.sidebar.store, self.notice)
         self.agent = AgentActions(self, self.settings, *parts)
         self.announce.ended.append(self.agent.turn_ended)
-        parts = (self.composer.text, self.sidebar.voice.names, self.suspend_shortcuts, self.phrases_changed)
+        parts = (
+            self.composer.text,
+            self.sidebar.voice.names,
+            lambda on: self.desktop.suspend(on),
+            self.phrases_changed,
+        )
         self.phrases = PhraseActions(self, self.settings, self.outputs, submit, *parts)
-        calls = EngineWindowCalls(self.notice, self.spawn, self.refresh_desktop, self.voice_changed)
+        calls = EngineWindowCalls(self.notice, self.spawn, lambda: self.desktop.refresh(), self.voice_changed)
         parts = (self.settings, self.hub, controller, self.sidebar, self.status, self.agent.consent)
         self.engines = EngineActions(self, *parts, calls, model_fetcher, model_importer)
         calls = (self.request_stop, self.phrases.speak, self.selected_label)
         self.desktop = DesktopIntegration(
             self, self.settings, self.sidebar.desktop, self.hub, self.announce.announcer, *calls
         )
-        parts = (controller, self.notice, self.spawn, self.apply_lexicon)
-        self.pronunciations = PronunciationActions(self, settings_path, *parts)
+        self.pronunciations = PronunciationActions(self, settings_path, controller, self.notice, self.spawn)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
@@ -203,7 +211,7 @@ class MainWindow(QMainWindow):
         self.status = StatusLine()
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
-        self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
+        self.files = FileActions(self, self.latency.save, lambda: self.controller.reply_wav(), self.notice)
         # Tools of installed packages (the lab's A/B runs), found by entry point: the window never imports them.
         self.tools = {tool.name: tool.load()(self) for tool in entry_points(group=WINDOW_TOOLS)}
 
@@ -248,11 +256,11 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.request_stop)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=self.request_speak)
+            QShortcut(QKeySequence(keys), self, activated=lambda: self.agent.speak_composer())
         for keys in ("Ctrl+Shift+Return", "Ctrl+Shift+Enter"):
             QShortcut(QKeySequence(keys), self, activated=lambda: self.agent.speak_composer(interrupt=True))
         composer = self.composer
-        composer.speak_requested.connect(self.request_speak)
+        composer.speak_requested.connect(self.agent.speak_composer)
         composer.speak_now_requested.connect(lambda: self.agent.speak_composer(interrupt=True))
         composer.stop_requested.connect(self.request_stop)
         composer.mode_changed.connect(self._mode_changed)
@@ -367,17 +375,8 @@ class MainWindow(QMainWindow):
 
     # ---- actions ----------------------------------------------------------------------------------
 
-    def request_speak(self) -> None:
-        self.agent.speak_composer()
-
     def request_stop(self) -> None:
         self.spawn(self.announce.stop())
-
-    def refresh_desktop(self) -> None:
-        self.desktop.refresh()
-
-    def suspend_shortcuts(self, suspended: bool) -> None:
-        self.desktop.suspend(suspended)
 
     @property
     def player(self) -> object | None:
@@ -392,15 +391,6 @@ class MainWindow(QMainWindow):
         folder = QFileDialog.getExistingDirectory(self, "Import model files from a folder")
         if folder:
             self.spawn(self.engines.import_models(Path(folder)))
-
-    def controller_wav(self) -> bytes | None:
-        return self.controller.reply_wav()
-
-    def export_timeline(self, kind: str, path: Path) -> None:
-        self.files.export_timeline(kind, path)
-
-    def save_wav(self, path: Path) -> None:
-        self.files.save_wav(path)
 
     def selected_label(self) -> str:
         return KIND_LABELS.get(self.hub.spec.kind, self.hub.spec.kind)
@@ -449,12 +439,6 @@ class MainWindow(QMainWindow):
         voice = self.settings.voice
         text = TextSettings(lexicon=self.pronunciations.lexicon)
         self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms), text)
-
-    def apply_lexicon(self, lexicon: Lexicon) -> None:
-        """The saved pronunciations: every turn from the next one on speaks with them."""
-        self.controller.voice = replace(
-            self.controller.voice, text=replace(self.controller.voice.text, lexicon=lexicon)
-        )
 
     def voice_changed(self) -> None:
         if self._loading:
