@@ -1,10 +1,6 @@
-"""The announcement queue on the window: what is asked for (typed text, questions, phrases, previews, replays)
-is said one at a time; the history of what was said. The agent's questions and the saved phrases are made in
-``agent_actions`` and ``phrase_actions`` and submitted here.
-
-The queue itself (``app.announcer``) and the history file (``app.history``) know nothing of Qt; this class
-starts each announcement on the controller and turns the controller's turns into history entries.
-"""
+"""The window's announcement queue and history: typed text, questions (``agent_actions``), phrases
+(``phrase_actions``), previews and replays are said one at a time, each turn then kept in the history. The queue
+(``app.announcer``) and the history file (``app.history``) know nothing of Qt."""
 
 from __future__ import annotations
 
@@ -54,7 +50,7 @@ class AnnounceActions:
         self.history, self.controller, self.hub, self.settings = history, controller, hub, settings
         self.status, self.card, self.use_output, self.spawn = status, card, use_output, spawn
         self.engine_label, self.on_change = engine_label, on_change
-        self.announcer = Announcer(self._start, controller.wait_turn, self._stop_speech, self.refresh)
+        self.announcer = Announcer(self._start, controller.wait_turn, controller.stop, self.refresh)
         self._items: dict[int, Announcement] = {}
         """Turn id → the announcement it says (for the history and retries)."""
         self.ended: list[Callable[[Announcement | None, Turn], None]] = []
@@ -100,7 +96,7 @@ class AnnounceActions:
         if self.announcer.queue.move_to_front(item_id):
             self.announcer.queue.paused = False
             self.refresh()
-            self.spawn(self._stop_speech())
+            self.spawn(self.controller.stop())
             self.announcer.resume()
 
     async def stop(self) -> None:
@@ -112,9 +108,6 @@ class AnnounceActions:
         except OSError as exc:
             self.status.post(f"Could not clear the history: {exc}", "warning")
         self.card.show_history(self.history.entries)
-
-    async def _stop_speech(self) -> object:
-        return await self.controller.stop()
 
     # ---- starting one (the announcer calls this when it is its turn) --------------------------------
 

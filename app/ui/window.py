@@ -35,7 +35,7 @@ from voicedesk.app.ui.composer import Composer
 from voicedesk.app.ui.console_panel import ConsolePanel
 from voicedesk.app.ui.conversation_view import ConversationView
 from voicedesk.app.ui.desktop import DesktopIntegration
-from voicedesk.app.ui.engine_actions import EngineActions, EngineWindowCalls
+from voicedesk.app.ui.engine_actions import EngineActions
 from voicedesk.app.ui.file_actions import FileActions
 from voicedesk.app.ui.forms import FocusedWheel
 from voicedesk.app.ui.latency_panel import LatencyPanel
@@ -100,32 +100,19 @@ class MainWindow(QMainWindow):
         parts = (self.sidebar.output, self.banners, self.status, player_factory, self.settings_changed)
         self.outputs = OutputActions(controller, self.settings, *parts)
         history = History(history_path or default_history_path())
-        parts = (
-            self.console.announcements,
-            self.outputs.use,
-            self.spawn,
-            self.selected_label,
-            lambda: self.desktop.refresh(),
-        )
+        parts = (self.console.announcements, self.outputs.use, self.spawn, self.selected_label, self.refresh_desktop)
         self.announce = AnnounceActions(history, controller, self.hub, self.settings, self.status, *parts)
         submit = self.announce.submit
         parts = (self.composer, controller, submit, self.sidebar.store, self.notice)
         self.agent = AgentActions(self, self.settings, *parts)
         self.announce.ended.append(self.agent.turn_ended)
-        parts = (
-            self.composer.text,
-            self.sidebar.voice.names,
-            lambda on: self.desktop.suspend(on),
-            self.phrases_changed,
-        )
+        parts = (self.composer.text, self.sidebar.voice.names, self.suspend_shortcuts, self.phrases_changed)
         self.phrases = PhraseActions(self, self.settings, self.outputs, submit, *parts)
-        calls = EngineWindowCalls(self.notice, self.spawn, lambda: self.desktop.refresh(), self.voice_changed)
-        parts = (self.settings, self.hub, controller, self.sidebar, self.status, self.agent.consent)
-        self.engines = EngineActions(self, *parts, calls, model_fetcher, model_importer)
-        calls = (self.request_stop, self.phrases.speak, self.selected_label)
-        self.desktop = DesktopIntegration(
-            self, self.settings, self.sidebar.desktop, self.hub, self.announce.announcer, *calls
-        )
+        parts = (self.settings, self.hub, controller, self.sidebar, self.status, self.agent.consent, self.spawn)
+        calls = (self.refresh_desktop, self.voice_changed, model_fetcher, model_importer)
+        self.engines = EngineActions(self, *parts, *calls)
+        parts = (self.sidebar.desktop, self.hub, self.announce.announcer, self.request_stop, self.phrases.speak)
+        self.desktop = DesktopIntegration(self, self.settings, *parts, self.selected_label)
         self.pronunciations = PronunciationActions(self, settings_path, controller, self.notice, self.spawn)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
@@ -378,10 +365,11 @@ class MainWindow(QMainWindow):
     def request_stop(self) -> None:
         self.spawn(self.announce.stop())
 
-    @property
-    def player(self) -> object | None:
-        """The audio output what is said next goes to (None: none usable)."""
-        return self.controller.player
+    def refresh_desktop(self) -> None:
+        self.desktop.refresh()
+
+    def suspend_shortcuts(self, suspended: bool) -> None:
+        self.desktop.suspend(suspended)
 
     def select_engine(self, clicked: bool = True) -> None:
         self.settings_changed()
