@@ -3,8 +3,8 @@
 Everything the connection means (commands, ordering, flow control, idle time, rate limits, shutdown, close codes)
 is decided by ``engine.connection.ServerConnection``; the session's sentences run through
 ``engine.session_driver.SessionDriver`` on the shared scheduler. This module only receives frames (text or binary:
-SageMaker delivers binary unless the client set ``DataType=UTF8``), checks voices off the event loop, sends what the
-connection hands out and closes the socket when it says so. Sends time out in the transport
+SageMaker delivers binary unless the client set ``DataType=UTF8``), checks voices and resamples audio off the event
+loop, sends what the connection hands out and closes the socket when it says so. Sends time out in the transport
 (``endpoint.transport_guards``): a client that stops reading is aborted and its slot freed.
 """
 
@@ -20,7 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
-from voicedesk.engine.connection import ServerConnection, VoiceCheck
+from voicedesk.engine.connection import ResampleJob, ServerConnection, VoiceCheck
 from voicedesk.engine.errors import VoicedeskError, close_code_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.protocol import SynthesizeRequest, encode_event
@@ -138,6 +138,26 @@ class BidiConnection:
 
     def _emit(self, events: list[Event]) -> None:
         self.connection.session_events(events)
+        self._resample_off_the_loop()
+        self._wake.set()
+
+    def _resample_off_the_loop(self) -> None:
+        """A client that asked another rate has each sentence resampled on an executor thread; its frame waits in
+        the send queue, in order, until ``resampled`` fills it in."""
+        jobs = self.connection.take_resampling()
+        if not jobs:
+            return
+        loop = asyncio.get_running_loop()
+        for job in jobs:
+            loop.run_in_executor(None, job.run).add_done_callback(lambda f, job=job: self._resampled(job, f))
+
+    def _resampled(self, job: ResampleJob, future: asyncio.Future[bytes]) -> None:
+        # Cancelled only when the executor is shut down: the frame must not wait forever (a close waits for it).
+        exc = None if future.cancelled() else future.exception()
+        if exc is not None:
+            log.error("session %s: resampling sentence %d failed", self.lease.id[:8], job.seq, exc_info=exc)
+        failed = future.cancelled() or exc is not None
+        self.connection.resampled(job, None if failed else future.result())
         self._wake.set()
 
     # ---- client → server ----------------------------------------------------------------------------

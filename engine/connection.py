@@ -6,7 +6,8 @@ and in what order, how much audio may wait in the send queue, when the client co
 frames are read (``read_delay``: a fast sender is read later, never dropped), when a client sending junk is
 closed, how a shutdown winds the session down, and which close code ends it. The adapter (``endpoint.bidi``)
 only moves bytes, keeps the clock, waits ``read_delay`` before each read, checks voices off the event loop, runs
-the session's jobs through ``engine.session_driver.SessionDriver`` and applies a timeout to every send.
+the session's jobs through ``engine.session_driver.SessionDriver``, resamples audio off the event loop
+(``take_resampling``/``resampled``) and applies a timeout to every send.
 
 Inputs return the session events they cause; the adapter hands them to the driver (``driver.apply``), whose emit
 callback brings them back through ``session_events`` into the send queue, so every event takes one path.
@@ -18,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from voicedesk.engine.audio_formats import Encoder, open_encoder, output_problem, rates_for
+from voicedesk.engine.audio_formats import output_problem, rates_for, resample
 from voicedesk.engine.errors import CloseReason, ErrorCode, VoicedeskError, close_code_for_reason
 from voicedesk.engine.events import (
     SAMPLE_RATE,
@@ -26,7 +27,6 @@ from voicedesk.engine.events import (
     Closed,
     Error,
     Event,
-    SentenceFinished,
     drop_cancelled_audio,
 )
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
@@ -61,11 +61,29 @@ def _refuse_format(audio_format: str, request_id: str | None) -> Error:
     )
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ResampleJob:
+    """One sentence's audio to resample for a client that asked another rate. The adapter runs ``run`` on an
+    executor thread (soxr costs 1–2 ms per audio second, too much for the event loop with many sessions) and hands
+    the bytes back to ``ServerConnection.resampled``; the frame keeps its place in the send queue meanwhile."""
+
+    pcm: bytes
+    sample_rate: int
+    seq: int
+
+    def run(self) -> bytes:
+        # A sentence's audio arrives whole (one ``Audio`` per sentence, faded to silence at both ends), so one-shot
+        # resampling is the stream's result with its tail: the tail goes out before the sentence's end.
+        return resample(self.pcm, self.sample_rate)
+
+
 @dataclass(slots=True)
 class _OutFrame:
-    data: Frame
+    data: Frame | None
+    """None while ``resampling`` is under way off the loop: this frame, and every frame after it, waits."""
     audio_s: float = 0.0
     seq: int | None = None
+    resampling: ResampleJob | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +113,11 @@ class ServerConnection:
         """The server's lexicon (``--lexicon``): a session's ``lexicon`` entries are merged over it."""
         self.codec = ServerProtocol(limits.max_frame_bytes)
         self._admit_request = admit_request
-        self._output: Encoder = open_encoder("pcm", SAMPLE_RATE)
+        self._output_rate = SAMPLE_RATE
+        """The rate of audio frames for sentences queued from now on (``sample_rate``)."""
         self._out: deque[_OutFrame] = deque()
+        self._resampling_due: list[ResampleJob] = []
+        """Resampling the adapter has not taken yet (``take_resampling``)."""
         self._close: tuple[int, str] | None = None
         self._closing = False
         self._last_progress = now
@@ -180,15 +201,12 @@ class ServerConnection:
         return []
 
     def set_output_rate(self, sample_rate: int, request_id: str | None = None) -> Error | None:
-        """Audio frames of sentences that start from now on are PCM16 at ``sample_rate`` (resampled with soxr)."""
+        """Audio frames of sentences queued from now on are PCM16 at ``sample_rate`` (resampled with soxr, off the
+        event loop); sentences already queued keep the rate they were queued at."""
         problem = output_problem("pcm", sample_rate)
         if problem is not None:
             return Error(ErrorCode.BAD_MESSAGE, problem, request_id=request_id)
-        if sample_rate != self._output.sample_rate:
-            tail = self._output.flush()
-            if tail:
-                self._out.append(_OutFrame(tail))
-            self._output = open_encoder("pcm", sample_rate)
+        self._output_rate = sample_rate
         return None
 
     def open_at_rate(self, query_value: str, now: float = 0.0) -> list[Event]:
@@ -220,11 +238,6 @@ class ServerConnection:
             if isinstance(event, Audio):
                 self._queue_audio(event)
                 continue
-            if isinstance(event, SentenceFinished):
-                # The resampler's tail belongs to this sentence: it goes out before its sentence_end.
-                tail = self._output.flush()
-                if tail:
-                    self._out.append(_OutFrame(tail, 0.0, event.seq))
             self._out.extend(_OutFrame(f) for f in self.codec.send(event))
             if isinstance(event, Closed):
                 self._closing = True
@@ -232,15 +245,48 @@ class ServerConnection:
 
     def _queue_audio(self, event: Audio) -> None:
         self.codec.send(event)  # counts the bytes of the 24 kHz original
-        data = self._output.encode(event.pcm)
+        if self._output_rate == SAMPLE_RATE:
+            self._out.append(_OutFrame(event.pcm, event.duration_s, event.seq))
+            return
+        job = ResampleJob(event.pcm, self._output_rate, event.seq)
+        self._out.append(_OutFrame(None, event.duration_s, event.seq, job))
+        self._resampling_due.append(job)
+
+    def take_resampling(self) -> list[ResampleJob]:
+        """Audio queued since the last call that the adapter must resample off the event loop (``ResampleJob.run``,
+        then ``resampled``). Frames behind it wait, so the order of frames is kept."""
+        due, self._resampling_due = self._resampling_due, []
+        return due
+
+    def resampled(self, job: ResampleJob, data: bytes | None) -> None:
+        """The outcome of ``job.run()`` (None: it failed, and the client is told so instead of getting the audio).
+        A job whose frame left the queue meanwhile (cancelled, the peer gone) is ignored."""
+        at = next((i for i, f in enumerate(self._out) if f.resampling is job), None)
+        if at is None:
+            return
+        frame = self._out[at]
+        frame.resampling = None
         if data:
-            self._out.append(_OutFrame(data, event.duration_s, event.seq))
-        else:
-            self.core.audio_consumed(event.duration_s)  # the resampler holds it; nothing waits to be sent
+            frame.data = data
+            return
+        self.core.audio_consumed(frame.audio_s)  # nothing of it will be sent
+        instead: list[_OutFrame] = []
+        if data is None:
+            error = Error(
+                ErrorCode.SYNTHESIS_FAILED,
+                f"The audio of sentence {job.seq} could not be resampled to {job.sample_rate} Hz, so it was skipped; "
+                "the session goes on (ask 24000 Hz to receive the model's own rate).",
+                seq=job.seq,
+            )
+            instead = [_OutFrame(f) for f in self.codec.send(error)]
+        del self._out[at]
+        for offset, replacement in enumerate(instead):  # in the audio's place, before its sentence_end
+            self._out.insert(at + offset, replacement)
 
     def next_frame(self, now: float) -> Frame | None:
-        """The next frame to send. Taking it counts as the client's progress and its audio as taken."""
-        if not self._out:
+        """The next frame to send. Taking it counts as the client's progress and its audio as taken. None also while
+        the next one is still being resampled."""
+        if not self._out or self._out[0].data is None:
             return None
         out = self._out.popleft()
         if out.audio_s:
@@ -299,6 +345,7 @@ class ServerConnection:
     def peer_gone(self, now: float) -> list[Event]:
         """The client disconnected: drop everything at once."""
         self._out.clear()
+        self._resampling_due.clear()
         return self.core.abort("aborted", now)
 
     # ---- internals ----------------------------------------------------------------------------------

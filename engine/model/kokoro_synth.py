@@ -288,18 +288,22 @@ class KokoroSynthesizer:
 
     def warm(self, text: str, voice: str, settings: TextSettings) -> None:
         """A sentence still arriving: its finished numbers and units are normalized now, off the caller's thread
-        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result. Not with preparation
-        workers: their own front-ends prepare the sentence, so warming this process's would spend CPU for nothing."""
+        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result. With preparation workers
+        the warm goes to the pool (``PreparePool.warm``): the workers' front-ends prepare the sentence, so warming
+        this process's would spend CPU for nothing."""
         with self._lock:
-            if self._workers is not None:
-                return
             if self._warmer is None:
                 self._warmer = FrontEndWarmer(self._warm_now)
         self._warmer.hint(text, voice, settings)
 
     def _warm_now(self, text: str, voice: str, settings: TextSettings) -> None:
-        spec, _pack = self.resolve_voice(voice)
-        self.front_end.warm(text, language_of(parse_voice_spec(spec)[0].source), settings)
+        spec, _pack = self.resolve_voice(voice)  # on the warmer's thread: a voice may have to be read from disk
+        language = language_of(parse_voice_spec(spec)[0].source)
+        workers = self._workers
+        if workers is not None:
+            workers.warm(text, language, settings)
+            return
+        self.front_end.warm(text, language, settings)
 
     @property
     def prepare_workers(self) -> int:
@@ -314,6 +318,8 @@ class KokoroSynthesizer:
         """Front-end and G2P from now on in ``pool``'s processes (None: in-process). Call it before serving."""
         with self._lock:
             self._workers = pool
+            # A new warmer: the old one remembers what it warmed in the other memo (the pool's or this process's).
+            self._warmer = None
             if self._ahead_pool is not None:
                 self._ahead_pool.shutdown(wait=False)
                 self._ahead_pool = None

@@ -9,6 +9,12 @@ worker loads the front-end and the G2P once, when it starts (``start_worker``: N
 misaki and spaCy), never per request; a sentence goes over as (text, language, settings) and comes back as its
 ``PreparedText`` (picklable: ``engine.model.prepared``), with the CPU time of each stage.
 
+A sentence still arriving is warmed in the pool too (``warm``): a worker normalizes its finished numbers and units
+(``FrontEnd.warm``) and hands the stretches it normalized back; they travel with the sentence when it is prepared,
+so whichever worker gets it finds them in its memo (each process has its own). A warm is a hint that never delays
+real work: only the newest fragment waits, and it starts only while a worker would still be left idle for a
+sentence arriving meanwhile, so it never sits in the executor's queue ahead of one (on one worker: never).
+
 Errors raised in a worker come back as the same ``VoicedeskError`` (class, code, message, advice), so a client
 sees exactly what it would see with preparation in-process. A worker that dies breaks the executor
 (``BrokenProcessPool``): the pool starts fresh processes and sends each sentence that was in it once more; a
@@ -18,11 +24,12 @@ the workers finish and joins them: no process is left behind.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -33,6 +40,7 @@ from voicedesk.engine.model.g2p_pipelines import G2PPipelines
 from voicedesk.engine.model.prepared import PreparedPiece, prepare_pieces
 from voicedesk.engine.model.voices import DEFAULT_LANGUAGE
 from voicedesk.engine.text.frontend import FrontEnd, shared_front_end
+from voicedesk.engine.text.frontend.memo import MemoNormalize
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.frontend.spoken import SpokenText
 
@@ -40,6 +48,11 @@ WARM_UP_TEXT = "Hello there, it is 21°C."
 """Has a number and a unit, so a worker's grammars are warm before its first sentence."""
 STAGE_SAMPLES = 4096
 """Per-sentence stage times kept for the figures (the latest ones)."""
+WARMED_KEPT = 512
+"""Stretches warmed in workers that this side keeps to send along with the sentences that contain them."""
+
+MemoEntries = tuple[tuple[str, str], ...]
+"""(written, spoken) stretches of a front-end's memo, as they travel between processes."""
 
 
 def auto_workers(device: str, cores: int | None = None) -> int:
@@ -61,6 +74,11 @@ class PreparedText:
     pieces: tuple[PreparedPiece, ...]
     front_end_cpu_s: float = 0.0
     g2p_cpu_s: float = 0.0
+    memo_hits: int = 0
+    """Stretches the front-end found in its memo (warmed, seeded or seen before) instead of asking NeMo."""
+    nemo_calls: int = 0
+    """Stretches NeMo normalized for this sentence."""
+    worker_pid: int = 0
 
 
 class TextPreparation:
@@ -118,16 +136,53 @@ def start_worker(setup: WorkerSetup) -> None:
         _preparation(WARM_UP_TEXT, DEFAULT_LANGUAGE)
 
 
-def prepare_in_worker(text: str, language: str, settings: TextSettings) -> PreparedText | _Failure:
+def _memo(front_end: FrontEnd, language: str) -> MemoNormalize | None:
+    normalize = getattr(front_end.spoken_forms.get(language), "normalize", None)
+    return normalize if isinstance(normalize, MemoNormalize) else None
+
+
+def prepare_in_worker(
+    text: str, language: str, settings: TextSettings, seed: MemoEntries = ()
+) -> PreparedText | _Failure:
+    """``seed``: stretches of this sentence warmed in some worker while it arrived, for this worker's memo."""
     assert _preparation is not None, "start_worker runs first"
+    memo = _memo(_preparation.front_end, language)
+    if memo is not None:
+        memo.remember(seed)
+    hits, calls = (memo.hits, memo.misses) if memo is not None else (0, 0)
     try:
-        return _preparation(text, language, settings)
+        prepared = _preparation(text, language, settings)
     except VoicedeskError as exc:
         return _Failure(type(exc), str(exc.code), exc.message, exc.advice)
+    if memo is None:
+        return dataclasses.replace(prepared, worker_pid=os.getpid())
+    return dataclasses.replace(
+        prepared, memo_hits=memo.hits - hits, nemo_calls=memo.misses - calls, worker_pid=os.getpid()
+    )
 
 
-def worker_pid() -> int:
+def warm_in_worker(text: str, language: str, settings: TextSettings) -> MemoEntries:
+    """Normalizes the finished stretches of a sentence still arriving (``FrontEnd.warm``) and returns them, so they
+    can go along to whichever worker prepares the sentence. A hint: any error is left for the sentence to meet."""
+    assert _preparation is not None, "start_worker runs first"
+    memo = _memo(_preparation.front_end, language)
+    if memo is None:
+        return ()
+    touched = memo.hits + memo.misses
+    try:
+        _preparation.front_end.warm(text, language, settings)
+    except Exception:
+        return ()
+    return tuple(memo.latest(memo.hits + memo.misses - touched))
+
+
+def worker_pid(hold_s: float = 0.0) -> int:
+    time.sleep(hold_s)  # keeps this worker busy a moment, so the next task goes to another one
     return os.getpid()
+
+
+START_HOLD_S = 0.05
+"""How long each of ``start``'s probes holds its worker (so a ready worker cannot answer for one still loading)."""
 
 
 class StageSamples:
@@ -162,6 +217,7 @@ class PreparePool:
         *,
         task: Callable[..., PreparedText | _Failure] = prepare_in_worker,
         initializer: Callable[[WorkerSetup], None] = start_worker,
+        warm_task: Callable[[str, str, TextSettings], MemoEntries] = warm_in_worker,
     ) -> None:
         if workers < 1:
             raise ValueError(f"a preparation pool needs at least one worker; got {workers}")
@@ -169,12 +225,23 @@ class PreparePool:
         self._setup = setup
         self._task = task
         self._initializer = initializer
+        self._warm_task = warm_task
         self._lock = threading.Lock()
         self._closed = False
         self._executor = self._new_executor()
         self.replaced = 0
         """How many times dead workers made the pool start fresh processes."""
         self.stages = StageSamples()
+        self._warm_lock = threading.Lock()
+        self._preparing = 0
+        """Sentences handed to the pool and not yet back (a warm waits while they leave no worker idle)."""
+        self._warm_next: tuple[str, str, TextSettings] | None = None
+        self._warming = False
+        self._warmed: OrderedDict[str, str] = OrderedDict()
+        self.warmed = 0
+        """Fragments warmed in a worker (for tests and benchmarks)."""
+        self.warm_order: deque[str] = deque(maxlen=64)
+        """The latest warms and sentences to come back, in order (``warm:``/``prepare:`` + text; for tests)."""
 
     def _new_executor(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
@@ -186,11 +253,16 @@ class PreparePool:
 
     def start(self) -> None:
         """Blocks until every worker has started and loaded its front-end and G2P (at server start, not on the
-        first requests). The executor starts a process per task while none is idle, so one task each starts all."""
+        first requests). The executor starts a process per task while none is idle, so one task each starts all;
+        but a worker that is ready first may answer every task while another is still loading, so probes go out
+        until each worker has answered one (a worker answers only once its initializer is done)."""
         with self._lock:
             executor = self._executor
-        for future in [executor.submit(worker_pid) for _ in range(self.workers)]:
-            future.result()
+        answered: set[int] = set()
+        while len(answered) < self.workers:
+            answered.update(
+                f.result() for f in [executor.submit(worker_pid, START_HOLD_S) for _ in range(self.workers)]
+            )
 
     def worker_pids(self) -> list[int]:
         """The worker processes now running (for tests and diagnostics; the executor keeps them by pid)."""
@@ -201,10 +273,60 @@ class PreparePool:
     def submit(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> Future[PreparedText]:
         outer: Future[PreparedText] = Future()
         outer.set_running_or_notify_cancel()
-        self._send(outer, (text, language, settings), attempt=1)
+        with self._warm_lock:
+            self._preparing += 1
+            seed = tuple((written, spoken) for written, spoken in self._warmed.items() if written in text)
+        outer.add_done_callback(lambda _done: self._prepared(text))
+        self._send(outer, (text, language, settings, seed), attempt=1)
         return outer
 
-    def _send(self, outer: Future[PreparedText], args: tuple[str, str, TextSettings], attempt: int) -> None:
+    def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> None:
+        """A sentence still arriving, to warm in a worker; returns at once. Only the newest fragment waits (a
+        fragment grows; the older one is contained in it), and it starts only while a worker stays idle beside it."""
+        with self._warm_lock:
+            self._warm_next = (text, language, settings)
+        self._start_warm()
+
+    def _prepared(self, text: str) -> None:
+        with self._warm_lock:
+            self._preparing -= 1
+            self.warm_order.append(f"prepare:{text}")
+        self._start_warm()
+
+    def _start_warm(self) -> None:
+        with self._warm_lock:
+            job = self._warm_next
+            if job is None or self._warming or self._closed or self._preparing + 2 > self.workers:
+                return
+            self._warm_next, self._warming = None, True
+        with self._lock:
+            executor = self._executor
+        try:
+            inner = executor.submit(self._warm_task, *job)
+        except (BrokenProcessPool, RuntimeError):  # broken or shut down: the next sentence replaces or refuses
+            with self._warm_lock:
+                self._warming = False
+            return
+        inner.add_done_callback(lambda done: self._warm_done(job[0], done))
+
+    def _warm_done(self, text: str, inner: Future[MemoEntries]) -> None:
+        entries: MemoEntries = ()
+        if not inner.cancelled() and inner.exception() is None:
+            entries = inner.result()
+        with self._warm_lock:
+            self._warming = False
+            self.warmed += 1
+            self.warm_order.append(f"warm:{text}")
+            for written, spoken in entries:
+                self._warmed[written] = spoken
+                self._warmed.move_to_end(written)
+            while len(self._warmed) > WARMED_KEPT:
+                self._warmed.popitem(last=False)
+        self._start_warm()
+
+    def _send(
+        self, outer: Future[PreparedText], args: tuple[str, str, TextSettings, MemoEntries], attempt: int
+    ) -> None:
         with self._lock:
             executor = None if self._closed else self._executor
         if executor is None:
@@ -225,7 +347,7 @@ class PreparePool:
         self,
         inner: Future[PreparedText | _Failure],
         outer: Future[PreparedText],
-        args: tuple[str, str, TextSettings],
+        args: tuple[str, str, TextSettings, MemoEntries],
         attempt: int,
         executor: ProcessPoolExecutor,
     ) -> None:

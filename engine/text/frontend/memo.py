@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 DEFAULT_MEMO_SIZE = 4096
 """Stretches remembered (a few words each: well under 1 MB)."""
@@ -52,6 +52,24 @@ class MemoNormalize:
                 self._memo.move_to_end(text)
                 self.hits += 1
             return spoken
+
+    def latest(self, count: int) -> list[tuple[str, str]]:
+        """The ``count`` stretches used or added last (oldest first), to hand a warm-up's work to another process."""
+        with self._memo_lock:
+            if count <= 0:
+                return []
+            return list(self._memo.items())[-count:]
+
+    def remember(self, entries: Iterable[tuple[str, str]]) -> None:
+        """Takes stretches another process normalized (its ``latest``): the same grammars give the same answers."""
+        if self.size <= 0:
+            return
+        with self._memo_lock:
+            for written, spoken in entries:
+                self._memo[written] = spoken
+                self._memo.move_to_end(written)
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
 
     def clear(self) -> None:
         with self._memo_lock:
