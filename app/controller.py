@@ -105,6 +105,8 @@ class SpeechController:
         """The voice for turns that do not bring their own."""
         self._turn_voice = self.voice
         self.failover_enabled = True
+        self.refusal = ""
+        """Why the last ``speak`` that returned None could not start (its notice's text)."""
         self.history: list[ChatMessage] = []
         self.turns: deque[Turn] = deque(maxlen=turns_kept)
         self.run: TurnRun | None = None
@@ -149,7 +151,8 @@ class SpeechController:
                     async with self._engine_lock:  # not while Connect or a reconnect is opening a session
                         link = await self._usable_link()
                 except VoicedeskError as exc:
-                    self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
+                    self.refusal = error_text(exc, self.hub.spec.kind)
+                    self.listener.notice(self.refusal, "error", Topic.ENGINE)
                     return None
             self._turn_voice = voice
             turn = Turn(prepared.turn_id if prepared is not None else next(self._turn_ids), kind, prompt, link.label)
