@@ -161,7 +161,7 @@ def test_a_missing_model_is_explained_and_the_download_is_offered(make_window, q
         await until(lambda: "models" in window.status.text)
 
     qloop.run_until_complete(speak_refused())
-    assert window.controller.turns == []
+    assert not window.controller.turns
 
 
 def test_voice_preview_speaks_the_chosen_blend(make_window, qtbot, qloop):
