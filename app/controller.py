@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Protocol
@@ -82,6 +83,11 @@ class PlayerLike(Protocol):
     async def wait_finished(self) -> None: ...
 
 
+TURNS_KEPT = 100
+"""The newest turns the controller remembers (retries, the window's lookups); an always-on console speaks for
+weeks, so older ones go (the history file keeps what was said)."""
+
+
 class SpeechController:
     def __init__(
         self,
@@ -89,6 +95,7 @@ class SpeechController:
         listener: ControllerListener,
         player: PlayerLike | None = None,
         clock: Callable[[], float] = time.monotonic,
+        turns_kept: int = TURNS_KEPT,
     ) -> None:
         self.hub = hub
         self.listener = listener
@@ -98,8 +105,10 @@ class SpeechController:
         """The voice for turns that do not bring their own."""
         self._turn_voice = self.voice
         self.failover_enabled = True
+        self.refusal = ""
+        """Why the last ``speak`` that returned None could not start (its notice's text)."""
         self.history: list[ChatMessage] = []
-        self.turns: list[Turn] = []
+        self.turns: deque[Turn] = deque(maxlen=turns_kept)
         self.run: TurnRun | None = None
         self.last_run: TurnRun | None = None
         self._link: SessionLink | None = None
@@ -142,7 +151,8 @@ class SpeechController:
                     async with self._engine_lock:  # not while Connect or a reconnect is opening a session
                         link = await self._usable_link()
                 except VoicedeskError as exc:
-                    self.listener.notice(error_text(exc, self.hub.spec.kind), "error", Topic.ENGINE)
+                    self.refusal = error_text(exc, self.hub.spec.kind)
+                    self.listener.notice(self.refusal, "error", Topic.ENGINE)
                     return None
             self._turn_voice = voice
             turn = Turn(prepared.turn_id if prepared is not None else next(self._turn_ids), kind, prompt, link.label)
@@ -443,6 +453,9 @@ class SpeechController:
     def on_player_event(self, event) -> None:
         if event.kind == "onset" and event.seq in self._player_map:
             run, index = self._player_map.pop(event.seq)
+            # The player plays in order: an earlier sentence with no onset by now was cut or dropped, never heard.
+            for unheard in [seq for seq in self._player_map if seq < event.seq]:
+                del self._player_map[unheard]
             run.dac(index, event.monotonic)
             self._changed(run)
         elif event.kind == "underrun" and self.run is not None:

@@ -66,8 +66,10 @@ class BidiConnection:
         settings = runtime.settings
         now = time.monotonic()
         core = SessionCore(IncrementalSentenceChunker(), SessionConfig(text=settings.text_settings), settings.limits)
+        by_address = runtime.junk_by_address
+        junk = by_address.budget(lease.client, now) if by_address is not None and lease.client else None
         self.connection = ServerConnection(
-            core, settings.connection, now, self._admit_request, base_lexicon=settings.lexicon
+            core, settings.connection, now, self._admit_request, base_lexicon=settings.lexicon, junk=junk
         )
         self.driver = SessionDriver(
             self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection

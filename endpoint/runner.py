@@ -50,7 +50,8 @@ class GracefulServer(uvicorn.Server):
 def uvicorn_config(
     app: Starlette, settings: ServerSettings, log_config: object = uvicorn.config.LOGGING_CONFIG
 ) -> uvicorn.Config:
-    http, ws = guarded_protocols(settings)
+    runtime = getattr(app.state, "runtime", None)
+    http, ws = guarded_protocols(settings, runtime.junk_by_address if runtime is not None else None)
     config = uvicorn.Config(
         app,
         host=settings.host,

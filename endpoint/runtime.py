@@ -24,6 +24,7 @@ from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.input_budget import JunkByAddress
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import is_path_spec, parse_voice_spec
@@ -83,6 +84,11 @@ class EndpointRuntime:
         self.sessions_evicted = 0
         self.bad_frame_log = BadFrameLog(logging.getLogger("voicedesk.endpoint.bidi"))
         """Every WebSocket session's unreadable frames and slowed reads, one summary line per interval."""
+        limits, per_address = settings.connection, settings.max_connections_per_client is not None
+        self.junk_by_address = JunkByAddress(limits.junk_per_s, limits.junk_burst) if per_address else None
+        """Junk budgets per client address, shared by its connections; the transport refuses an address whose
+        budget is empty before the WebSocket handshake. None without per-client caps (behind a proxy or SageMaker
+        every client has the same address): then each connection has its own budget."""
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 

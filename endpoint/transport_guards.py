@@ -10,6 +10,10 @@ on an open network needs and uvicorn does not apply on its own.
   newcomer from an address holding clearly less (``endpoint.fair_admission``), told why first (``evict``: an
   ``error`` frame ``too_many_connections`` and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP
   connection); otherwise the newcomer is aborted. Refusals are logged as a count, once per interval.
+- **Junk from an address.** While the junk budget of a client's address is empty (``JunkByAddress``: its last
+  connection was just closed for sending frames that cannot be understood), a new connection from it gets a 429
+  JSON ``rate_limited`` answer with ``retry_after_s`` and is closed before the WebSocket handshake: a reconnecting
+  junk flood costs a refused TCP connection, not a handshake and a session each time.
 - **Malformed requests** get uvicorn's 400, but with a JSON body like every other error.
 - **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
   (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
@@ -39,6 +43,7 @@ from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
 from voicedesk.engine.events import Closed, Error
+from voicedesk.engine.input_budget import JunkByAddress
 from voicedesk.engine.protocol import encode_event
 
 log = logging.getLogger(__name__)
@@ -67,6 +72,7 @@ class TimedFlowControl(FlowControl):
 class GuardedH11Protocol(H11Protocol):
     settings: ServerSettings
     refusals: RefusalLog
+    junk_by_address: JunkByAddress | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -82,7 +88,26 @@ class GuardedH11Protocol(H11Protocol):
             self.refusals.refused(refusal)
             transport.abort()
             return
+        if self._refuse_junk_address():
+            return
         self._arm_header_timer()
+
+    def _refuse_junk_address(self) -> bool:
+        """An address whose junk budget is empty is told so and closed before its request is even read."""
+        host = self.client[0] if self.client else None
+        by_address = self.junk_by_address
+        wait_s = by_address.refusal_s(host, time.monotonic()) if by_address is not None and host else 0.0
+        if wait_s <= 0:
+            return False
+        self.refusals.refused("junk budget of the address (its last connection was closed for junk)")
+        error = VoicedeskError(
+            ErrorCode.RATE_LIMITED,
+            "Your address's last connection here was closed for sending frames that could not be understood, and "
+            f"its budget for them is empty; connect again in {wait_s:.1f} s and send valid JSON commands.",
+        )
+        error.details = {"retry_after_s": round(wait_s, 1)}  # type: ignore[attr-defined]
+        self.evict(error)
+        return True
 
     def _over_cap(self) -> str | None:
         settings = self.settings
@@ -288,7 +313,10 @@ class RefusalLog:
         self._logged = dict(self.counts)
 
 
-def guarded_protocols(settings: ServerSettings) -> tuple[type[GuardedH11Protocol], type[GuardedWebSocketProtocol]]:
-    http = type("VoicedeskHttpProtocol", (GuardedH11Protocol,), {"settings": settings, "refusals": RefusalLog()})
+def guarded_protocols(
+    settings: ServerSettings, junk_by_address: JunkByAddress | None = None
+) -> tuple[type[GuardedH11Protocol], type[GuardedWebSocketProtocol]]:
+    attributes = {"settings": settings, "refusals": RefusalLog(), "junk_by_address": junk_by_address}
+    http = type("VoicedeskHttpProtocol", (GuardedH11Protocol,), attributes)
     ws = type("VoicedeskWebSocketProtocol", (GuardedWebSocketProtocol,), {"settings": settings})
     return http, ws

@@ -106,6 +106,7 @@ class ServerConnection:
         now: float,
         admit_request: RequestAdmission | None = None,
         base_lexicon: Lexicon = EMPTY_LEXICON,
+        junk: JunkBudget | None = None,
     ) -> None:
         self.core = core
         self.limits = limits
@@ -122,7 +123,8 @@ class ServerConnection:
         self._closing = False
         self._last_progress = now
         self.pacing = ReadPacing(limits.frames_per_s, limits.frame_burst, now)
-        self._junk = JunkBudget(limits.junk_per_s, limits.junk_burst, now)
+        self._junk = junk if junk is not None else JunkBudget(limits.junk_per_s, limits.junk_burst, now)
+        """The junk budget: the client address's (``JunkByAddress``, shared by its connections) or this one's."""
         self.bad_frames = 0
         """Frames that could not be understood (the adapter logs their count, not each one)."""
         self.frames_read = 0
@@ -360,7 +362,8 @@ class ServerConnection:
         error = Error(
             ErrorCode.RATE_LIMITED,
             f"Too many frames that could not be understood (more than {junk.burst} at once, or {junk.junk_per_s:g} a "
-            f"second over time; the last: {exc.code}), so the connection was closed. Send valid JSON commands.",
+            f"second over time; the last: {exc.code}), so the connection was closed. Send valid JSON commands. The "
+            "budget belongs to your address: new connections from it are refused while it is empty.",
             fatal=True,
         )
         return [error, *self.core.abort(ABUSE_REASON, now)]

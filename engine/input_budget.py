@@ -9,6 +9,11 @@ Two budgets, because they mean different things:
 - **Junk** (``junk_per_s``, bursts of ``junk_burst``): frames that cannot be understood (undecodable, wrong shape,
   too large) are answered one by one until this runs dry; then the connection is closed. It refills at a few a
   second, so a client that keeps the server reading junk is closed however slowly it sends.
+- **Junk per address** (``JunkByAddress``): with per-client caps on, the junk budget belongs to the client's
+  address, not to one connection. A client closed for junk that reconnects finds the budget as it left it (empty),
+  and while it is empty a new connection from that address is refused before the WebSocket handshake: a
+  reconnecting junk flood costs the server a refused TCP connection, not a handshake, a session and 40 answers
+  per connection.
 """
 
 from __future__ import annotations
@@ -73,12 +78,61 @@ class ReadPacing:
 
 
 class JunkBudget:
-    """Frames that could not be understood: answered while the budget lasts, the connection closed beyond it."""
+    """Frames that could not be understood: answered while the budget lasts, the connection closed beyond it.
+    ``bucket``: the address's, shared by its connections (``JunkByAddress``); otherwise the connection's own."""
 
-    def __init__(self, junk_per_s: float, burst: int, now: float) -> None:
-        self._bucket = TokenBucket(junk_per_s, max(1, burst), at=now)
+    def __init__(self, junk_per_s: float, burst: int, now: float, bucket: TokenBucket | None = None) -> None:
+        self._bucket = bucket if bucket is not None else TokenBucket(junk_per_s, max(1, burst), at=now)
         self.junk_per_s = junk_per_s
         self.burst = burst
 
     def allow(self, now: float) -> bool:
         return self._bucket.take(now)
+
+
+class JunkByAddress:
+    """Junk budgets of client addresses, shared by each address's connections (one server's, pure).
+
+    An address is refused new connections while its budget holds less than one frame: it was just closed for junk,
+    and what it would send next is more junk. Budgets that refilled are forgotten, and at most ``max_addresses``
+    are kept (the fullest go first), so an attacker with many addresses cannot grow this table without bound."""
+
+    def __init__(self, junk_per_s: float, burst: int, max_addresses: int = 4096) -> None:
+        self.junk_per_s = junk_per_s
+        self.burst = max(1, burst)
+        self.max_addresses = max_addresses
+        self._buckets: dict[str, TokenBucket] = {}
+        self.refused = 0
+        """Connections refused because their address's junk budget was empty."""
+
+    def budget(self, address: str, now: float) -> JunkBudget:
+        """The junk budget of a new connection from ``address``: the address's own bucket."""
+        bucket = self._buckets.get(address)
+        if bucket is None:
+            self._forget(now)
+            bucket = self._buckets[address] = TokenBucket(self.junk_per_s, self.burst, at=now)
+        return JunkBudget(self.junk_per_s, self.burst, now, bucket)
+
+    def refusal_s(self, address: str, now: float) -> float:
+        """0 when ``address`` may open a connection now; otherwise the seconds until its budget holds a frame
+        again (the connection is refused, and counted)."""
+        bucket = self._buckets.get(address)
+        wait = 0.0 if bucket is None else bucket.wait_s(now)
+        if wait > 0:
+            self.refused += 1
+        return wait
+
+    @property
+    def addresses(self) -> int:
+        """Addresses whose budget is kept (at most ``max_addresses``; refilled ones are forgotten once it is full)."""
+        return len(self._buckets)
+
+    def _forget(self, now: float) -> None:
+        if len(self._buckets) < self.max_addresses:
+            return
+        for address, bucket in list(self._buckets.items()):
+            if bucket.wait_s(now, self.burst) == 0:
+                del self._buckets[address]
+        while len(self._buckets) >= self.max_addresses:
+            fullest = max(self._buckets, key=lambda a: self._buckets[a].tokens)
+            del self._buckets[fullest]

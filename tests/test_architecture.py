@@ -9,6 +9,9 @@
   imported by it, and the endpoint image (what packaging/Dockerfile copies) does not hold it.
 - No import cycles between modules: module-level imports, including those under ``if TYPE_CHECKING:`` (a circle of
   types is still a circle of knowledge); a function's own imports run later and may not form one either.
+- The window's helpers (``app/ui/*_actions.py``) take the few objects they use, never the window: no parameter
+  called ``window`` or typed as one of the app's windows (Qt's own ``QMainWindow``, for a menu bar or a dialog's
+  parent, is not the app's window).
 - Code imports the installed names (``voicedesk.engine…``), never the folders (``engine…``), which would load a
   second copy of a module beside the first.
 - setup.py installs every package folder: every folder of modules is a package.
@@ -38,7 +41,7 @@ ENGINE_FOLDERS = {"text": {"text"}, "model": {"model", "text"}, "measure": {"mea
 """Which of the engine's folders each folder may import, besides ENGINE_VOCABULARY."""
 KNOWN_CYCLES: set[str] = set()
 """Modules allowed in a cycle: none. (The window's helpers took the whole MainWindow, a type-only import back to
-it; they now see it as ``app.ui.console_window.ConsoleWindow``.) Never add one."""
+it; they now take the few objects they use.) Never add one."""
 
 
 def _modules() -> dict[str, Path]:
@@ -164,6 +167,37 @@ def test_no_import_cycles_not_even_between_types():
 def test_the_cycle_check_sees_type_only_imports():
     source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from voicedesk.app.ui.window import MainWindow\n"
     assert "voicedesk.app.ui.window" in {n for s in _module_level(ast.parse(source).body) for n in _names(s)}
+
+
+def _window_parameters(source: str) -> list[str]:
+    """Parameters of ``source``'s functions that hand over the app's window: called ``window`` or typed as a
+    ``…Window`` that is not one of Qt's classes."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            arguments = node.args
+            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                typed = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                qt = typed.startswith("Q") and typed[1:2].isupper()
+                if not qt and (arg.arg == "window" or typed.strip("'\"").endswith("Window")):
+                    found.append(f"{arg.arg}: {typed}" if typed else arg.arg)
+    return found
+
+
+def test_the_windows_helpers_take_the_objects_they_use_not_the_window():
+    offenders = {
+        path.name: found
+        for path in sorted((REPO / "app" / "ui").glob("*_actions.py"))
+        if (found := _window_parameters(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
+
+
+def test_the_window_parameter_check_sees_a_window_handed_over():
+    assert _window_parameters("def __init__(self, window, history): ...") == ["window"]
+    assert _window_parameters("def __init__(self, owner: 'ConsoleWindow'): ...") == ["owner: 'ConsoleWindow'"]
+    assert _window_parameters("def __init__(self, window: MainWindow): ...") == ["window: MainWindow"]
+    assert _window_parameters("def __init__(self, window: QMainWindow, status: StatusLine): ...") == []
 
 
 def test_code_and_tests_import_the_installed_names_only():

@@ -193,11 +193,17 @@ async def _flood(url: str, kind: str, started, stop, results) -> None:  # type: 
             sent += 1
         elapsed = time.monotonic() - began
         reader.cancel()
-    results.put({"frames_sent": sent, "sent_per_s": round(sent / elapsed), "errors": errors})
+    # The agent's own CPU per second: it runs on this machine too (the machine's load, not the server's).
+    cpu_per_s = round(time.process_time() / elapsed, 3)
+    results.put({"frames_sent": sent, "sent_per_s": round(sent / elapsed), "errors": errors, "cpu_per_s": cpu_per_s})
 
 
-async def healthy_beside_flood(url: str, rounds: int, kind: str) -> dict[str, object]:
+async def healthy_beside_flood(url: str, rounds: int, kind: str, cpu=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """``cpu``: the server's ``abuse_side_by_side.CpuMeter``, read alone and during the flood, when given."""
+    if cpu is not None:
+        cpu.read()
     alone = [await time_to_first_audio(url) for _ in range(rounds)]
+    cpu_alone = cpu.read() if cpu is not None else None
     context = multiprocessing.get_context("spawn")
     started, stop, results = context.Event(), context.Event(), context.Queue()
     flooder = context.Process(target=_flood_process, args=(url, kind, started, stop, results), daemon=True)
@@ -206,7 +212,10 @@ async def healthy_beside_flood(url: str, rounds: int, kind: str) -> dict[str, ob
         if not await asyncio.to_thread(started.wait, 60):
             raise RuntimeError("the flooding agent did not connect")
         await asyncio.sleep(2.0)  # past its burst: the server now reads it at its frame rate
+        if cpu is not None:
+            cpu.read()
         during = [await time_to_first_audio(url) for _ in range(rounds)]
+        cpu_during = cpu.read() if cpu is not None else None
     finally:
         stop.set()
     flood = await asyncio.to_thread(results.get, True, 60)
@@ -221,6 +230,7 @@ async def healthy_beside_flood(url: str, rounds: int, kind: str) -> dict[str, ob
         "median_ratio": round(ratio, 2),
         "goal": HEALTHY_GOAL_RATIO,
         "flood": flood,
+        **({"server_cpu": {"alone": cpu_alone, "during": cpu_during}} if cpu is not None else {}),
     }
 
 

@@ -4,10 +4,11 @@ Each session sends its frames in batches; after each batch a barrier, ``cancel``
 its own. The server handles a connection's frames in order, so once the barrier's ``flushed`` is back every frame
 before it has been dealt with: a frame counts as answered when it was a valid command, or when the protocol rejects
 it and the error with its code (and ``request_id``) came back before the barrier. ``cancel`` stops whatever a valid
-mutated request started, so the model is never busy for long. Each batch goes on a fresh connection: a batch is
-mostly junk, and a connection sending more junk than its budget (a few frames a second, bursts of 40) is closed by
-design; the flood test is that budget's subject. Each session comes from its own loopback address, so the
-per-address session cap (whose slot a closed connection frees a moment later) is not what is measured. Afterwards
+mutated request started, so the model is never busy for long. Each batch goes on a fresh connection from a fresh
+loopback address: a batch is mostly junk, and an address sending more junk than its budget (a few frames a second,
+bursts of 40, shared by the address's connections) is closed and then refused by design; the flood test is that
+budget's subject. The per-address session cap (whose slot a closed connection frees a moment later) is not what is
+measured either. Afterwards
 every session must still speak a real request; one refused ``queue_saturated`` (the model busy on a slow machine)
 asks again after its ``retry_after_s``, as a client should.
 """
@@ -144,7 +145,7 @@ async def fuzz(
                 TokenBucket(0.9 * frames_per_s, 0.9 * frame_burst),
                 result,
                 f"s{i}",
-                f"127.0.0.{30 + i}",
+                i,
             )
             for i in range(sessions)
         )
@@ -153,15 +154,21 @@ async def fuzz(
     return result
 
 
+def batch_address(session: int, batch_no: int) -> str:
+    """A loopback address of its own for each batch of each session (127.0.0.0/8 is all loopback on Linux)."""
+    return f"127.{30 + session}.{batch_no // 250}.{batch_no % 250 + 1}"
+
+
 async def _fuzz_session(
-    target: Target, mutator: FrameMutator, count: int, bucket: TokenBucket, result: FuzzResult, name: str, source: str
+    target: Target, mutator: FrameMutator, count: int, bucket: TokenBucket, result: FuzzResult, name: str, session: int
 ) -> None:
+    batch_no = 0
     try:
         for batch_no, start in enumerate(range(0, count, BATCH)):
             batch = [mutator.next() for _ in range(min(BATCH, count - start))]
-            async with target.connect(source) as ws:
+            async with target.connect(batch_address(session, batch_no)) as ws:
                 await _send_batch(ws, batch, bucket, result, f"{name}-barrier-{batch_no}")
-        async with target.connect(source) as ws:
+        async with target.connect(batch_address(session, batch_no + 1)) as ws:
             if await speaks(ws, f"{name}-after"):
                 result.sessions_usable_after += 1
             else:

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 import httpx
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from voicedesk.app.lab.abuse_frames import FrameMutator
 from voicedesk.app.lab.abuse_fuzz import GUARD_S, Target
@@ -38,6 +38,9 @@ class FloodStats:
     frames_sent: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     connections: int = 0
+    refused: Counter[str] = field(default_factory=Counter)
+    """Connections refused before the WebSocket handshake, by HTTP status and code (an address whose junk budget
+    is empty gets ``429 rate_limited``)."""
     close_codes: Counter[int] = field(default_factory=Counter)
     elapsed_s: float = 0.0
     cpu_s: float = 0.0
@@ -48,6 +51,7 @@ class FloodStats:
         body["cpu_s"] = round(self.cpu_s, 1)
         body["close_codes"] = {str(k): v for k, v in self.close_codes.items()}
         body["errors"] = dict(self.errors)
+        body["refused"] = dict(self.refused)
         body["elapsed_s"] = round(self.elapsed_s, 1)
         return body
 
@@ -61,7 +65,8 @@ async def flood(  # type: ignore[no-untyped-def]
     stats: FloodStats | None = None,
 ) -> FloodStats:
     """Sends ``FLOOD_FRAME`` as fast as the socket takes it, reconnecting whenever the server closes (a
-    persistent attacker), until ``should_stop()``. ``stats``, if given, is filled as it goes."""
+    persistent attacker), until ``should_stop()``. ``stats``, if given, is filled as it goes. A refused connection
+    is tried again after 0.1 s (its ``retry_after_s`` ignored), as after a connection error."""
     stats = stats if stats is not None else FloodStats()
     began = time.monotonic()
     while not should_stop():
@@ -90,11 +95,21 @@ async def flood(  # type: ignore[no-untyped-def]
                     stats.close_codes[ws.close_code] += 1
         except ConnectionClosed as exc:
             stats.close_codes[exc.rcvd.code if exc.rcvd else 1006] += 1
+        except InvalidStatus as exc:
+            stats.refused[f"{exc.response.status_code} {_code_of(exc.response.body)}"] += 1
+            await asyncio.sleep(0.1)
         except OSError:
             await asyncio.sleep(0.1)
     stats.elapsed_s = time.monotonic() - began
     stats.cpu_s = time.process_time()
     return stats
+
+
+def _code_of(body: bytes | None) -> str | None:
+    try:
+        return json.loads(body or b"").get("code")
+    except (ValueError, AttributeError):
+        return None
 
 
 async def _count_replies(ws, stats: FloodStats) -> None:  # type: ignore[no-untyped-def]
@@ -147,6 +162,8 @@ class FloodResult:
     alone_s: list[float]
     during_s: list[float]
     flood: dict[str, object]
+    server_cpu: dict[str, dict[str, float]] | None = None
+    """The server's CPU seconds per second (event loop, model thread), alone and during the flood, when measured."""
 
     @property
     def ratio(self) -> float:
@@ -158,6 +175,7 @@ class FloodResult:
             "healthy_ttfa_during_s": [round(t, 3) for t in self.during_s],
             "median_ratio": round(self.ratio, 2),
             "flood": self.flood,
+            **({"server_cpu": self.server_cpu} if self.server_cpu is not None else {}),
         }
 
 
@@ -168,11 +186,16 @@ async def flood_beside_healthy(
     flood_source: str | None = "127.0.0.3",
     settle_s: float = 1.0,
     min_flood_s: float = 0.0,
+    cpu=None,  # type: ignore[no-untyped-def]
 ) -> FloodResult:
     """The healthy client's time to first audio alone, then while another client floods junk frames: ``rounds``
     requests, and more until the flood has lasted ``min_flood_s`` (long enough for the server to close the
-    flooder and see it come back)."""
+    flooder and see it come back). ``cpu``: something whose ``read()`` gives the server's CPU use since the last
+    read (``abuse_side_by_side.CpuMeter``), read alone and during the flood."""
+    if cpu is not None:
+        cpu.read()
     alone = await times_to_first_audio(target, rounds, text)
+    cpu_alone = cpu.read() if cpu is not None else None
     context = multiprocessing.get_context("spawn")
     started, stop, results = context.Event(), context.Event(), context.Queue()
     flooder = context.Process(
@@ -183,15 +206,19 @@ async def flood_beside_healthy(
         if not await asyncio.to_thread(started.wait, 120):
             raise RuntimeError("the flooding client did not connect")
         await asyncio.sleep(settle_s)
+        if cpu is not None:
+            cpu.read()
         flood_began = time.monotonic()
         during = await times_to_first_audio(target, rounds, text)
         while time.monotonic() - flood_began < min_flood_s:
             during += await times_to_first_audio(target, 1, text)
+        cpu_during = cpu.read() if cpu is not None else None
     finally:
         stop.set()
     stats = await asyncio.to_thread(results.get, True, 120)
     await asyncio.to_thread(flooder.join, 30)
-    return FloodResult(alone, during, stats)
+    server_cpu = {"alone": cpu_alone, "during": cpu_during} if cpu_alone and cpu_during else None
+    return FloodResult(alone, during, stats, server_cpu)
 
 
 # ---- compute, sessions, HTTP junk ---------------------------------------------------------------------

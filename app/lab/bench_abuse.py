@@ -47,11 +47,16 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
     parser.add_argument(
         "--only",
-        choices=("all", "hardening", "flow"),
+        choices=("all", "hardening", "flow", "junk", "spoken"),
         default="all",
         help="hardening: the attacks on voicedesk serve with Kokoro; flow: fast agents, a healthy client beside a "
-        "1,000 frames/s agent, four attacking addresses and a fifth (paced stand-in synthesizer); default all",
+        "1,000 frames/s agent, four attacking addresses and a fifth (paced stand-in synthesizer); junk: the junk "
+        "flood beside a healthy Kokoro client, side by side against a server whose junk budget is per connection "
+        "(the rule before), with the server's CPU per thread; spoken: the no-op and spoken 1,000 frames/s floods, "
+        "with and without preemption, alternating, with the server's CPU; default all (without junk and spoken)",
     )
+    parser.add_argument("--repeats", type=int, default=3, help="--only junk/spoken: turns per case (3)")
+    parser.add_argument("--flood-s", type=float, default=20.0, help="--only junk: least flood per turn, s (20)")
     parser.set_defaults(handler=_run)
 
 
@@ -276,6 +281,22 @@ def _run(args: argparse.Namespace) -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 8192)), hard))
     progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     only = getattr(args, "only", "all")
+    if only == "junk":
+        from voicedesk.app.lab.abuse_side_by_side import format_junk, junk_side_by_side
+
+        junk = asyncio.run(junk_side_by_side(args.device, args.repeats, args.rounds, args.flood_s, progress))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"junk": junk}, indent=2) + "\n")
+        print("\n".join(format_junk(junk)))
+        return 0
+    if only == "spoken":
+        from voicedesk.app.lab.abuse_side_by_side import format_spoken, spoken_side_by_side
+
+        spoken = asyncio.run(spoken_side_by_side(args.repeats, args.rounds, progress))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"spoken": spoken}, indent=2) + "\n")
+        print("\n".join(format_spoken(spoken)))
+        return 0
     flow = asyncio.run(run_flow(args.rounds, progress)) if only in ("all", "flow") else None
     if only == "flow":
         if args.json:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from voicedesk.app.controller import TURNS_KEPT
 from voicedesk.app.conversation import Run, RunStyle, Turn, TurnKind, TurnState
 from voicedesk.app.ui.theme import PALETTE
 
@@ -44,6 +45,8 @@ STATE_BADGES = {
 
 
 FOLLOW_MARGIN = 48
+VIEWS_KEPT = TURNS_KEPT
+"""Bubbles shown: as many turns as the controller remembers (a retry finds its turn)."""
 """Pixels kept in sight below the line being heard."""
 
 
@@ -260,6 +263,7 @@ class ConversationView(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(body)
         self.views: dict[int, TurnView] = {}
+        self.views_kept = VIEWS_KEPT
         self._active: TurnView | None = None
         self._follow_pending = False
         self._followed: tuple[object, ...] = ()
@@ -287,6 +291,7 @@ class ConversationView(QScrollArea):
     def show_turn(self, turn: Turn, position_s: float | None) -> TurnView:
         view = self.views.get(turn.id)
         if view is None:
+            self._forget_oldest()
             self._empty.hide()
             view = TurnView(turn)
             view.set_max_width(self._bubble_width())
@@ -301,6 +306,17 @@ class ConversationView(QScrollArea):
                 self._follow_pending = True
                 QTimer.singleShot(0, self, lambda: self._follow(view))  # after the layout has taken the new text
         return view
+
+    def _forget_oldest(self) -> None:
+        """A console left open all day would keep a bubble per announcement for ever: beyond the newest
+        ``VIEWS_KEPT`` the oldest go (the history panel keeps what was said)."""
+        while len(self.views) >= self.views_kept:
+            oldest = next((turn_id for turn_id, view in self.views.items() if view is not self._active), None)
+            if oldest is None:
+                return
+            view = self.views.pop(oldest)
+            self._layout.removeWidget(view)
+            view.deleteLater()
 
     def current_word_rect(self) -> QRect | None:
         """The line being heard, in the viewport's coordinates (None when no word is lit)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,16 +40,6 @@ SAGEMAKER_VOICES_NOTE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class EngineWindowCalls:
-    """What the window does for the engine actions (its bound methods)."""
-
-    notice: Callable[..., None]
-    spawn: Callable[..., object]
-    refresh_desktop: Callable[[], None]
-    voice_changed: Callable[[], None]
-
-
 class EngineActions:
     def __init__(
         self,
@@ -61,13 +50,17 @@ class EngineActions:
         sidebar: Sidebar,
         status: StatusLine,
         consent: SecretConsent,
-        window_calls: EngineWindowCalls,
+        spawn: Callable[..., object],
+        refresh_desktop: Callable[[], None],
+        voice_changed: Callable[[], None],
         model_fetcher: Callable[..., object] | None,
         model_importer: Callable[..., object] | None,
     ) -> None:
-        """``parent``: the dialogs' parent; ``window_calls``: what the window does for these actions."""
+        """``parent``: the dialogs' parent; ``refresh_desktop``: the tray shows the engine's health;
+        ``voice_changed``: a downloaded voice is used at once."""
         self.parent, self.settings, self.hub, self.controller = parent, settings, hub, controller
-        self.sidebar, self.status, self.consent, self.calls = sidebar, status, consent, window_calls
+        self.sidebar, self.status, self.consent, self.spawn = sidebar, status, consent, spawn
+        self.refresh_desktop, self.voice_changed = refresh_desktop, voice_changed
         self._fetcher = model_fetcher
         self._importer = model_importer
         self.remote_voices: list[str] | None = None
@@ -136,16 +129,16 @@ class EngineActions:
             self.sidebar.engine.show_health("")
         else:
             self.sidebar.engine.show_health(record.summary(self.health.interval_s))
-        self.calls.refresh_desktop()
+        self.refresh_desktop()
 
     def status_changed(self, status: EngineStatus) -> None:
         """Reacts to a new engine status: voices, health line."""
         if status.state is EngineState.READY:
             self.status.clear(Topic.ENGINE)
             if status.kind == "local":
-                self.calls.spawn(self.show_local_voices())
+                self.spawn(self.show_local_voices())
             elif status.kind == "websocket":
-                self.calls.spawn(self.show_remote_voices())
+                self.spawn(self.show_remote_voices())
             else:
                 self.sidebar.voice.set_voices(list(KNOWN_VOICES), None, "")
                 self.sidebar.voice.set_note(SAGEMAKER_VOICES_NOTE)
@@ -203,11 +196,11 @@ class EngineActions:
             await self.hub.fetch_voice(name, lambda text: loop.call_soon_threadsafe(voice.message.setText, text))
         except VoicedeskError as exc:
             voice.message.setText(error_text(exc, "local"))
-            self.calls.notice(error_text(exc, "local"), "error", Topic.VOICE)
+            self.status.post(error_text(exc, "local"), "error", Topic.VOICE)
             return
         await self.show_local_voices()
-        self.calls.voice_changed()
-        self.calls.notice(f"The voice {name} is downloaded.", "info", Topic.VOICE)
+        self.voice_changed()
+        self.status.post(f"The voice {name} is downloaded.", "info", Topic.VOICE)
 
     # ---- model files --------------------------------------------------------------------------------
 
@@ -216,9 +209,9 @@ class EngineActions:
         try:
             await self.hub.fetch_models(lambda text: loop.call_soon_threadsafe(self._progress, text))
         except VoicedeskError as exc:
-            self.calls.notice(error_text(exc, "local"), "error", Topic.MODEL)
+            self.status.post(error_text(exc, "local"), "error", Topic.MODEL)
             return
-        self.calls.notice("The model is downloaded and loaded.", "info", Topic.MODEL)
+        self.status.post("The model is downloaded and loaded.", "info", Topic.MODEL)
 
     async def import_models(self, folder: Path) -> bool:
         """``voicedesk models import`` from the window: checks every file, copies, then loads the model."""
@@ -232,12 +225,12 @@ class EngineActions:
                 importer, folder, report=lambda text: loop.call_soon_threadsafe(self._progress, text)
             )
         except VoicedeskError as exc:
-            self.calls.notice(error_text(exc, "local"), "error", Topic.MODEL)
+            self.status.post(error_text(exc, "local"), "error", Topic.MODEL)
             self.sidebar.engine.message.setText(error_text(exc, "local"))
             return False
         except OSError as exc:
             error = VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"Could not import from {folder}: {exc}")
-            self.calls.notice(error_text(error), "error", Topic.MODEL)
+            self.status.post(error_text(error), "error", Topic.MODEL)
             return False
         self.status.clear(Topic.MODEL)
         if self.hub.spec.kind == "local":
@@ -246,11 +239,11 @@ class EngineActions:
             except VoicedeskError:
                 return False
         await self.show_local_voices()
-        self.calls.notice(f"Imported the model files from {folder}.", "info", Topic.MODEL)
+        self.status.post(f"Imported the model files from {folder}.", "info", Topic.MODEL)
         return True
 
     def _progress(self, text: str) -> None:
         card = self.sidebar.engine
         card.message.setText(text)
         card.message.show()
-        self.calls.notice(text, "info", Topic.MODEL)
+        self.status.post(text, "info", Topic.MODEL)

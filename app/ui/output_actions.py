@@ -34,22 +34,12 @@ class OutputActions:
         player_factory: Callable[..., object],
         settings_changed: Callable[[], None],
     ) -> None:
-        self._controller = controller
-        self._settings = settings
-        self._card = card
-        self._banners = banners
-        self._status = status
-        self._player_factory = player_factory
-        self._settings_changed = settings_changed
+        self._controller, self._settings, self._card, self._banners = controller, settings, card, banners
+        self._status, self._player_factory, self._settings_changed = status, player_factory, settings_changed
         self.players: dict[str, object] = {}
         """Open audio outputs by device (the window's own, and those saved phrases asked for)."""
         self.choices: list[tuple[str, str, str]] = []
         """(key, title, detail) of every output found."""
-
-    @property
-    def player(self) -> object | None:
-        """The output what is said next goes to (None: no usable output)."""
-        return self._controller.player
 
     async def open_player(self) -> None:
         """(Re)opens the window's audio output, as the Output card says."""

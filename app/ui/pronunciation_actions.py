@@ -3,13 +3,13 @@ window opens (``controller.voice.text``), edited in ``PronunciationsDialog`` and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QMenuBar
+from PySide6.QtWidgets import QMainWindow, QMenu, QMenuBar
 
 from voicedesk.app.choices import whole
 from voicedesk.app.conversation import TurnKind
@@ -19,35 +19,35 @@ from voicedesk.app.settings import lexicon_path
 from voicedesk.app.ui.pronunciations_dialog import PronunciationsDialog
 from voicedesk.engine.text.frontend.lexicon import Lexicon
 
-
-class MainWindow(Protocol):
-    """What these actions use of ``app.ui.window.MainWindow`` (named here, not imported: no cycle)."""
-
-    settings_path: Path
-    controller: Any
-
-    def menuBar(self) -> QMenuBar: ...
-    def notice(self, text: str, level: str = ..., topic: Topic = ...) -> None: ...
-    def spawn(self, coro: Awaitable[object]) -> object: ...
-    def apply_lexicon(self, lexicon: Lexicon) -> None: ...
+if TYPE_CHECKING:
+    from voicedesk.app.controller import SpeechController
+    from voicedesk.engine.events import SessionConfig
 
 
 class PronunciationActions:
-    def __init__(self, window: MainWindow) -> None:
-        self._window = window
-        self.path = lexicon_path(window.settings_path)
+    def __init__(
+        self,
+        parent: QMainWindow,
+        settings_path: Path,
+        controller: SpeechController,
+        notice: Callable[..., None],
+        spawn: Callable[..., object],
+    ) -> None:
+        """``parent``: its menu goes in the parent's Tools menu, its dialog over it."""
+        self._parent, self._controller, self._notice, self._spawn = parent, controller, notice, spawn
+        self.path = lexicon_path(settings_path)
         loaded = load_app_lexicon(self.path)
         self.lexicon = loaded.lexicon
         if loaded.message:
-            window.notice(loaded.message, "warning", Topic.SETTINGS)
+            notice(loaded.message, "warning", Topic.SETTINGS)
         self.dialog: PronunciationsDialog | None = None
-        self.action = QAction("Pronunciations…", window)  # type: ignore[call-overload]
+        self.action = QAction("Pronunciations…", parent)
         self.action.triggered.connect(self.open)
-        _tools_menu(window).addAction(self.action)
+        _tools_menu(parent.menuBar()).addAction(self.action)
 
     def open(self) -> PronunciationsDialog:
         """Shows the dialog (not modal, so a test or a person can keep using the window)."""
-        dialog = PronunciationsDialog(self.lexicon, self.play, self._window)  # type: ignore[arg-type]
+        dialog = PronunciationsDialog(self.lexicon, self.play, self._parent)
         dialog.accepted.connect(lambda: self.save(dialog.lexicon()))
         self.dialog = dialog
         dialog.show()
@@ -55,22 +55,25 @@ class PronunciationActions:
 
     def play(self, text: str, lexicon: Lexicon) -> None:
         """Speaks ``text`` through the current engine with ``lexicon`` (the dialog's entries, saved or not)."""
-        controller = self._window.controller
-        voice = replace(controller.voice, text=replace(controller.voice.text, lexicon=lexicon))
-        self._window.spawn(controller.speak(TurnKind.PREVIEW, text, whole(text), voice=voice))
+        voice = _with(self._controller.voice, lexicon)
+        self._spawn(self._controller.speak(TurnKind.PREVIEW, text, whole(text), voice=voice))
 
     def save(self, lexicon: Lexicon) -> None:
         try:
             save_app_lexicon(lexicon, self.path)
         except OSError as exc:
-            self._window.notice(f"Could not save the pronunciations to {self.path}: {exc}", "error", Topic.SETTINGS)
+            self._notice(f"Could not save the pronunciations to {self.path}: {exc}", "error", Topic.SETTINGS)
             return
         self.lexicon = lexicon
-        self._window.apply_lexicon(lexicon)
+        self._controller.voice = _with(self._controller.voice, lexicon)  # every turn from the next one on
 
 
-def _tools_menu(window: MainWindow) -> QMenu:
-    for action in window.menuBar().actions():
+def _with(voice: SessionConfig, lexicon: Lexicon) -> SessionConfig:
+    return replace(voice, text=replace(voice.text, lexicon=lexicon))
+
+
+def _tools_menu(bar: QMenuBar) -> QMenu:
+    for action in bar.actions():
         if action.text() == "&Tools" and action.menu() is not None:
             return action.menu()  # type: ignore[return-value]
-    return window.menuBar().addMenu("&Tools")
+    return bar.addMenu("&Tools")

@@ -168,6 +168,10 @@ class VoiceCard(Card):
         self.note.setText(text)
         self.note.setVisible(bool(text))
 
+    def names(self) -> list[str]:
+        """The voices offered (the language headings between the groups carry none)."""
+        return [name for i in range(self.voice.count()) if (name := self.voice.itemData(i)) is not None]
+
     def chosen_missing(self) -> list[str]:
         """The chosen voices (voice, blend) the engine does not have."""
         return [v for v in (self.voice.currentData(), self.blend.currentData()) if v and v in self.missing]

@@ -2,7 +2,8 @@
 
 Three columns: settings on the left, the conversation (with the latency panel under it, on a splitter so it
 can shrink) in the middle, and the console (saved phrases, the announcement queue, the history) on the right.
-What is said goes through the announcement queue (``announce_actions``); engines, health and model files are
+What is said goes through the announcement queue (``announce_actions``), the composer's questions through
+``agent_actions``, saved phrases through ``phrase_actions``; engines, health and model files are
 ``engine_actions``; the tray icon and global shortcuts are ``desktop``. Everything slow runs as asyncio tasks
 on Qt's own loop (qasync) or on worker threads; the Qt thread only draws and reacts.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,16 +29,18 @@ from voicedesk.app.history import History, default_history_path
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import load_settings, save_settings
+from voicedesk.app.ui.agent_actions import AgentActions
 from voicedesk.app.ui.announce_actions import AnnounceActions
 from voicedesk.app.ui.composer import Composer
 from voicedesk.app.ui.console_panel import ConsolePanel
 from voicedesk.app.ui.conversation_view import ConversationView
 from voicedesk.app.ui.desktop import DesktopIntegration
-from voicedesk.app.ui.engine_actions import EngineActions, EngineWindowCalls
+from voicedesk.app.ui.engine_actions import EngineActions
 from voicedesk.app.ui.file_actions import FileActions
 from voicedesk.app.ui.forms import FocusedWheel
 from voicedesk.app.ui.latency_panel import LatencyPanel
 from voicedesk.app.ui.output_actions import OutputActions
+from voicedesk.app.ui.phrase_actions import PhraseActions
 from voicedesk.app.ui.pronunciation_actions import PronunciationActions
 from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
@@ -48,7 +50,6 @@ from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
 from voicedesk.engine.measure.timeline import UtteranceTimeline
-from voicedesk.engine.text.frontend.lexicon import Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
@@ -95,25 +96,24 @@ class MainWindow(QMainWindow):
         self.resize(PREFERRED)
         self._build()
         self.hub = EngineHub(self.engine_status, engine_opener, engine_spec(self.settings, kind="local"), model_fetcher)
-        self.controller = SpeechController(self.hub, self)
-        self.announce = AnnounceActions(self, History(history_path or default_history_path()))
-        calls = EngineWindowCalls(self.notice, self.spawn, self.refresh_desktop, self.voice_changed)
-        parts = (self.settings, self.hub, self.controller, self.sidebar, self.status, self.announce.consent)
-        self.engines = EngineActions(self, *parts, calls, model_fetcher, model_importer)
-        calls = (self.request_stop, self.announce.speak_phrase, self.selected_label)
-        self.desktop = DesktopIntegration(
-            self, self.settings, self.sidebar.desktop, self.hub, self.announce.announcer, *calls
-        )
-        self.outputs = OutputActions(
-            self.controller,
-            self.settings,
-            self.sidebar.output,
-            self.banners,
-            self.status,
-            player_factory,
-            self.settings_changed,
-        )
-        self.pronunciations = PronunciationActions(self)
+        self.controller = controller = SpeechController(self.hub, self)
+        parts = (self.sidebar.output, self.banners, self.status, player_factory, self.settings_changed)
+        self.outputs = OutputActions(controller, self.settings, *parts)
+        history = History(history_path or default_history_path())
+        parts = (self.console.announcements, self.outputs.use, self.spawn, self.selected_label, self.refresh_desktop)
+        self.announce = AnnounceActions(history, controller, self.hub, self.settings, self.status, *parts)
+        submit = self.announce.submit
+        parts = (self.composer, controller, submit, self.sidebar.store, self.notice)
+        self.agent = AgentActions(self, self.settings, *parts)
+        self.announce.ended.append(self.agent.turn_ended)
+        parts = (self.composer.text, self.sidebar.voice.names, self.suspend_shortcuts, self.phrases_changed)
+        self.phrases = PhraseActions(self, self.settings, self.outputs, submit, *parts)
+        parts = (self.settings, self.hub, controller, self.sidebar, self.status, self.agent.consent, self.spawn)
+        calls = (self.refresh_desktop, self.voice_changed, model_fetcher, model_importer)
+        self.engines = EngineActions(self, *parts, *calls)
+        parts = (self.sidebar.desktop, self.hub, self.announce.announcer, self.request_stop, self.phrases.speak)
+        self.desktop = DesktopIntegration(self, self.settings, *parts, self.selected_label)
+        self.pronunciations = PronunciationActions(self, settings_path, controller, self.notice, self.spawn)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
         self._apply_voice()
@@ -198,7 +198,7 @@ class MainWindow(QMainWindow):
         self.status = StatusLine()
         self.statusBar().addWidget(self.status, 1)
         self.statusBar().setSizeGripEnabled(False)
-        self.files = FileActions(self, self.latency.save, self.controller_wav, self.notice)
+        self.files = FileActions(self, self.latency.save, lambda: self.controller.reply_wav(), self.notice)
         # Tools of installed packages (the lab's A/B runs), found by entry point: the window never imports them.
         self.tools = {tool.name: tool.load()(self) for tool in entry_points(group=WINDOW_TOOLS)}
 
@@ -243,15 +243,15 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.request_stop)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=self.request_speak)
+            QShortcut(QKeySequence(keys), self, activated=lambda: self.agent.speak_composer())
         for keys in ("Ctrl+Shift+Return", "Ctrl+Shift+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=lambda: self.announce.speak_composer(interrupt=True))
+            QShortcut(QKeySequence(keys), self, activated=lambda: self.agent.speak_composer(interrupt=True))
         composer = self.composer
-        composer.speak_requested.connect(self.request_speak)
-        composer.speak_now_requested.connect(lambda: self.announce.speak_composer(interrupt=True))
+        composer.speak_requested.connect(self.agent.speak_composer)
+        composer.speak_now_requested.connect(lambda: self.agent.speak_composer(interrupt=True))
         composer.stop_requested.connect(self.request_stop)
         composer.mode_changed.connect(self._mode_changed)
-        composer.new_conversation_requested.connect(self.announce.new_conversation)
+        composer.new_conversation_requested.connect(self.agent.new_conversation)
         engine = self.sidebar.engine
         engine.kind_changed.connect(lambda _kind: self.select_engine(clicked=False))
         engine.connect_requested.connect(self.select_engine)
@@ -262,17 +262,17 @@ class MainWindow(QMainWindow):
         voice.changed.connect(self.voice_changed)
         voice.preview_requested.connect(self.announce.preview_voice)
         voice.download_requested.connect(lambda name: self.spawn(self.engines.download_voice(name)))
-        self.sidebar.output.changed.connect(lambda: self.spawn(self.open_player()))
-        self.sidebar.output.refresh.clicked.connect(self.refresh_devices)
+        self.sidebar.output.changed.connect(lambda: self.spawn(self.outputs.open_player()))
+        self.sidebar.output.refresh.clicked.connect(self.outputs.refresh)
         self.sidebar.agent.changed.connect(self._agent_changed)
         self.sidebar.desktop.changed.connect(self._desktop_changed)
         self.latency.export_requested.connect(self.files.export_dialog)
-        self.conversation.retry_requested.connect(self.announce.retry)
+        self.conversation.retry_requested.connect(self.agent.retry)
         phrases, queue = self.console.phrases, self.console.announcements
-        phrases.speak_requested.connect(self.announce.speak_phrase)
-        phrases.edit_requested.connect(self.announce.edit_phrase)
-        phrases.add_requested.connect(lambda: self.announce.edit_phrase(None))
-        phrases.delete_requested.connect(self.announce.delete_phrase)
+        phrases.speak_requested.connect(self.phrases.speak)
+        phrases.edit_requested.connect(self.phrases.edit)
+        phrases.add_requested.connect(lambda: self.phrases.edit(None))
+        phrases.delete_requested.connect(self.phrases.delete)
         queue.now_requested.connect(self.announce.speak_now)
         queue.remove_requested.connect(self.announce.announcer.remove)
         queue.clear_requested.connect(self.announce.announcer.clear)
@@ -290,8 +290,8 @@ class MainWindow(QMainWindow):
 
     async def start(self) -> None:
         """Opens the audio output and the selected engine (the window is usable while they come up)."""
-        self.refresh_devices()
-        await self.open_player()
+        self.outputs.refresh()
+        await self.outputs.open_player()
         self.announce.announcer.start()
         self.desktop.apply()
         await self.engines.select()
@@ -362,33 +362,14 @@ class MainWindow(QMainWindow):
 
     # ---- actions ----------------------------------------------------------------------------------
 
-    def request_speak(self) -> None:
-        self.announce.speak_composer()
-
     def request_stop(self) -> None:
         self.spawn(self.announce.stop())
-
-    # ---- what the helpers ask of the window (``console_window.ConsoleWindow``) ------------------------
 
     def refresh_desktop(self) -> None:
         self.desktop.refresh()
 
     def suspend_shortcuts(self, suspended: bool) -> None:
         self.desktop.suspend(suspended)
-
-    @property
-    def player(self) -> object | None:
-        """The audio output what is said next goes to (None: none usable)."""
-        return self.controller.player
-
-    async def open_player(self) -> None:
-        await self.outputs.open_player()
-
-    async def use_output(self, device: str) -> None:
-        await self.outputs.use(device)
-
-    def refresh_devices(self) -> None:
-        self.outputs.refresh()
 
     def select_engine(self, clicked: bool = True) -> None:
         self.settings_changed()
@@ -399,22 +380,8 @@ class MainWindow(QMainWindow):
         if folder:
             self.spawn(self.engines.import_models(Path(folder)))
 
-    def controller_wav(self) -> bytes | None:
-        return self.controller.reply_wav()
-
-    def export_timeline(self, kind: str, path: Path) -> None:
-        self.files.export_timeline(kind, path)
-
-    def save_wav(self, path: Path) -> None:
-        self.files.save_wav(path)
-
     def selected_label(self) -> str:
         return KIND_LABELS.get(self.hub.spec.kind, self.hub.spec.kind)
-
-    def voice_names(self) -> list[str]:
-        combo = self.sidebar.voice.voice
-        # the language headings between the groups carry no voice
-        return [name for i in range(combo.count()) if (name := combo.itemData(i)) is not None]
 
     # ---- ControllerListener -------------------------------------------------------------------------
 
@@ -460,12 +427,6 @@ class MainWindow(QMainWindow):
         voice = self.settings.voice
         text = TextSettings(lexicon=self.pronunciations.lexicon)
         self.controller.voice = SessionConfig(voice.spec(), voice.speed, round(voice.max_buffer_delay_ms), text)
-
-    def apply_lexicon(self, lexicon: Lexicon) -> None:
-        """The saved pronunciations: every turn from the next one on speaks with them."""
-        self.controller.voice = replace(
-            self.controller.voice, text=replace(self.controller.voice.text, lexicon=lexicon)
-        )
 
     def voice_changed(self) -> None:
         if self._loading:

@@ -76,7 +76,7 @@ def test_streamed_reply_reaches_the_sink_exactly_and_gapless(make_window, qtbot,
     sink = require_null_sink()
     with SinkCapture(sink) as capture:
         window = make_window(player_factory=player_factory(PREBUFFER_S))
-        assert window.player is not None, window.banners.visible_texts()
+        assert window.controller.player is not None, window.banners.visible_texts()
         window.sidebar.agent.source.setCurrentIndex(window.sidebar.agent.source.findData("scripted"))
         window.sidebar.agent.tokens_per_s.setValue(40)
         qtbot.mouseClick(window.composer.mode.buttons["agent"], Qt.MouseButton.LeftButton)
@@ -99,11 +99,11 @@ def test_streamed_reply_reaches_the_sink_exactly_and_gapless(make_window, qtbot,
             await asyncio.sleep(0.1)  # let the 40 ms highlight timer paint the lit word
             await screenshot(window, ARTIFACTS / "main-window.png")
             await until(lambda: not turn.active)
-            await asyncio.sleep(window.player.output_latency_s + 0.2)  # rule 3: the device queue plays out
+            await asyncio.sleep(window.controller.player.output_latency_s + 0.2)  # rule 3: the device queue plays out
             return turn
 
         turn = qloop.run_until_complete(scenario())
-        player = window.player
+        player = window.controller.player
         underruns, device_underflows = player.buffer.underruns, player.device_underflows
         run = window.controller.last_run
         qloop.run_until_complete(window.shutdown())
@@ -136,20 +136,20 @@ def test_escape_fades_out_marks_the_cut_and_nothing_stale_follows(make_window, q
     text = "One small step for a test. Then a second sentence comes. A third one waits."
     with SinkCapture(sink) as capture:
         window = make_window(player_factory=player_factory())  # the app's 150 ms prebuffer
-        assert window.player is not None, window.banners.visible_texts()
+        assert window.controller.player is not None, window.banners.visible_texts()
         qtbot.keyClicks(window.composer.editor, text)
         qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
 
         async def scenario():
             await until(lambda: window.controller.turns)
             turn = window.controller.turns[-1]
-            await until(lambda: window.player.position_s > 0.4)  # well into the first sentence
+            await until(lambda: window.controller.player.position_s > 0.4)  # well into the first sentence
             qtbot.keyClick(window.composer.editor, Qt.Key.Key_Escape)
             await until(lambda: turn.state is TurnState.CUT)
             link = window.controller.last_run.link
             await until(lambda: not link.discarding)  # the engine confirmed the cancel
             await link.engine.scheduler.wait_idle(120)  # the sentence in flight finished (and was dropped)
-            await asyncio.sleep(window.player.output_latency_s + 0.3)  # rule 3
+            await asyncio.sleep(window.controller.player.output_latency_s + 0.3)  # rule 3
             return turn
 
         turn = qloop.run_until_complete(scenario())
@@ -180,7 +180,7 @@ def test_the_output_device_picker_lists_devices_and_reopens_the_player(make_wind
     save_settings(settings, tmp_path / "settings.json")
     window = make_window(tmp_path / "settings.json")
     # A saved device that is gone: said plainly, the app still runs, and the picker keeps the name visible.
-    assert window.player is None
+    assert window.controller.player is None
     assert any("No audio output" in text for text in window.banners.visible_texts())
     picker = window.sidebar.output.device
     assert picker.currentText() == "no-such-card (not found)"
@@ -193,10 +193,10 @@ def test_the_output_device_picker_lists_devices_and_reopens_the_player(make_wind
     picker.setCurrentIndex(picker.findData(""))  # System default
 
     async def reopened():
-        await until(lambda: window.player is not None)
+        await until(lambda: window.controller.player is not None)
 
     qloop.run_until_complete(reopened())
-    assert window.player.device is None and window.player.output_latency_s > 0
+    assert window.controller.player.device is None and window.controller.player.output_latency_s > 0
     assert not any("No audio output" in text for text in window.banners.visible_texts())
     assert load_output_device(tmp_path / "settings.json", window) == ""
 

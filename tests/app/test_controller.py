@@ -159,3 +159,21 @@ async def test_without_failover_an_unreachable_engine_refuses_the_reply_clearly(
     assert await controller.speak(TurnKind.SPEAK, "Hello.", whole("Hello.")) is None
     text, level = controller.recorder.notices[-1]
     assert level == "error" and "127.0.0.1:9" in text
+
+
+async def test_an_always_on_controller_remembers_only_its_newest_turns(synthesizer):
+    """The soak found memory growing with every announcement: the controller kept every turn it ever spoke."""
+    recorder = Recorder()
+    ctl = SpeechController(EngineHub(recorder.engine_status, opener_for(synthesizer)), recorder, turns_kept=2)
+    try:
+        await ctl.use_engine(EngineSpec("local"))
+        spoken = []
+        for text in ("One.", "Two.", "Three."):
+            turn = await ctl.speak(TurnKind.SPEAK, text, whole(text))
+            await until(lambda turn=turn: not turn.active)
+            spoken.append(turn)
+        assert all(turn.state is TurnState.DONE for turn in spoken)
+        assert list(ctl.turns) == spoken[1:]
+        assert not ctl._ended and not ctl._synthesized
+    finally:
+        await ctl.aclose()

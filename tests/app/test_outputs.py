@@ -59,13 +59,15 @@ def test_a_reply_plays_on_the_sink_chosen_by_name(second_sink, make_window, qtbo
         index = picker.findData(f"{PULSE_PREFIX}{second_sink}")
         assert index >= 0 and picker.itemText(index) == "Kitchen_speaker"
         picker.setCurrentIndex(index)
-        qloop.run_until_complete(until(lambda: window.player is not None and window.player.device != ""))
-        assert window.player.device == f"{PULSE_PREFIX}{second_sink}"
+        qloop.run_until_complete(
+            until(lambda: window.controller.player is not None and window.controller.player.device != "")
+        )
+        assert window.controller.player.device == f"{PULSE_PREFIX}{second_sink}"
         qtbot.keyClicks(window.composer.editor, "In the kitchen.")
         qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
         qloop.run_until_complete(until(lambda: window.controller.turns and not window.controller.turns[-1].active))
         qloop.run_until_complete(until(lambda: True))
-        latency = window.player.output_latency_s
+        latency = window.controller.player.output_latency_s
         qloop.run_until_complete(_sleep(latency + 0.3))
         window.save_settings()
         qloop.run_until_complete(window.shutdown())

@@ -8,7 +8,7 @@ import json
 from voicedesk.engine.connection import ConnectionLimits, ServerConnection
 from voicedesk.engine.errors import CloseCode, ErrorCode
 from voicedesk.engine.events import Closed, Error, Event, SessionConfig
-from voicedesk.engine.input_budget import TokenBucket
+from voicedesk.engine.input_budget import JunkBudget, JunkByAddress, TokenBucket
 from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText, encode_command
 from voicedesk.engine.session import SessionCore, SessionLimits
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
@@ -16,9 +16,9 @@ from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 PCM_100MS = b"\x00\x00" * 2400
 
 
-def _connection(now: float = 0.0, **limits: object) -> ServerConnection:
+def _connection(now: float = 0.0, junk: JunkBudget | None = None, **limits: object) -> ServerConnection:
     core = SessionCore(IncrementalSentenceChunker(), SessionConfig(max_buffer_delay_ms=200), SessionLimits())
-    return ServerConnection(core, ConnectionLimits(**limits), now)  # type: ignore[arg-type]
+    return ServerConnection(core, ConnectionLimits(**limits), now, junk=junk)  # type: ignore[arg-type]
 
 
 def _feed(connection: ServerConnection, frame: str | bytes, now: float) -> list[Event]:
@@ -126,6 +126,32 @@ def test_junk_refills_slowly_so_a_slow_junk_sender_is_closed_too():
             closed_at = now
             break
     assert closed_at is not None and 2.0 <= closed_at <= 3.0  # 5 + 2·t = 4·t
+
+
+def test_junk_budget_belongs_to_the_address_so_a_reconnecting_junk_sender_starts_empty_and_is_refused():
+    by_address = JunkByAddress(junk_per_s=0.5, burst=5)
+    first = _connection(junk=by_address.budget("127.0.0.9", 0.0))
+    answered = [_feed(first, "{not json", 0.0)[0].code for _ in range(6)]
+    assert answered == [ErrorCode.BAD_JSON] * 5 + [ErrorCode.RATE_LIMITED]
+    # Closed for junk, the address is refused new connections until a frame's worth has refilled (2 s at 0.5/s).
+    assert by_address.refusal_s("127.0.0.9", 0.1) == 1.9
+    assert by_address.refused == 1
+    assert by_address.refusal_s("127.0.0.10", 0.1) == 0  # another address is not concerned
+    # Let in again, it finds the budget as it left it: one frame answered, the next closes it.
+    again = _connection(2.0, junk=by_address.budget("127.0.0.9", 2.0))
+    codes = [_feed(again, "{not json", 2.0)[0].code for _ in range(2)]
+    assert codes == [ErrorCode.BAD_JSON, ErrorCode.RATE_LIMITED]
+    assert by_address.refusal_s("127.0.0.9", 2.0) > 0
+
+
+def test_junk_budgets_of_addresses_are_bounded_and_forgotten_once_refilled():
+    by_address = JunkByAddress(junk_per_s=1.0, burst=2, max_addresses=3)
+    for i in range(10):
+        budget = by_address.budget(f"10.0.0.{i}", float(i))
+        assert budget.allow(float(i)) and budget.allow(float(i)) and not budget.allow(float(i))
+        assert by_address.addresses <= 3
+    assert by_address.refusal_s("10.0.0.9", 9.0) > 0  # the newest, just emptied, is kept
+    assert by_address.refusal_s("10.0.0.0", 9.0) == 0  # long refilled: forgotten
 
 
 def test_junk_at_the_refill_rate_is_answered_forever_and_valid_frames_are_not_charged_to_it():

@@ -94,7 +94,7 @@ async def test_a_prepared_announcement_that_expires_is_not_said_and_an_urgent_on
         await until(lambda: house.controller.run is not None and house.player.position_s > 0.3)
         runner.submit(Request("Fire!", Priority.URGENT, id="urgent", source=Source.MQTT))
         await until(lambda: len(outcomes(house)) == 5)
-    said = [(turn.text.strip(), turn.state.value) for turn in house.controller.turns[1:]]
+    said = [(turn.text.strip(), turn.state.value) for turn in list(house.controller.turns)[1:]]
     assert [r.id for r in outcomes(house)[2:]] == ["urgent", "first", "next"]
     # "Charlie." was prepared while "first" played; the urgent one cut in first, "first" resumed from Bravo, and
     # only then "Charlie." (prepared again: the one made earlier was discarded unheard).

@@ -25,7 +25,7 @@ def test_the_window_lights_the_written_temperature_while_its_words_play(make_win
     require_null_sink()
     # the whole sentence is queued before playback starts: random weights on 2 cores are slower than real time
     window = make_window(player_factory=player_factory(30.0))
-    assert window.player is not None, window.banners.visible_texts()
+    assert window.controller.player is not None, window.banners.visible_texts()
     qtbot.keyClicks(window.composer.editor, TEXT)
     qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
 

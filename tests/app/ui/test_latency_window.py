@@ -137,12 +137,12 @@ def test_latency_panel_rows_axis_keyboard_collapse_and_session_export(make_windo
 
     # The whole session, not only the last reply.
     second = speak(window, qtbot, qloop, "Bye for now, my friend.")
-    window.export_timeline("session-json", tmp_path / "session.json")
+    window.files.export_timeline("session-json", tmp_path / "session.json")
     timelines = timelines_from_document(json.loads((tmp_path / "session.json").read_text()))
     assert [t.label for t in timelines] == [f"turn {first.id}", f"turn {second.id}"]
     assert [len(t.sentences) for t in timelines] == [3, len(second.sentences)]
     assert all(s.engine == "Local" for t in timelines for s in t.sentences)  # per-row engine labels
-    window.export_timeline("session-csv", tmp_path / "session.csv")
+    window.files.export_timeline("session-csv", tmp_path / "session.csv")
     lines = (tmp_path / "session.csv").read_text().splitlines()
     assert len(lines) == 1 + 3 + len(second.sentences)
 

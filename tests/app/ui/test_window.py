@@ -43,16 +43,16 @@ def test_typed_text_is_spoken_shown_and_measured(make_window, qtbot, qloop, tmp_
     assert "First audible" in window.latency.metrics["first_audio"].text()
     assert window.latency.export.isEnabled()
 
-    window.export_timeline("json", tmp_path / "latency.json")
+    window.files.export_timeline("json", tmp_path / "latency.json")
     exported = json.loads((tmp_path / "latency.json").read_text())
     assert exported["schema"] == "voicedesk.timeline/1"
     assert len(exported["sentences"]) == len(turn.sentences)
-    window.export_timeline("csv", tmp_path / "latency.csv")
+    window.files.export_timeline("csv", tmp_path / "latency.csv")
     with (tmp_path / "latency.csv").open() as rows:
         reader = csv.DictReader(rows)
         assert tuple(reader.fieldnames) == CSV_COLUMNS
         assert len(list(reader)) == len(turn.sentences)
-    window.save_wav(tmp_path / "reply.wav")
+    window.files.save_wav(tmp_path / "reply.wav")
     assert (tmp_path / "reply.wav").read_bytes()[:4] == b"RIFF"
 
 
@@ -161,7 +161,7 @@ def test_a_missing_model_is_explained_and_the_download_is_offered(make_window, q
         await until(lambda: "models" in window.status.text)
 
     qloop.run_until_complete(speak_refused())
-    assert window.controller.turns == []
+    assert not window.controller.turns
 
 
 def test_voice_preview_speaks_the_chosen_blend(make_window, qtbot, qloop):

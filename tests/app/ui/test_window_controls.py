@@ -65,7 +65,7 @@ def test_the_underruns_headline_counts_stalls_the_listener_heard_and_their_lengt
     from voicedesk.app.ui.waterfall import format_s
 
     window = make_window()
-    player = window.player
+    player = window.controller.player
     assert player is not None, "needs an audio output (source tests/support/headless.sh)"
     before_stalls, before_frames = player.buffer.underruns, player.buffer.underrun_frames
     window.composer.editor.setPlainText("The first sentence. A second one follows it. A third ends it.")
