@@ -122,6 +122,10 @@ class EngineActions:
         spec = self.hub.spec
         if spec.kind == "websocket" and self.consent.decided(spec.target or "") is False:
             return False
+        if self.hub.status.code == ErrorCode.UNAUTHORIZED:
+            # The same token would be refused again, and each try would wipe the card's "Type it in the Token
+            # field": wait for the person (Enter or Connect with a token).
+            return False
         return await self.controller.reconnect()
 
     def _health_changed(self, record: HealthRecord) -> None:

@@ -137,6 +137,9 @@ def test_the_token_message_points_at_the_token_field(make_window, qtbot, qloop, 
         # the server's own refusal (the card then reconnects, so its state moves on: the code is what it said)
         qloop.run_until_complete(until(lambda: here in status().detail and status().code == "unauthorized"))
         assert "Token field" in engine.message.text()
+        # the health check does not try the refused token again (it would wipe the message, and be refused)
+        qloop.run_until_complete(window.engines.health.check())
+        assert status().code == "unauthorized" and "Token field" in engine.message.text()
         assert engine.ws_token.objectName() == "Invalid"  # marked
         qloop.run_until_complete(until(lambda: engine.ws_token.hasFocus()))  # and the keyboard is there
         qtbot.keyClicks(engine.ws_token, "s3cret")
