@@ -8,7 +8,6 @@ shell that exported the environment once keeps working; the server certificate i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -169,8 +168,16 @@ class StandInServer:
             log.debug("sagemaker-local: dropped %d connection(s) still open after %.1f s", dropped, timeout_s)
         except Exception as exc:  # a connection's TLS teardown failing must not fail the shutdown
             log.debug("sagemaker-local: shutdown: %r", exc)
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        try:
+            # A handler still waiting (a stream proxied to the container) must not keep the stand-in from exiting:
+            # found in CI, where Ctrl-C left it running; cancelled after the same grace.
+            await asyncio.wait_for(task, timeout_s)
+        except TimeoutError:
+            log.warning(
+                "sagemaker-local: the server did not stop within %.1f s of dropping connections; cancelled", timeout_s
+            )
+        except (asyncio.CancelledError, Exception):
+            pass
         if self.tls is not None:
             _remove(self.tls)
 
