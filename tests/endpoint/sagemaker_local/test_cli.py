@@ -77,6 +77,9 @@ def test_sagemaker_local_then_say_with_the_printed_environment(container: Server
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a terminal: a run started in the background (`.ci/run &`) has SIGINT ignored, which the
+        # stand-in would inherit (CI left it running, SigIgn showing SIGINT); restore the default for it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         exports: dict[str, str] = {}
