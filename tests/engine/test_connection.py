@@ -154,6 +154,15 @@ def test_junk_budgets_of_addresses_are_bounded_and_forgotten_once_refilled():
     assert by_address.refusal_s("10.0.0.0", 9.0) == 0  # long refilled: forgotten
 
 
+def test_junk_budgets_stay_bounded_when_many_addresses_empty_theirs_at_once():
+    by_address = JunkByAddress(junk_per_s=1.0, burst=2, max_addresses=3)
+    for i in range(10):
+        budget = by_address.budget(f"10.0.1.{i}", 0.0)
+        assert budget.allow(0.0) and budget.allow(0.0)
+        assert by_address.addresses <= 3
+    assert by_address.refusal_s("10.0.1.9", 0.0) > 0  # the newest is kept
+
+
 def test_junk_at_the_refill_rate_is_answered_forever_and_valid_frames_are_not_charged_to_it():
     connection = _connection(junk_per_s=2, junk_burst=5)
     for i in range(60):
