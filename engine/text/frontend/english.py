@@ -157,9 +157,13 @@ PRE_RULES: tuple[PreRule, ...] = (
 class EnglishSpokenForm:
     """Rewrites the TEXT units of one chunk into their spoken form (a ``SpokenForm`` of the front-end's registry)."""
 
-    def __init__(self, normalize: Normalize | None, whitelist: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, normalize: Normalize | None, whitelist: frozenset[str] = frozenset(), normalizer_name: str = "nemo"
+    ) -> None:
         self.normalize = normalize
         self.whitelist = whitelist
+        self.normalizer_name = normalizer_name
+        """How ``--explain`` names the normalizer's changes ("nemo", or the fallback's "basic reader")."""
 
     def needs(self, word: str) -> bool:
         if NEEDS_NORMALIZING.search(word):
@@ -249,7 +253,7 @@ class EnglishSpokenForm:
                 log.warning("NeMo could not normalize %r (%s: %s); read as written", text, type(exc).__name__, exc)
                 spoken = text
             if spoken != text:
-                changes.append(Change("nemo", text, spoken))
+                changes.append(Change(self.normalizer_name, text, spoken))
                 text = spoken
         return _align(window, text.split())
 

@@ -109,13 +109,13 @@ def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str 
     from voicedesk.engine.text.frontend.basic_english import basic_normalize
 
     if nemo_version() is None:
-        return EnglishSpokenForm(basic_normalize), (
+        return EnglishSpokenForm(basic_normalize, normalizer_name="basic reader"), (
             "nemo-text-processing is not installed: only numbers, times, degrees, percent and prices are read out "
             "(a basic reader); install voicedesk's `local` extra for the full text normalizer."
         )
     directory = directory or grammar_dir()
     if not grammars_built(directory):
-        return EnglishSpokenForm(basic_normalize), (
+        return EnglishSpokenForm(basic_normalize, normalizer_name="basic reader"), (
             f"The English text-normalization grammars are not built ({directory}): only numbers, times, degrees, "
             "percent and prices are read out (a basic reader). Build them with `voicedesk models fetch` (or "
             "`voicedesk models grammars`)."

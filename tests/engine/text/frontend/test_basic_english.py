@@ -41,6 +41,7 @@ def test_numbers_are_read_out_without_the_grammars(front_end_without_grammars, w
 def test_the_listener_is_told_the_full_normalizer_is_missing(front_end_without_grammars):
     said = front_end_without_grammars.to_spoken("At 3:07.", "a", TextSettings())
     assert any("not built" in note and "voicedesk models fetch" in note for note in said.notes)
+    assert [change.rule for change in said.changes] == ["basic reader"]  # --explain does not say NeMo did it
 
 
 def test_spoken_words_still_point_at_the_written_number(front_end_without_grammars):
