@@ -6,6 +6,12 @@ late), although the device itself plays sample after sample at a steady rate. Se
 would show seams that are not there. So the clock keeps one number, the DAC time of the stream's sample 0, and
 moves it slowly towards each report: onsets within a continuous stream are then exactly their sample distance
 apart, while a real change (a restarted stream, an underflow that lost time, clock drift) is still followed.
+
+While an utterance plays, the player pins the estimate (``pin``): its onsets are then timed from the one origin it
+started with, exactly their sample distance apart, whatever the reports do meanwhile. Under load PulseAudio's
+reports do not only wobble, they shift by several milliseconds for seconds at a time, and a smoothed estimate
+follows such a shift into the next sentence's onset although the device played every sample in between without
+a break. A real jump or an underflow re-pins at the new origin; between utterances the estimate moves freely.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ class DacClock:
     """Estimated DAC time of the stream's sample 0, in the clock the reports use."""
     _reports: int = field(default=0, repr=False)
     """Reports averaged into the estimate since it was last taken as it is."""
+    _pinned: float | None = field(default=None, repr=False)
+    """The origin onsets are timed from while an utterance plays (None: the moving estimate)."""
 
     def block(self, frames: int, reported_dac_time: float) -> float:
         """Takes a callback's ``frames`` and PortAudio's DAC time for its first sample; returns the smoothed DAC
@@ -37,13 +45,27 @@ class DacClock:
         origin = reported_dac_time - position_s
         if self._origin is None or abs(origin - self._origin) > self.resync_s:
             self._origin, self._reports = origin, 1
+            if self._pinned is not None:  # the device really lost (or gained) time: follow it at once
+                self._pinned = origin
         else:
             # A plain mean of the first reports (the first one alone is as wobbly as any), then a moving average.
             self._reports += 1
             weight = max(1 / self._reports, min(1.0, frames / (self.sample_rate * self.smoothing_s)))
             self._origin += weight * (origin - self._origin)
         self.frames_written += frames
-        return self._origin + position_s
+        return (self._origin if self._pinned is None else self._pinned) + position_s
+
+    def pin(self) -> None:
+        """Times what follows from the estimate as it is now, until ``unpin`` (an utterance starts playing)."""
+        self._pinned = self._origin
+
+    def unpin(self) -> None:
+        """Back to the moving estimate (the utterance has played out)."""
+        self._pinned = None
+
+    @property
+    def pinned(self) -> bool:
+        return self._pinned is not None
 
     def resync(self) -> None:
         """Forgets the estimate: the next report is taken as it is (after an underflow, the device lost time)."""

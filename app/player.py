@@ -93,7 +93,6 @@ class AudioPlayer:
         self._lock = threading.Lock()
         self.device_underflows = 0
         """PortAudio's own output-underflow flags raised while speech was playing (rule: ignore at start)."""
-        self.onsets: list[PlayerEvent] = []
         self._finished = threading.Event()
         self._finished.set()
 
@@ -195,6 +194,10 @@ class AudioPlayer:
             self.dac_clock.resync()  # the device played silence nobody wrote: sample counts no longer line up
         dac_time = self.dac_clock.block(frames, now + dac_delay)
         result = self.buffer.read_into(outdata[:, 0], dac_time)
+        if result.onsets and not self.dac_clock.pinned:
+            self.dac_clock.pin()  # this block's time came from the estimate pinned here: the rest follow it
+        elif not self.buffer.playing:
+            self.dac_clock.unpin()  # played out or interrupted: between utterances the estimate moves again
         if status.output_underflow and self.buffer.playing:
             self.device_underflows += 1
         for onset in result.onsets:
@@ -208,8 +211,6 @@ class AudioPlayer:
             self._deliver(PlayerEvent("finished", None, dac_time))
 
     def _deliver(self, event: PlayerEvent) -> None:
-        if event.kind == "onset":
-            self.onsets.append(event)
         if self._on_event is None:
             return
         if self._loop is not None:

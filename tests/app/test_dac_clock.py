@@ -67,3 +67,35 @@ def test_resync_forgets_the_estimate():
     reported = 1.0 + BLOCK / RATE + 0.03  # 30 ms off: smoothed as a wobble normally, taken as it is after resync
     assert clock.block(BLOCK, reported) == reported
     assert clock.frames_written == 2 * BLOCK
+
+
+def test_a_pinned_clock_keeps_an_utterances_onsets_their_sample_distance_apart_through_a_shift():
+    """Under load PulseAudio's reports shift by several ms for seconds at a time (seen in CI: a 2.475-s sentence
+    timed 2.483 s after the one before it). The device played every sample in between: pinned, the onsets keep
+    their distance; the moving estimate follows the shift."""
+    shift = [0.0 if i < 150 else 0.010 for i in range(400)]  # 10 ms later from 1.5 s on
+    times = {}
+    for pinned in (False, True):
+        clock = DacClock(RATE)
+        for i in range(100):  # a second of an open stream before the utterance
+            clock.block(BLOCK, 3.0 + i * BLOCK / RATE)
+        if pinned:
+            clock.pin()
+        times[pinned] = [clock.block(BLOCK, 3.0 + (100 + i) * BLOCK / RATE + shift[i]) for i in range(400)]
+    sentence = 250 * BLOCK / RATE  # onsets at blocks 0 and 250: 2.5 s apart
+    assert times[True][250] - times[True][0] == pytest.approx(sentence, abs=1e-9)
+    assert times[False][250] - times[False][0] - sentence > 0.005  # what the failing run showed
+
+
+def test_a_pinned_clock_still_follows_a_real_jump_and_moves_again_when_unpinned():
+    clock = DacClock(RATE)
+    for i in range(100):
+        clock.block(BLOCK, 3.0 + i * BLOCK / RATE)
+    clock.pin()
+    later = 3.0 + 100 * BLOCK / RATE + 0.2  # the device lost 200 ms mid-utterance
+    assert clock.block(BLOCK, later) == pytest.approx(later)
+    assert clock.block(BLOCK, later + BLOCK / RATE + 0.004) == pytest.approx(later + BLOCK / RATE)  # pinned there
+    clock.unpin()
+    moving = clock.block(BLOCK, later + 2 * BLOCK / RATE + 0.004)
+    assert moving > later + 2 * BLOCK / RATE  # the moving estimate takes the report in again
+    assert not clock.pinned
