@@ -42,6 +42,11 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--mqtt", metavar="HOST:PORT", help="an existing broker (default: a private mosquitto)")
     parser.add_argument("--audio", action="store_true", help="play through the sound device (default: none)")
     parser.add_argument(
+        "--type-counts",
+        action="store_true",
+        help="also print which kinds of live Python object grew between a third of the run and its end",
+    )
+    parser.add_argument(
         "--stand-in", type=float, metavar="FACTOR", help="the paced stand-in synthesizer at FACTOR x real time"
     )
     from voicedesk.engine.engine_spec import add_engine_options
@@ -139,6 +144,7 @@ async def soak(args: argparse.Namespace) -> int:
     objects = [len(gc.get_objects())]
     samples_at = [0.0]
     restarted = False
+    kinds_at_third: Counter[str] | None = None
     started = time.monotonic()
     total_s = args.minutes * 60
     print(f"voicedesk bench announcer: {args.minutes:g} min, one every {args.every:g} s, broker {host}:{port}")
@@ -159,6 +165,8 @@ async def soak(args: argparse.Namespace) -> int:
             rss.append(_rss_mib())
             objects.append(len(gc.get_objects()))
             samples_at.append(time.monotonic() - started)
+            if args.type_counts and kinds_at_third is None and samples_at[-1] >= total_s / 3:
+                kinds_at_third = _live_kinds()
         deadline = time.monotonic() + 120
         while set(sent) - set(outcomes) and time.monotonic() < deadline:
             await _drain(received, outcomes, 1.0)
@@ -182,6 +190,8 @@ async def soak(args: argparse.Namespace) -> int:
         f"last quarter {last:.1f} MiB ({last - first:+.1f}); max {max(rss):.1f}"
     )
     _print_memory_trend(samples_at, rss, objects)
+    if kinds_at_third is not None:
+        _print_kinds_grown(kinds_at_third, _live_kinds(), len(sent))
     return 0 if not missing and not twice else 1
 
 
@@ -205,6 +215,19 @@ def _print_memory_trend(samples_at: list[float], rss: list[float], objects: list
             )
             unit = "MiB" if name == "RSS" else "objects"
             print(f"  {name} slope over the last two thirds: {slope:+.1f} {unit}/hour")
+
+
+def _live_kinds() -> Counter[str]:
+    gc.collect()
+    return Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
+
+
+def _print_kinds_grown(before: Counter[str], after: Counter[str], sent: int) -> None:
+    """A bounded store fills and stops; a leak is a kind that grows with every announcement to the end."""
+    grown = Counter({kind: after[kind] - before[kind] for kind in after if after[kind] > before[kind]})
+    print(f"  live objects grown from a third of the run to its end ({sent} sent), by kind:")
+    for kind, count in grown.most_common(15):
+        print(f"   {count:+7d}  {kind} (now {after[kind]})")
 
 
 async def _drain(received: asyncio.Queue[dict], outcomes: dict[str, list[str]], within_s: float) -> None:
