@@ -450,6 +450,11 @@ class SpeechController:
 
     # ---- player events (delivered on the loop by AudioPlayer) --------------------------------------
 
+    @property
+    def onsets_awaited(self) -> int:
+        """Sentences handed to the player whose first sample has not been heard yet."""
+        return len(self._player_map)
+
     def on_player_event(self, event) -> None:
         if event.kind == "onset" and event.seq in self._player_map:
             run, index = self._player_map.pop(event.seq)
@@ -471,6 +476,9 @@ class SpeechController:
         if self.player is not None:
             self.player.end_utterance()
             await self.player.wait_finished()
+            # Played out: an onset still awaited will never come (a player that reports none, a sentence dropped).
+            for seq in [seq for seq, (mapped, _) in self._player_map.items() if mapped is run]:
+                del self._player_map[seq]
         if run.turn.active:
             run.turn.state = TurnState.DONE
             self._end_run(run)

@@ -9,6 +9,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.engines import EngineHub, EngineOpener
@@ -22,6 +23,9 @@ from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
+
+if TYPE_CHECKING:
+    from voicedesk.app.player import PlayerEvent
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +65,11 @@ class HouseConsole:
 
             if config.media_role:
                 mark_announcement_role(role=config.media_role)
-            self.audio_player = AudioPlayer(device=config.output_device)
+            # Its onsets reach the controller as in the window: they time each sentence at the DAC and let the
+            # controller forget the sentences it was waiting to hear (without them it kept every announcement).
+            self.audio_player = AudioPlayer(
+                device=config.output_device, on_event=self._player_event, loop=asyncio.get_running_loop()
+            )
             self.player = ShapedPlayer(self.audio_player)
         self.controller = SpeechController(self.hub, self.listener, self.player)
         self.controller.voice = config.voice
@@ -113,6 +121,9 @@ class HouseConsole:
         await self.runner.aclose()
         if self.audio_player is not None:
             self.audio_player.close()
+
+    def _player_event(self, event: PlayerEvent) -> None:
+        self.controller.on_player_event(event)
 
     def _reopen_player(self) -> None:
         if self.audio_player is not None:

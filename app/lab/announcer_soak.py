@@ -125,7 +125,16 @@ async def soak(args: argparse.Namespace) -> int:
     received: asyncio.Queue[dict] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="voicedesk-soak-sender", protocol=mqtt.MQTTv5)
-    client.on_connect = lambda c, *_: c.subscribe("voicedesk/soak/outcome", qos=1)
+    sender_away: list[tuple[float, float]] = []  # (went away, came back) on the monotonic clock
+    sender_lost_at: list[float] = []
+
+    def sender_connected(c: mqtt.Client, *_: object) -> None:
+        if sender_lost_at:
+            sender_away.append((sender_lost_at.pop(), time.monotonic()))
+        c.subscribe("voicedesk/soak/outcome", qos=1)
+
+    client.on_connect = sender_connected
+    client.on_disconnect = lambda *_: sender_lost_at.append(time.monotonic())
     client.on_message = lambda _c, _u, m: loop.call_soon_threadsafe(received.put_nowait, json.loads(m.payload))
     client.reconnect_delay_set(1, 5)
     from paho.mqtt.packettypes import PacketTypes
@@ -135,8 +144,8 @@ async def soak(args: argparse.Namespace) -> int:
     properties.SessionExpiryInterval = 3600  # the sender's outcomes wait for it across the restart too
     client.connect_async(host, port, clean_start=False, properties=properties)
     client.loop_start()
-    said_here: dict[str, str] = {}
-    house.runner.reports.append(lambda report: said_here.setdefault(report.id, report.outcome.value))
+    said_here: dict[str, float] = {}  # when the announcer ended each one
+    house.runner.reports.append(lambda report: said_here.setdefault(report.id, time.monotonic()))
     await house.start()
     await asyncio.wait_for(house.mqtt.connected.wait(), 30)  # type: ignore[union-attr]
     sent: list[str] = []
@@ -185,6 +194,13 @@ async def soak(args: argparse.Namespace) -> int:
     if missing:
         ended_here = [item for item in missing if item in said_here]
         print(f"  of the missing, ended in the announcer but the outcome never reached the sender: {ended_here}")
+        away = [i for i in ended_here if any(lost <= said_here[i] <= back for lost, back in sender_away)]
+        if away:
+            print(
+                f"  of those, ended while the sender was away from the broker (its restart): {away}. Mosquitto 2.0 "
+                "drops what is published for a persistent session restored from its database until that client "
+                "reconnects (docs/house.md, 'Outcomes across a broker restart')"
+            )
     print(
         f"  reconnects {house.mqtt.connects - 1 if house.mqtt else 0}; RSS first quarter {first:.1f} MiB, "
         f"last quarter {last:.1f} MiB ({last - first:+.1f}); max {max(rss):.1f}"

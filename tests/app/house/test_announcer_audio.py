@@ -129,3 +129,31 @@ async def test_a_slow_engine_starving_the_player_is_not_taken_for_a_lost_device(
         await until(lambda: outcomes(house), within_s=90)
         assert outcomes(house)[0].outcome.value == "spoken", outcomes(house)[0]
         assert house.player.buffer.underrun_frames > 5 * SAMPLE_RATE
+
+
+async def test_the_headless_console_times_each_sentence_at_the_dac_and_then_forgets_it():
+    """The soak's leak: the headless console's player reported no onsets, so the controller kept every sentence it
+    pushed (and with it the whole turn) waiting for one, and no sentence had a DAC time."""
+    require_null_sink()
+    async with running_console(None, realtime_factor=20.0, audio=True) as house:
+        for number in range(3):
+            text = f"Number {number} one two. And three."
+            house.runner.submit(Request(text, Priority.NORMAL, id=f"n{number}", source=Source.HTTP))
+        await until(lambda: len(outcomes(house)) == 3, within_s=60)
+        assert [r.outcome.value for r in outcomes(house)] == ["spoken"] * 3
+        sentences = house.controller.last_run.timeline.sentences
+        assert len(sentences) == 2
+        assert all(s.dac_at_s is not None for s in sentences), sentences
+        assert house.controller.onsets_awaited == 0
+
+
+async def test_sentences_whose_onset_never_comes_are_forgotten_when_the_turn_has_played_out():
+    """A player that reports no onsets (the headless console's did not, before): nothing is kept past the turn.
+    The player's event delivery is switched off here by hand, since no real device withholds its onsets."""
+    require_null_sink()
+    async with running_console(None, realtime_factor=20.0, audio=True) as house:
+        house.audio_player._on_event = None
+        house.runner.submit(Request("Alpha one two. Bravo three.", Priority.NORMAL, id="a", source=Source.HTTP))
+        await until(lambda: len(outcomes(house)) == 1, within_s=60)
+        assert house.controller.last_run.timeline.sentences[0].dac_at_s is None  # indeed no onset came
+        assert house.controller.onsets_awaited == 0
