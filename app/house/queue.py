@@ -281,9 +281,11 @@ class HouseQueue:
 
     # ---- ending -----------------------------------------------------------------------------------
 
-    def spoken(self, item: Item, now: float) -> Report:
+    def spoken(self, item: Item, now: float, note: str = "") -> Report:
+        """``note``: what the house should know although it was said (not in the voice it asked for, finished
+        on the local engine); the outcome's reason."""
         self._done(item)
-        return self._report(item, Outcome.SPOKEN, now)
+        return self._report(item, Outcome.SPOKEN, now, reason=note)
 
     def failed(self, item: Item, reason: str, now: float) -> Report:
         self._done(item)

@@ -218,7 +218,7 @@ class HouseRunner:
             return self.queue.failed(item, self.device_error, now)
         match turn.state:
             case TurnState.DONE:
-                return self.queue.spoken(item, now)
+                return self.queue.spoken(item, now, note=" ".join(turn.notes))
             case TurnState.CUT:
                 return self.queue.interrupted(item, remaining_text(turn), now, resume=self._cut_for_urgent)
             case _:

@@ -267,7 +267,7 @@ class WindowHouse:
             self._unshape()
             now = self.clock()
             if turn.state is TurnState.DONE:
-                report = self.rules.spoken(item, now)
+                report = self.rules.spoken(item, now, note=" ".join(turn.notes))
             elif turn.state is TurnState.CUT:  # by an urgent one: resumed; by the person: not
                 report = self.rules.interrupted(item, remaining_text(turn) if resume else "", now, resume=resume)
                 if report is None:

@@ -189,3 +189,19 @@ async def test_the_stop_button_cuts_what_is_being_said(broker, listen):
         client.publish(topics.stop, "PRESS")
         report = await nxt(client, topics.outcome)
         assert (report["outcome"], report["reason"]) == ("interrupted", "stopped")
+
+
+async def test_an_unknown_voice_is_said_in_the_default_one_and_the_outcome_says_so(broker, listen):
+    """The engine refuses the voice, the session keeps its own: the words are said, and the house learns from the
+    outcome's reason (not only from the console's log) that they were not said in the voice it asked for."""
+    async with running_console(broker.port) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome)
+        client.publish(topics.say, json.dumps({"text": "Dinner is ready.", "voice": "zz_nobody", "id": "odd"}))
+        client.publish(topics.say, json.dumps({"text": "The door is locked.", "id": "plain"}))
+        got = [await nxt(client, topics.outcome) for _ in range(2)]
+        assert [(o["id"], o["outcome"]) for o in got] == [("odd", "spoken"), ("plain", "spoken")]
+        assert "zz_nobody" in got[0]["reason"] and "af_heart" in got[0]["reason"]  # which voice, and what there is
+        assert "reason" not in got[1]  # the next one, in the default voice, has nothing to tell
+        said = [turn for turn in house.controller.turns if turn.prompt == "Dinner is ready."]
+        assert said and said[0].audio_s > 0

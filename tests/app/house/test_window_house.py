@@ -142,3 +142,15 @@ def test_the_window_applies_the_house_rules_chime_merge_quiet_hours_and_ttl(make
             found.append(at)
     assert len(starts) >= 6 and len(found) >= len(starts) // 2 + 1, (found, starts)
     assert all(later - earlier >= piece for earlier, later in itertools.pairwise(found)), found
+
+
+@pytest.mark.slow  # the real Kokoro says one announcement
+def test_the_window_says_an_unknown_voice_in_its_own_and_the_outcome_says_so(make_window, qloop, broker, listen):
+    settings = MqttSettings("127.0.0.1", broker.port, base="test/voice", node_id="voice", discovery=False)
+    window = make_window(house=HouseInputs(mqtt=settings))
+    qloop.run_until_complete(asyncio.wait_for(window.house.mqtt.connected.wait(), 20))
+    client = listen("test/voice/outcome")
+    client.publish("test/voice/say", json.dumps({"text": "Dinner is ready.", "voice": "zz_nobody", "id": "odd"}))
+    outcome = qloop.run_until_complete(asyncio.to_thread(client.next, "test/voice/outcome", 120))
+    assert (outcome["id"], outcome["outcome"]) == ("odd", "spoken")
+    assert "zz_nobody" in outcome["reason"]
