@@ -114,7 +114,7 @@ class HonestSynthesizer(PacedSynthesizer):
     def _prepare_here(self, text: str, settings: TextSettings) -> PreparedText:
         with self._prepare_lock:
             if self._preparation is None:
-                pipelines = G2PPipelines(weights.REPO_ID, False, frozenset())
+                pipelines = G2PPipelines(weights.REPO_ID, False, weights.cached_vocab())
                 self._preparation = TextPreparation(shared_front_end(), pipelines)
             prepared = self._preparation(text, self.language, settings)
         self._local_stages.add(prepared)

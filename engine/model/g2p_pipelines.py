@@ -24,11 +24,12 @@ if TYPE_CHECKING:
 class G2PPipelines:
     """``get(lang_code)`` → that language's pipeline. Thread-safe to ask; building one is done once."""
 
-    def __init__(self, repo_id: str, model: KModel | bool, vocab: Collection[str]) -> None:
+    def __init__(self, repo_id: str, model: KModel | bool, vocab: Collection[str] | None) -> None:
         self.repo_id = repo_id
         self._model = model
-        self.vocab = frozenset(vocab)
-        """The model's phoneme vocabulary: other languages' G2P output is kept to what the model can say."""
+        self.vocab = frozenset(vocab) if vocab is not None else None
+        """The model's phoneme vocabulary: other languages' G2P output is kept to what the model can say (None:
+        unknown, e.g. ``voicedesk phonemes`` before config.json is fetched; kept whole)."""
         self._lock = threading.Lock()
         self._pipelines: dict[str, KPipeline] = {}
 

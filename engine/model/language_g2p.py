@@ -43,12 +43,13 @@ class LanguageG2P:
         self,
         language: str,
         native: G2P,
-        vocab: Collection[str],
+        vocab: Collection[str] | None,
         english: Callable[[], G2P | None] | None = None,
     ) -> None:
         self.language = language
         self.native = native
-        self.vocab = frozenset(vocab)
+        self.vocab = frozenset(vocab) if vocab is not None else None
+        """None: the model's vocabulary is not known here (no config.json yet); nothing is dropped."""
         self._english = english
 
     def __call__(self, text: str) -> tuple[str, None]:
@@ -78,5 +79,5 @@ class LanguageG2P:
         return (phonemes or "").strip()
 
     def keep_speakable(self, phonemes: str) -> str:
-        kept = "".join(c for c in phonemes if c in self.vocab or c == " ")
+        kept = phonemes if self.vocab is None else "".join(c for c in phonemes if c in self.vocab or c == " ")
         return re.sub(r" {2,}", " ", kept).strip()

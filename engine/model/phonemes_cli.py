@@ -87,16 +87,15 @@ def run_phonemes(args: argparse.Namespace) -> int:
 
 
 def _g2p_pipeline(language: str):  # kokoro is imported here, not when the command is registered
-    """The language's ``KPipeline`` without a model: G2P only (misaki, spaCy), no weights needed."""
-    from voicedesk.engine.model import weights
-
-    if language in "ab":
-        weights.require_spacy_model()
-    from kokoro import KPipeline
-
-    from voicedesk.engine.model import kokoro_synth  # noqa: F401 - silences kokoro's known start-up warnings
+    """The language's ``KPipeline`` without a model, built exactly as the synthesizer builds it (the spoken forms
+    and vocabulary of other languages included): G2P only (misaki, spaCy), no weights needed."""
+    from voicedesk.engine.model import (
+        kokoro_synth,  # noqa: F401 - silences kokoro's known start-up warnings
+        weights,
+    )
+    from voicedesk.engine.model.g2p_pipelines import G2PPipelines
 
     # Some G2P libraries print notices on import (pyopenjtalk-plus: "ONNX Runtime is not installed"); stdout is only
     # for phonemes, so they go to stderr.
     with contextlib.redirect_stdout(sys.stderr):
-        return KPipeline(lang_code=language, repo_id=weights.REPO_ID, model=False)
+        return G2PPipelines(weights.REPO_ID, False, weights.cached_vocab()).get(language)

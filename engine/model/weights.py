@@ -94,6 +94,18 @@ def cached_file(filename: str, repo_id: str = REPO_ID, cache_dir: str | Path | N
     return Path(found) if isinstance(found, str) else None
 
 
+def cached_vocab(repo_id: str = REPO_ID, cache_dir: str | Path | None = None) -> frozenset[str] | None:
+    """The model's phoneme vocabulary from the cached config.json, without loading the weights (None: not
+    fetched yet, or unreadable)."""
+    import json
+
+    config = cached_file(CONFIG_FILE, repo_id, cache_dir)
+    try:
+        return frozenset(json.loads(config.read_text(encoding="utf-8"))["vocab"]) if config else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def snapshot_dir(repo_id: str = REPO_ID, cache_dir: str | Path | None = None) -> Path | None:
     """The cache folder of the revision ``main`` points to, if any."""
     from huggingface_hub.file_download import repo_folder_name

@@ -34,6 +34,7 @@ from voicedesk.engine.text.frontend.spoken import (
     locate_tokens,
     strip_punctuation,
 )
+from voicedesk.engine.text.frontend.spoken_symbols import symbols_said_later
 
 SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Unit]]
 """``(units, language, settings, changes) → units``: rewrites TEXT units into what is said (appending to
@@ -53,7 +54,7 @@ class FrontEnd:
         spoken_form = self.spoken_forms.get(language)
         if spoken_form is not None:
             units = spoken_form(units, language, settings, changes)
-        units = _tidy(units)
+        units = _tidy(units, keep=symbols_said_later(language))
         if settings.lexicon:
             units = apply_lexicon(units, settings.lexicon, changes)
         return SpokenText(text, tuple(units), tuple(changes), self.notes if spoken_form is not None else ())
@@ -87,15 +88,16 @@ def complete_words(text: str) -> str:
     return text[:cut]
 
 
-def _tidy(units: Sequence[Unit]) -> list[Unit]:
+def _tidy(units: Sequence[Unit], keep: frozenset[str] = frozenset()) -> list[Unit]:
     """Units with nothing to say (stray symbols, a skipped URL's leftovers) go; their sentence punctuation stays
-    with the word before, where the G2P hears it as a pause."""
+    with the word before, where the G2P hears it as a pause. Symbols in ``keep`` (the "%" of "72 %" in French)
+    stay: the language's G2P stage says them."""
     out: list[Unit] = []
     for unit in units:
         if unit.kind == PHONEMES:
             out.append(unit)
             continue
-        if any(ch.isalnum() for ch in unit.text):
+        if any(ch.isalnum() or ch in keep for ch in unit.text):
             out.append(unit)
             continue
         kept = "".join(ch for ch in unit.text if ch in KEPT_PUNCTUATION)

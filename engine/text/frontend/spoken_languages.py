@@ -10,7 +10,9 @@ rewritten here, with num2words (which misaki already depends on) spelling the nu
 - Japanese: misaki reads ``25.5`` as "25. 5" (a sentence end) and skips ``%`` and ``°C``; decimals go to
   num2words' Japanese ("二十五点五"), and the two symbols to their Japanese words (パーセント, 度).
 
-Mandarin and Hindi are left to their G2P: cn2an reads decimals and percent ("百分之一百"), and espeak-ng's Hindi
+Before these, ``spoken_symbols`` says the signs, units, currencies and clock times around the numbers.
+
+Mandarin and Hindi numbers are left to their G2P: cn2an reads decimals and percent ("百分之一百"), and espeak-ng's Hindi
 reads digits in Hindi. A pure function of the text and the language code, like the rest of the front-end.
 """
 
@@ -21,6 +23,8 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from num2words import num2words
+
+from voicedesk.engine.text.frontend.spoken_symbols import symbols_spoken
 
 NUM2WORDS_LANG = {"e": "es", "f": "fr", "i": "it", "p": "pt_BR", "j": "ja"}
 
@@ -43,7 +47,9 @@ def _say(value: str, lang: str) -> str:
         whole, _, fraction = value.partition(".")
         digits = " ".join(num2words(int(d), lang="it") for d in fraction)
         return f"{num2words(int(whole), lang='it')} virgola {digits}"
-    return num2words(number, lang=lang)
+    spoken = num2words(number, lang=lang)
+    # Written with a decimal comma, said with one: num2words' Spanish says "punto" whatever was written.
+    return spoken.replace(" punto ", " coma ") if lang == "es" else spoken
 
 
 def _comma_decimal(text: str, lang: str) -> str:
@@ -77,5 +83,7 @@ SPOKEN_FORMS: dict[str, Callable[[str], str]] = {
 
 
 def spoken_form(text: str, language: str) -> str:
+    """Signs, units, currencies and times in words (``spoken_symbols``), then the numbers' written conventions."""
+    text = symbols_spoken(text, language)
     rewrite = SPOKEN_FORMS.get(language)
     return rewrite(text) if rewrite is not None else text

@@ -88,3 +88,15 @@ def test_an_english_name_inside_japanese_or_mandarin_is_spoken_in_english(synthe
 def test_an_english_name_inside_spanish_is_read_by_spanish_rules(synthesizer):
     phonemes, _ = synthesizer.pipeline("e").g2p("Busca en Google, por favor.")
     assert "ˈuɣəl" in phonemes  # espeak-ng's Spanish reading ("ɡˈuɣəl" here, "ɣˈuɣəl" after a vowel): spoken
+
+
+def test_voicedesk_phonemes_prints_what_the_synthesizer_sends_in_another_language(synthesizer, voice_files, capsys):
+    from voicedesk.engine.commands import main
+
+    text = "Il fait -5 °C, 72 % à 7 h 45."
+    result = synthesizer.synthesize(text, voice_files["f"], 1.0)
+    assert main(["phonemes", "--voice", "ff_siwis", text]) == 0
+    assert (
+        " ".join(capsys.readouterr().out.splitlines()) == result.phonemes
+    )  # its calls, joined as the result joins them
+    assert "sɛlsjˈys" in result.phonemes and "puʁ sˈɑ̃" in result.phonemes  # "Celsius", "pour cent"

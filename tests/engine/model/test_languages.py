@@ -129,12 +129,12 @@ def test_installing_reports_what_pip_says_when_the_wheels_are_missing(monkeypatc
 @pytest.mark.parametrize(
     ("code", "written", "spoken"),
     [
-        ("e", "Son 1.000 euros y 3,5 kg.", "Son mil euros y tres punto cinco kg."),
-        ("f", "Il a 12 500,5 €.", "Il a douze mille cinq cents virgule cinq €."),
+        ("e", "Son 1.000 euros y 3,5 kg.", "Son mil euros y tres coma cinco kilogramos."),
+        ("f", "Il a 12 500,5 €.", "Il a douze mille cinq cents virgule cinq euros."),
         ("i", "Sono 3,5 litri.", "Sono tre virgola cinque litri."),
         ("p", "Custa 1.250 reais.", "Custa mil, duzentos e cinquenta reais."),  # num2words' spelling
         ("j", "気温は25.5度、湿度は60%です。", "気温は二十五点五度、湿度は60パーセントです。"),
-        ("e", "Versión 1.2.3 a las 10:30.", "Versión 1.2.3 a las 10:30."),
+        ("e", "Versión 1.2.3 a las 10:30.", "Versión 1.2.3 a las 10 y 30."),
         ("z", "温度是25.5度。", "温度是25.5度。"),
     ],
 )
