@@ -108,11 +108,14 @@ def run_phonemes(args: argparse.Namespace) -> int:
 
 
 def _front_end_process():
-    """A process of its own for the front-end: the two loads (NeMo, spaCy) take a core each."""
+    """A process of its own for the front-end: the two loads (NeMo, spaCy) take a core each. Forked where that is
+    safe (Linux, one thread: nothing imported twice), else spawned."""
     import multiprocessing
+    import threading
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    method = "fork" if sys.platform == "linux" and threading.active_count() == 1 else "spawn"
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method))
 
 
 def _notes() -> tuple[str, ...]:
