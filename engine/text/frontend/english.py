@@ -26,8 +26,8 @@ Normalize = Callable[[str], str]
 """NeMo's ``Normalizer.normalize`` (bound with its options): written English in, spoken English out."""
 
 NEEDS_NORMALIZING = re.compile(r"[0-9%$€£¥°&+×=@#~<>^|\\*/±]")
-CONTEXT_WORDS = 4
-"""Words of context on either side of a stretch: NeMo's longest readings (an address, a date with its weekday,
+CONTEXT_BEFORE, CONTEXT_WORDS = 4, 4
+"""Words of context before and after a needy word: NeMo's longest readings (an address, a date with its weekday,
 "100 million kg") span about that many."""
 ENDS_SENTENCE = (".", "!", "?", "…")
 
@@ -80,7 +80,7 @@ class EnglishSpokenForm:
         words on either side; stretches that overlap are one."""
         windows: list[tuple[int, int]] = []
         for i in self._needy(group):
-            low, high = max(0, i - CONTEXT_WORDS), min(len(group) - 1, i + CONTEXT_WORDS)
+            low, high = max(0, i - CONTEXT_BEFORE), min(len(group) - 1, i + CONTEXT_WORDS)
             if windows and low <= windows[-1][1]:
                 windows[-1] = (windows[-1][0], high)
             else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 
 from voicedesk.engine.text.frontend.spoken import PHONEMES, TEXT, Change, Unit
 from voicedesk.engine.text.frontend.spoken_symbols import SYMBOLS
@@ -29,19 +30,11 @@ NUMBER_PUNCTUATION = frozenset(".,:")
 """Between two digits: a decimal, a group of thousands, a clock time (the G2P stage reads them)."""
 
 COMMON: dict[str, Fate] = {
-    "'": (KEEP, KEEP, KEEP),
-    '"': (KEEP, KEEP, KEEP),
+    **{symbol: (KEEP, KEEP, KEEP) for symbol in "'\""},
+    **{symbol: (DROP, DROP, DROP) for symbol in "`|^~•·¿¡"},
     "-": ("—", KEEP, KEEP),  # a spaced dash is a pause; a hyphen joins a word; a sign is said by the G2P stage
     "*": (DROP, KEEP, DROP),
     "_": (DROP, " ", DROP),
-    "`": (DROP, DROP, DROP),
-    "|": (DROP, DROP, DROP),
-    "^": (DROP, DROP, DROP),
-    "~": (DROP, DROP, DROP),
-    "•": (DROP, DROP, DROP),
-    "·": (DROP, DROP, DROP),
-    "¿": (DROP, DROP, DROP),
-    "¡": (DROP, DROP, DROP),
 }
 """Every language: marks of emphasis, code and bullets are dropped on purpose (the markup stage read them)."""
 
@@ -182,15 +175,8 @@ def say_symbols(units: Sequence[Unit], language: str, changes: list[Change]) -> 
         kept = "".join(ch for ch in text if ch in PAUSE_PUNCTUATION)
         if kept and out and not out[-1].text.endswith(kept):
             previous = out[-1]
-            out[-1] = Unit(
-                previous.text + kept,
-                previous.start,
-                max(previous.end, unit.end),
-                previous.kind,
-                previous.phonemes,
-                previous.rate,
-                previous.pause_after_s + unit.pause_after_s,
-            )
+            pause = previous.pause_after_s + unit.pause_after_s
+            out[-1] = replace(previous, text=previous.text + kept, end=max(previous.end, unit.end), pause_after_s=pause)
     return out
 
 
