@@ -1,5 +1,5 @@
 """Kokoro's G2P per language: one ``KPipeline`` per language code, built on first use, with voicedesk's wrapping
-for languages other than English (``engine.model.language_g2p``).
+(``engine.model.language_g2p``).
 
 Shared by the synthesizer (whose pipelines carry its ``KModel``) and by the preparation workers
 (``engine.model.prepare_pool``), which have no model: a pipeline is only asked for its G2P and its 510-phoneme
@@ -63,14 +63,13 @@ class G2PPipelines:
                 f"{LANGUAGES[lang_code]} voices need G2P packages that do not load here ({exc}).",
                 f"Set them up with {status.fix}.",
             ) from exc
-        if lang_code not in "ab":
-            built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, english=self._english_g2p)
+        built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, other=self._other_g2p)
         return built
 
-    def _english_g2p(self) -> Callable[[str], tuple[str, Any]] | None:
-        """misaki's English G2P for Latin-script runs inside Japanese or Mandarin text (None if English is not
-        set up, in which case the language's own G2P reads them as it can)."""
+    def _other_g2p(self, lang_code: str) -> Callable[[str], tuple[str, Any]] | None:
+        """Another language's G2P, for a run of its script inside this one's text (None if it is not set up
+        here: the run is then read as the language's own G2P can, or left out)."""
         try:
-            return self.get(DEFAULT_LANGUAGE).g2p
+            return self.get(DEFAULT_LANGUAGE if lang_code == "a" else lang_code).g2p
         except VoicedeskError:
             return None

@@ -66,6 +66,8 @@ def test_two_sentences_with_a_number_speak_in_the_voice_language(synthesizer, vo
     g2p = synthesizer.pipeline(code).g2p
     with_digits, _ = g2p(text)
     spelled, _ = g2p(re.sub(r"\d+", lambda m: words(int(m.group())), text, count=1))
+    if code == "j":  # Open JTalk reads 7匹 as one word (ななひき), MeCab spaces 七 and 匹 apart
+        with_digits, spelled = with_digits.replace(" ", ""), spelled.replace(" ", "")
     assert with_digits == spelled, f"{text!r}: the number is not read as {words(7)!r}"
     assert with_digits.replace(" ", "") == spoken or code in "ab"
 
