@@ -50,3 +50,15 @@ def test_notices_a_g2p_library_prints_on_import_stay_off_stdout(text_grammars):
     )
     assert said.returncode == 0, said.stderr
     assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡoɲiɴ desɨ."]  # 25人 as Open JTalk reads it
+
+
+def test_phonemes_chunks_as_a_session_with_that_voice_does(capsys):
+    """A long Japanese text: cut where the Japanese G2P's phonemes would fill a model call, not the English
+    estimate's (which made 5 calls of it instead of 3)."""
+    from voicedesk.engine.model.phonemes_cli import chunks_of
+
+    text = "今日はいい天気ですね、明日も晴れるでしょうか、週末は家族と一緒に海へ行く予定なので、"
+    text = (text + "とても楽しみにしています。") * 2
+    assert main(["phonemes", "--voice", "jf_alpha", text]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(chunks_of(text, "j")) < len(chunks_of(text, None))
