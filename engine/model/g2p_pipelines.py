@@ -8,6 +8,7 @@ chunking here, never for a forward, so the same pieces come out either way.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,11 @@ from voicedesk.engine.model.voices import DEFAULT_LANGUAGE, LANGUAGES
 
 if TYPE_CHECKING:
     from kokoro import KModel, KPipeline
+
+QUIET_LOGGERS = {"phonemizer": logging.ERROR, "jieba": logging.WARNING}
+"""phonemizer warns on every espeak-ng call that switches language or splits words differently ("words count
+mismatch"); jieba logs its dictionary build at DEBUG through a handler of its own. Both set their level when they
+load, so it is set again after each build."""
 
 
 class G2PPipelines:
@@ -64,6 +70,8 @@ class G2PPipelines:
                 f"Set them up with {status.fix}.",
             ) from exc
         built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, other=self._other_g2p)
+        for name, level in QUIET_LOGGERS.items():
+            logging.getLogger(name).setLevel(level)
         return built
 
     def _other_g2p(self, lang_code: str) -> Callable[[str], tuple[str, Any]] | None:

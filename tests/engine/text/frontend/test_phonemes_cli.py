@@ -62,3 +62,17 @@ def test_phonemes_chunks_as_a_session_with_that_voice_does(capsys):
     assert main(["phonemes", "--voice", "jf_alpha", text]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(chunks_of(text, "j")) < len(chunks_of(text, None))
+
+
+def test_the_g2p_libraries_do_not_log_on_every_call():
+    """jieba logged its dictionary build, phonemizer a warning per espeak-ng call that switches language."""
+    for voice, text in (("zf_xiaobei", "我用Google搜索。"), ("hf_alpha", "मैं Google पर हूँ। 15/03/2025")):
+        said = subprocess.run(
+            [sys.executable, "-m", "voicedesk.engine.commands", "phonemes", "--voice", voice, text],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert said.returncode == 0, said.stderr
+        assert not [line for line in said.stderr.splitlines() if "jieba" in line or "phonemizer" in line], said.stderr
+        assert said.stdout.strip()
