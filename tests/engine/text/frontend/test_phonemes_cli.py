@@ -76,3 +76,9 @@ def test_the_g2p_libraries_do_not_log_on_every_call():
         assert said.returncode == 0, said.stderr
         assert not [line for line in said.stderr.splitlines() if "jieba" in line or "phonemizer" in line], said.stderr
         assert said.stdout.strip()
+
+
+def test_explain_shows_the_spoken_form_of_another_language(capsys):
+    assert main(["phonemes", "--voice", "ef_dora", "--explain", "Cuesta 3,20 € el 15/03/2025."]) == 0
+    err = capsys.readouterr().err
+    assert "spoken: Cuesta tres euros con veinte el quince de marzo de dos mil veinticinco." in err
