@@ -60,6 +60,15 @@ class LanguageSymbols:
     """French groups thousands with a plain space too ("12 500")."""
 
 
+UNITS = ("km/h", "kWh", "km", "cm", "kg", "m", "g", "l", "W", "°C", "°F", "°", "%")
+
+
+def units(words: str, extra: dict[str, Noun] | None = None) -> dict[str, Noun]:
+    """``"one|many; …"`` for ``UNITS`` in order (one word: the same after any number; none: not said so)."""
+    nouns = {unit: Noun(*(said.strip().split("|") * 2)[:2]) for unit, said in zip(UNITS, words.split(";"), strict=True)}
+    return {unit: noun for unit, noun in nouns.items() if noun.one} | (extra or {})
+
+
 def _hour(code: str, hour: int) -> str:
     return SYMBOLS[code].hour_forms.get(hour, str(hour))
 
@@ -76,21 +85,11 @@ MONTHS = {
     "h": _months("जनवरी फ़रवरी मार्च अप्रैल मई जून जुलाई अगस्त सितंबर अक्टूबर नवंबर दिसंबर"),
 }
 
-SPANISH_UNITS = {
-    "km/h": Noun("kilómetro por hora", "kilómetros por hora"),
-    "kWh": Noun("kilovatio hora", "kilovatios hora"),
-    "km": Noun("kilómetro", "kilómetros"),
-    "cm": Noun("centímetro", "centímetros"),
-    "kg": Noun("kilogramo", "kilogramos"),
-    "m": Noun("metro", "metros"),
-    "g": Noun("gramo", "gramos"),
-    "l": Noun("litro", "litros"),
-    "W": Noun("vatio", "vatios"),
-    "°C": Noun("grado Celsius", "grados Celsius"),
-    "°F": Noun("grado Fahrenheit", "grados Fahrenheit"),
-    "°": Noun("grado", "grados"),
-    "%": _same("por ciento"),
-}
+SPANISH_UNITS = units(
+    "kilómetro por hora|kilómetros por hora; kilovatio hora|kilovatios hora; kilómetro|kilómetros; "
+    "centímetro|centímetros; kilogramo|kilogramos; metro|metros; gramo|gramos; litro|litros; vatio|vatios; "
+    "grado Celsius|grados Celsius; grado Fahrenheit|grados Fahrenheit; grado|grados; por ciento"
+)
 
 SYMBOLS: dict[str, LanguageSymbols] = {
     "e": LanguageSymbols(
@@ -118,21 +117,11 @@ SYMBOLS: dict[str, LanguageSymbols] = {
         plus="plus",
         marks={",": "virgule", ".": "point"},
         decimal_comma=True,
-        units={
-            "km/h": Noun("kilomètre par heure", "kilomètres par heure"),
-            "kWh": Noun("kilowattheure", "kilowattheures"),
-            "km": Noun("kilomètre", "kilomètres"),
-            "cm": Noun("centimètre", "centimètres"),
-            "kg": Noun("kilogramme", "kilogrammes"),
-            "m": Noun("mètre", "mètres"),
-            "g": Noun("gramme", "grammes"),
-            "l": Noun("litre", "litres"),
-            "W": Noun("watt", "watts"),
-            "°C": Noun("degré Celsius", "degrés Celsius"),
-            "°F": Noun("degré Fahrenheit", "degrés Fahrenheit"),
-            "°": Noun("degré", "degrés"),
-            "%": _same("pour cent"),
-        },
+        units=units(
+            "kilomètre par heure|kilomètres par heure; kilowattheure|kilowattheures; kilomètre|kilomètres; "
+            "centimètre|centimètres; kilogramme|kilogrammes; mètre|mètres; gramme|grammes; litre|litres; watt|watts; "
+            "degré Celsius|degrés Celsius; degré Fahrenheit|degrés Fahrenheit; degré|degrés; pour cent"
+        ),
         currencies={
             "€": Noun("euro", "euros"),
             "$": Noun("dollar", "dollars"),
@@ -154,21 +143,11 @@ SYMBOLS: dict[str, LanguageSymbols] = {
         plus="più",
         marks={",": "virgola", ".": "punto"},
         decimal_comma=True,
-        units={
-            "km/h": Noun("chilometro orario", "chilometri orari"),
-            "kWh": _same("chilowattora"),
-            "km": Noun("chilometro", "chilometri"),
-            "cm": Noun("centimetro", "centimetri"),
-            "kg": Noun("chilogrammo", "chilogrammi"),
-            "m": Noun("metro", "metri"),
-            "g": Noun("grammo", "grammi"),
-            "l": Noun("litro", "litri"),
-            "W": _same("watt"),
-            "°C": Noun("grado Celsius", "gradi Celsius"),
-            "°F": Noun("grado Fahrenheit", "gradi Fahrenheit"),
-            "°": Noun("grado", "gradi"),
-            "%": _same("per cento"),
-        },
+        units=units(
+            "chilometro orario|chilometri orari; chilowattora; chilometro|chilometri; centimetro|centimetri; "
+            "chilogrammo|chilogrammi; metro|metri; grammo|grammi; litro|litri; watt; grado Celsius|gradi Celsius; "
+            "grado Fahrenheit|gradi Fahrenheit; grado|gradi; per cento"
+        ),
         currencies={
             "€": _same("euro"),
             "$": Noun("dollaro", "dollari"),
@@ -187,21 +166,11 @@ SYMBOLS: dict[str, LanguageSymbols] = {
         plus="mais",
         marks={",": "vírgula", ".": "ponto"},
         decimal_comma=True,
-        units={
-            "km/h": Noun("quilômetro por hora", "quilômetros por hora"),
-            "kWh": Noun("quilowatt-hora", "quilowatts-hora"),
-            "km": Noun("quilômetro", "quilômetros"),
-            "cm": Noun("centímetro", "centímetros"),
-            "kg": Noun("quilograma", "quilogramas"),
-            "m": Noun("metro", "metros"),
-            "g": Noun("grama", "gramas"),
-            "l": Noun("litro", "litros"),
-            "W": Noun("watt", "watts"),
-            "°C": Noun("grau Celsius", "graus Celsius"),
-            "°F": Noun("grau Fahrenheit", "graus Fahrenheit"),
-            "°": Noun("grau", "graus"),
-            "%": _same("por cento"),
-        },
+        units=units(
+            "quilômetro por hora|quilômetros por hora; quilowatt-hora|quilowatts-hora; quilômetro|quilômetros; "
+            "centímetro|centímetros; quilograma|quilogramas; metro|metros; grama|gramas; litro|litros; watt|watts; "
+            "grau Celsius|graus Celsius; grau Fahrenheit|graus Fahrenheit; grau|graus; por cento"
+        ),
         currencies={
             "R$": Noun("real", "reais", cent="centavos"),
             "€": Noun("euro", "euros"),
@@ -222,21 +191,10 @@ SYMBOLS: dict[str, LanguageSymbols] = {
         plus="प्लस",
         marks={".": "दशमलव", ",": "दशमलव"},
         decimal_comma=False,
-        units={
-            "km/h": _same("किलोमीटर प्रति घंटा"),
-            "kWh": _same("किलोवाट घंटा"),
-            "km": _same("किलोमीटर"),
-            "cm": _same("सेंटीमीटर"),
-            "kg": _same("किलोग्राम"),
-            "m": _same("मीटर"),
-            "g": _same("ग्राम"),
-            "l": _same("लीटर"),
-            "W": _same("वाट"),
-            "°C": _same("डिग्री सेल्सियस"),
-            "°F": _same("डिग्री फ़ारेनहाइट"),
-            "°": _same("डिग्री"),
-            "%": _same("प्रतिशत"),
-        },
+        units=units(
+            "किलोमीटर प्रति घंटा; किलोवाट घंटा; किलोमीटर; सेंटीमीटर; किलोग्राम; मीटर; ग्राम; लीटर; वाट; "
+            "डिग्री सेल्सियस; डिग्री फ़ारेनहाइट; डिग्री; प्रतिशत"
+        ),
         currencies={
             "₹": Noun("रुपया", "रुपये", cent="पैसे"),
             "€": _same("यूरो", "सेंट"),
@@ -254,22 +212,11 @@ SYMBOLS: dict[str, LanguageSymbols] = {
         plus="プラス",
         marks={".": ".", ",": "."},
         decimal_comma=False,
-        units={
-            "km/h": _same("キロメートル毎時"),
-            "kWh": _same("キロワット時"),
-            "km": _same("キロメートル"),
-            "cm": _same("センチメートル"),
-            "kg": _same("キログラム"),
-            "m": _same("メートル"),
-            "g": _same("グラム"),
-            "l": _same("リットル"),
-            "W": _same("ワット"),
-            "°C": _same("度"),
-            "℃": _same("度"),
-            "°": _same("度"),
-            "%": _same("パーセント"),
-            "％": _same("パーセント"),
-        },
+        units=units(
+            "キロメートル毎時; キロワット時; キロメートル; センチメートル; キログラム; メートル; グラム; リットル; "
+            "ワット; 度; 華氏度; 度; パーセント",
+            {"℃": _same("度"), "％": _same("パーセント")},
+        ),
         currencies={
             "¥": _same("円"),
             "￥": _same("円"),
@@ -289,23 +236,10 @@ SYMBOLS: dict[str, LanguageSymbols] = {
         plus="正",
         marks={".": "点", ",": "点"},
         decimal_comma=False,
-        units={
-            "km/h": _same("公里每小时"),
-            "kWh": _same("千瓦时"),
-            "km": _same("公里"),
-            "cm": _same("厘米"),
-            "kg": _same("公斤"),
-            "m": _same("米"),
-            "g": _same("克"),
-            "l": _same("升"),
-            "W": _same("瓦"),
-            "°C": _same("摄氏度"),
-            "℃": _same("摄氏度"),
-            "°F": _same("华氏度"),
-            "°": _same("度"),
-            "%": _same("百分之{}"),
-            "％": _same("百分之{}"),
-        },
+        units=units(
+            "公里每小时; 千瓦时; 公里; 厘米; 公斤; 米; 克; 升; 瓦; 摄氏度; 华氏度; 度; 百分之{}",
+            {"℃": _same("摄氏度"), "％": _same("百分之{}")},
+        ),
         currencies={"¥": _same("元"), "￥": _same("元"), "€": _same("欧元"), "$": _same("美元"), "£": _same("英镑")},
         price="{decimal}{currency}",  # yuan: 元, 角, 分 (``spoken_languages``)
         clock=lambda hour, minute: f"{hour}点{minute}分" if minute else f"{hour}点",
