@@ -23,7 +23,9 @@ from tests.app.test_app_audio import PREBUFFER_S, player_factory
 from tests.support.audio_capture import SinkCapture, locate, require_null_sink
 from tests.support.home_assistant import HA_VENV, HomeAssistant, hass_executable
 from tests.support.net import free_port
+from voicedesk.app.choices import make_source
 from voicedesk.app.conversation import TurnState
+from voicedesk.app.settings import AppSettings
 from voicedesk.app.sources import ChatMessage
 from voicedesk.app.sources.home_assistant import HomeAssistantSource
 from voicedesk.engine.audio import pcm16_to_float
@@ -209,3 +211,15 @@ async def test_without_a_token_it_says_where_to_get_one():
         await HomeAssistantSource("http://127.0.0.1:9", None).reply([ChatMessage("user", "Hello")]).__anext__()
     assert raised.value.code == "unauthorized"
     assert "long-lived access token" in raised.value.message and "HASS_TOKEN" in raised.value.message
+
+
+@needs_home_assistant
+async def test_assist_is_asked_in_the_voices_language_unless_the_settings_name_one(house):
+    settings = AppSettings()
+    settings.source.kind, settings.source.ha_url, settings.voice.voice = "homeassistant", house.url, "ff_siwis"
+    light_is(house, "on")
+    said = [f async for f in make_source(settings, house.token).reply([ChatMessage("user", "Éteins Kitchen light")])]
+    assert said == ["Éteint"] and house.state(LIGHT)["state"] == "off"
+    settings.source.ha_language = "en"
+    said = [f async for f in make_source(settings, house.token).reply([ChatMessage("user", "Turn on Kitchen light")])]
+    assert said == ["Turned on the light"] and house.state(LIGHT)["state"] == "on"
