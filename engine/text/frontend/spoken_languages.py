@@ -1,6 +1,7 @@
 """Numbers, and what stands around them, in the words of a non-English voice's language, before its G2P.
 
-Every number is said in words here, so no digit or symbol reaches the G2P: dates (``15/03/2025``, ``2025-03-15``)
+Every number is said in words here, so no digit or symbol reaches the G2P (Japanese numbers stay digits with their
+counters, for Open JTalk's reading in ``engine.model.language_g2p``): dates (``15/03/2025``, ``2025-03-15``)
 in the language's order, clock times, prices (``1.250,00 €``, ``R$ 3,20``, ``₹1,25,000``, ``¥8.60``: the cents
 as the language says them), units and signs (``-5 °C``, ``72 %``), then every other number, grouped or decimal as
 the language writes it (``spoken_symbols`` holds each language's words; ``number_words`` spells). A number written
@@ -29,6 +30,7 @@ _FRENCH_CLOCK = re.compile(rf"(?<![\d:.,])([01]?\d|2[0-3]){_SPACE}?h(?:{_SPACE}?
 _DAY_FIRST = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?![\d/-]|\.\d)")
 _YEAR_FIRST = re.compile(r"(?<![\d/.-])(\d{4})([/-])(\d{1,2})\2(\d{1,2})(?![\d/-]|\.\d)")
 _CHINESE_YEAR = re.compile(r"(\d{4})(?=年)")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _HINDI_DOUBLE_BAJE = re.compile(r"(बजकर \d+ मिनट|\d+ बजे)\s+बजे")
 
 
@@ -163,6 +165,14 @@ class _Speaker:
             decimal=self.signed(sign, self.number(written)),
         ).strip()
 
+    def loose_number(self, match: re.Match[str]) -> str:
+        """A number on its own, apart from a Latin word it is written against ("A4", "3x")."""
+        text, start, end = match.string, match.start(), match.end()
+        said = self.signed(match.group(1), self.number(match.group(2)))
+        return (
+            (" " if _LATIN.match(text, start - 1) and start else "") + said + (" " if _LATIN.match(text, end) else "")
+        )
+
     def date(self, day: str, month: str, year: str) -> str | None:
         if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
             return None
@@ -196,7 +206,7 @@ class _Speaker:
         text = patterns.unit_after.sub(lambda m: self.counted(m.group(1), m.group(2), symbols.units[m.group(3)]), text)
         if self.code == "z":  # years digit by digit: 二零二五年
             text = _CHINESE_YEAR.sub(lambda m: "".join(CHINESE_DIGITS[int(d)] for d in m.group(1)), text)
-        text = patterns.number.sub(lambda m: self.signed(m.group(1), self.number(m.group(2))), text)
+        text = patterns.number.sub(self.loose_number, text)
         nouns = {**symbols.units, **currencies}
         text = patterns.lone_symbol.sub(lambda m: nouns[m.group()].many.replace("{}", ""), text)
         return text

@@ -67,6 +67,7 @@ REWRITES = [
     ),
     ("f", "Le 1/4/2025.", "Le premier avril deux mille vingt-cinq."),
     ("e", "Versión 1.2.3, código 007.", "Versión uno punto dos punto tres, código cero cero siete."),
+    ("e", "Papel A4, COVID-19.", "Papel A cuatro, COVID-diecinueve."),
     ("j", "4月1日、20日、8時10分、3,000円、¥500、-5°C。", "4月1日、20日、8時10分、3000円、500円、マイナス5度。"),
 ]
 """Japanese numbers stay digits with their counters: Open JTalk reads them (``LanguageG2P``)."""
