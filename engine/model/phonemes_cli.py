@@ -14,10 +14,21 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from voicedesk.engine.model.voices import DEFAULT_VOICE
-from voicedesk.engine.text.frontend.settings import CODE_CHOICES, EMOJI_CHOICES, MARKUP_CHOICES, URL_CHOICES
+from voicedesk.engine.text.frontend.settings import (
+    CODE_CHOICES,
+    EMOJI_CHOICES,
+    MARKUP_CHOICES,
+    URL_CHOICES,
+    TextSettings,
+)
+
+if TYPE_CHECKING:
+    from voicedesk.engine.text.frontend.spoken import SpokenText
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,16 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_phonemes)
 
 
-def chunks_of(text: str) -> list[str]:
-    """The chunks a session speaks this text in (SSML stays whole: its elements must not be cut)."""
+def chunks_of(text: str, language: str | None = None) -> list[tuple[str, bool]]:
+    """The chunks a session speaks this text in with a voice of ``language``, each with whether it continues a
+    line (``engine.text.chunk_markup``); SSML stays whole: its elements must not be cut."""
     if text.lstrip().startswith("<speak"):
-        return [text.strip()]
+        return [(text.strip(), False)]
+    from voicedesk.engine.text.chunk_markup import LineStarts
     from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
-    chunker = IncrementalSentenceChunker()
-    chunks = chunker.feed(text)
-    last = chunker.flush()
-    return [c for c in [*chunks, last] if c and c.strip()]
+    chunker, lines = IncrementalSentenceChunker(language=language), LineStarts()
+    lines.fed(text)
+    chunks = [c for c in [*chunker.feed(text), chunker.flush()] if c and c.strip()]
+    return [(chunk, not lines.begins_line(chunk)) for chunk in chunks]
 
 
 def _texts(args: argparse.Namespace) -> Iterable[str]:
@@ -79,7 +92,6 @@ def run_phonemes(args: argparse.Namespace) -> int:
     from voicedesk.engine.model.prepared import prepare_pieces
     from voicedesk.engine.model.voices import language_of, parse_voice_spec
     from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, load_lexicon_file
-    from voicedesk.engine.text.frontend.settings import TextSettings
 
     language = language_of(parse_voice_spec(args.voice)[0].source)
     lexicon = load_lexicon_file(args.lexicon) if args.lexicon else EMPTY_LEXICON
@@ -95,7 +107,7 @@ def run_phonemes(args: argparse.Namespace) -> int:
             for chunk, spoken in front_end.submit(_spoken, text, language, settings).result():
                 if args.explain:
                     print(f"chunk:  {chunk}", file=sys.stderr)
-                    print(f"spoken: {spoken.text}", file=sys.stderr)
+                    print(f"spoken: {pipeline.g2p.spoken(spoken.text)}", file=sys.stderr)
                     for change in spoken.changes:
                         print(f"  {change.rule}: {change.source!r} -> {change.spoken!r}", file=sys.stderr)
                 calls.extend(piece.phonemes for piece in prepare_pieces(pipeline, spoken, language))
@@ -124,27 +136,35 @@ def _notes() -> tuple[str, ...]:
     return shared_front_end().notes
 
 
-def _spoken(text: str, language: str, settings: object) -> list[tuple[str, object]]:
+def _spoken(text: str, language: str, settings: TextSettings) -> list[tuple[str, SpokenText]]:
     from voicedesk.engine.text.frontend import shared_front_end
 
     front_end = shared_front_end()
-    return [(chunk, front_end.to_spoken(chunk, language, settings)) for chunk in chunks_of(text)]  # type: ignore[arg-type]
+    return [
+        (chunk, front_end.to_spoken(chunk, language, replace(settings, continues_line=continues)))
+        for chunk, continues in chunks_of(text, language)
+    ]
 
 
 def g2p_pipeline(language: str):
-    """The language's G2P as a session builds it: English is misaki's G2P alone (``english_g2p``); other
-    languages a ``KPipeline`` without a model, with their spoken forms and vocabulary. No weights needed."""
+    """The language's G2P as a session builds it, without a model: English is misaki's G2P alone
+    (``english_g2p``); other languages (and runs of their script in English) a ``KPipeline`` built on first use.
+    Both wrapped as the synthesizer wraps them (spoken forms, vocabulary). No weights needed."""
     from voicedesk.engine.model import weights
-
-    if language in "ab":
-        from voicedesk.engine.model.english_g2p import EnglishG2P
-
-        weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
-        return EnglishG2P(british=language == "b")
-    from voicedesk.engine.model import kokoro_synth  # noqa: F401 - silences kokoro's known start-up warnings
     from voicedesk.engine.model.g2p_pipelines import G2PPipelines
+    from voicedesk.engine.model.language_g2p import LanguageG2P
 
-    # Some G2P libraries print notices on import (pyopenjtalk-plus: "ONNX Runtime is not installed"); stdout is only
-    # for phonemes, so they go to stderr.
-    with contextlib.redirect_stdout(sys.stderr):
-        return G2PPipelines(weights.REPO_ID, False, weights.cached_vocab()).get(language)
+    pipelines = G2PPipelines(weights.REPO_ID, False, weights.cached_vocab())
+    if language not in "ab":
+        from voicedesk.engine.model import kokoro_synth  # noqa: F401 - silences kokoro's known start-up warnings
+
+        # Some G2P libraries print notices on import (pyopenjtalk-plus: "ONNX Runtime is not installed"); stdout
+        # is only for phonemes, so they go to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            return pipelines.get(language)
+    from voicedesk.engine.model.english_g2p import EnglishG2P
+
+    weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
+    english = EnglishG2P(british=language == "b")
+    english.g2p = LanguageG2P(language, english.g2p, pipelines.vocab, other=pipelines.other_g2p)
+    return english

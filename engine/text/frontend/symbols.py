@@ -164,7 +164,7 @@ def say_symbols(units: Sequence[Unit], language: str, changes: list[Change]) -> 
         if unit.kind == PHONEMES or not any(is_symbol(ch) for ch in unit.text):
             out.append(unit)
             continue
-        text = _said(unit.text, language, unit.kind == TEXT)
+        text = _said(unit.text, language, unit.kind == TEXT, _said_later(unit.text, language))
         if text != unit.text:
             changes.append(Change("symbols", unit.text, text))
         words = text.split()
@@ -184,10 +184,19 @@ def _heard_as_punctuation(ch: str) -> bool:
     return ch in PAUSE_PUNCTUATION or ch in "'\"" or unicodedata.category(ch) in ("Ps", "Pe", "Pi", "Pf", "Pd")
 
 
-def _said(word: str, language: str, written: bool) -> str:
+def _said_later(text: str, language: str) -> frozenset[str]:
+    """The symbols of ``text`` the language's spoken form says (``15/03/2025`` is a date in Spanish)."""
+    if language in "ab" or not any(ch.isdigit() for ch in text):
+        return frozenset()
+    from voicedesk.engine.text.frontend.spoken_languages import spoken_form
+
+    return frozenset(ch for ch in text if is_symbol(ch)) - set(spoken_form(text, language))
+
+
+def _said(word: str, language: str, written: bool, later: frozenset[str] = frozenset()) -> str:
     pieces: list[str] = []
     for index, ch in enumerate(word):
-        if not is_symbol(ch):
+        if not is_symbol(ch) or ch in later:
             pieces.append(ch)
             continue
         said = fate(word, index, language, written)
@@ -206,5 +215,7 @@ def unsaid(units: Sequence[Unit], language: str) -> set[str]:
         for unit in units
         if unit.kind != PHONEMES
         for i in range(len(unit.text))
-        if is_symbol(unit.text[i]) and fate(unit.text, i, language, unit.kind == TEXT) is not KEEP
+        if is_symbol(unit.text[i])
+        and unit.text[i] not in _said_later(unit.text, language)
+        and fate(unit.text, i, language, unit.kind == TEXT) is not KEEP
     }

@@ -51,7 +51,39 @@ def test_notices_a_g2p_library_prints_on_import_stay_off_stdout(text_grammars):
         timeout=120,
     )
     assert said.returncode == 0, said.stderr
-    assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡo ɲiɴ desɨ."]
+    assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡoɲiɴ desɨ."]  # 25人 as Open JTalk reads it
+
+
+def test_phonemes_chunks_as_a_session_with_that_voice_does(capsys):
+    """A long Japanese text: cut where the Japanese G2P's phonemes would fill a model call, not the English
+    estimate's (which made 5 calls of it instead of 3)."""
+    from voicedesk.engine.model.phonemes_cli import chunks_of
+
+    text = "今日はいい天気ですね、明日も晴れるでしょうか、週末は家族と一緒に海へ行く予定なので、"
+    text = (text + "とても楽しみにしています。") * 2
+    assert main(["phonemes", "--voice", "jf_alpha", text]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(chunks_of(text, "j")) < len(chunks_of(text, None))
+
+
+def test_the_g2p_libraries_do_not_log_on_every_call():
+    """jieba logged its dictionary build, phonemizer a warning per espeak-ng call that switches language."""
+    for voice, text in (("zf_xiaobei", "我用Google搜索。"), ("hf_alpha", "मैं Google पर हूँ। 15/03/2025")):
+        said = subprocess.run(
+            [sys.executable, "-m", "voicedesk.engine.commands", "phonemes", "--voice", voice, text],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert said.returncode == 0, said.stderr
+        assert not [line for line in said.stderr.splitlines() if "jieba" in line or "phonemizer" in line], said.stderr
+        assert said.stdout.strip()
+
+
+def test_explain_shows_the_spoken_form_of_another_language(capsys):
+    assert main(["phonemes", "--voice", "ef_dora", "--explain", "Cuesta 3,20 € el 15/03/2025."]) == 0
+    err = capsys.readouterr().err
+    assert "spoken: Cuesta tres euros con veinte el quince de marzo de dos mil veinticinco." in err
 
 
 def test_lines_mode_answers_each_line_of_stdin_on_a_line_of_its_own(speaker, capsys, monkeypatch, text_grammars):
@@ -82,7 +114,7 @@ def test_an_english_preview_loads_neither_kokoro_nor_torch_and_says_the_same(spe
     assert said.stderr.strip().splitlines()[-1] == "[]"
     from voicedesk.engine.model.phonemes_cli import chunks_of
 
-    assert said.stdout.splitlines() == [piece for chunk in chunks_of(text) for piece in _pieces(speaker, chunk)]
+    assert said.stdout.splitlines() == [piece for chunk, _ in chunks_of(text) for piece in _pieces(speaker, chunk)]
 
 
 def _pieces(speaker, chunk: str) -> list[str]:
