@@ -63,24 +63,38 @@ def _lexicon(en: Any, british: bool) -> Any:
     return lexicon
 
 
+class _Fallback:
+    """KPipeline's espeak-ng fallback for words misaki does not know, built when the first one comes (0.2 s)."""
+
+    def __init__(self, british: bool) -> None:
+        self.british = british
+        self._espeak: Any = None
+
+    def __call__(self, token: Any) -> tuple[str | None, int | None]:
+        if self._espeak is None:
+            from misaki import espeak
+
+            try:
+                self._espeak = espeak.EspeakFallback(british=self.british)
+            except Exception as exc:  # as KPipeline: unknown words are then skipped
+                log.warning("EspeakFallback not enabled (%s): out-of-dictionary words will be skipped", exc)
+                self._espeak = lambda _token: (None, None)
+            logging.getLogger("phonemizer").setLevel(logging.ERROR)  # "words count mismatch" per unknown word
+        return self._espeak(token)
+
+
 class EnglishG2P:
     """What ``prepare_pieces`` asks of an English ``KPipeline``: ``g2p(text)`` and ``en_tokenize(tokens)``."""
 
     def __init__(self, british: bool) -> None:
         with _without_torch():
-            from misaki import en, espeak
+            from misaki import en
 
-            try:
-                fallback = espeak.EspeakFallback(british=british)
-            except Exception as exc:  # as KPipeline: unknown words are then skipped
-                log.warning("EspeakFallback not enabled (%s): out-of-dictionary words will be skipped", exc)
-                fallback = None
-            logging.getLogger("phonemizer").setLevel(logging.ERROR)  # "words count mismatch" per unknown word
             cached = _lexicon(en, british)
             build = en.Lexicon
             en.Lexicon = lambda _british: cached  # G2P builds its lexicon; this one is the same, unpickled
             try:
-                self.g2p = en.G2P(trf=False, british=british, fallback=fallback, unk="")
+                self.g2p = en.G2P(trf=False, british=british, fallback=_Fallback(british), unk="")
             finally:
                 en.Lexicon = build
 

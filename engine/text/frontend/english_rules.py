@@ -175,21 +175,10 @@ def _ordinal(number: int) -> str:
 
 
 FORMULAS = {
-    "CO2": "C O 2",
-    "NO2": "N O 2",
-    "NOx": "N O X",
-    "SO2": "S O 2",
-    "CH4": "C H 4",
-    "O3": "O 3",
-    "H2O": "H 2 O",
-    "H2S": "H 2 S",
-    "NH3": "N H 3",
-    "O2": "O 2",
-    "N2": "N 2",
-    "H2": "H 2",
-    "PM2.5": "P M 2.5",
-    "PM10": "P M 10",
+    f: " ".join(re.findall(r"\d+(?:\.\d+)?|[A-Z]", f))
+    for f in "CO2 NO2 SO2 CH4 O3 H2O H2S NH3 O2 N2 H2 PM2.5 PM10".split()
 }
+FORMULAS["NOx"] = "N O X"
 """Formulas a house's sensors report: letter by letter (NeMo's "NO two" is misaki's "no two")."""
 
 ABBREVIATIONS = {
