@@ -334,38 +334,38 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
 
 def encode_command(command: Command) -> str:
     match command:
-        case SynthesizeRequest(text, voice, speed, request_id, sample_rate, audio_format, request_timestamp):
-            body: dict[str, object] = {"text": text}
+        case SynthesizeRequest():
+            body: dict[str, object] = {"text": command.text}
             optional = {
-                "voice": voice,
-                "speed": speed,
-                "request_id": request_id,
-                "sample_rate": sample_rate,
-                "format": audio_format,
-                "request_timestamp": request_timestamp,
+                "voice": command.voice,
+                "speed": command.speed,
+                "request_id": command.request_id,
+                "sample_rate": command.sample_rate,
+                "format": command.audio_format,
+                "request_timestamp": command.request_timestamp,
             }
             body.update((key, value) for key, value in optional.items() if value is not None)
-        case SendText(text):
+        case SendText(text=text):
             body = {"type": "text", "text": text}
-        case Flush(request_id):
+        case Flush(request_id=request_id):
             body = {"type": "flush"}
             if request_id is not None:
                 body["request_id"] = request_id
         case Cancel():
             body = {"type": "cancel"}
-        case Configure(voice, speed, max_buffer_delay_ms, sample_rate, lexicon, markup, urls, code, emoji, phonemes):
+        case Configure(lexicon=lexicon):
             body = {"type": "config"}
             optional = {
-                "voice": voice,
-                "speed": speed,
-                "max_buffer_delay_ms": max_buffer_delay_ms,
-                "sample_rate": sample_rate,
+                "voice": command.voice,
+                "speed": command.speed,
+                "max_buffer_delay_ms": command.max_buffer_delay_ms,
+                "sample_rate": command.sample_rate,
                 "lexicon": None if lexicon is None else lexicon.to_json(),
-                "markup": markup,
-                "urls": urls,
-                "code": code,
-                "emoji": emoji,
-                "phonemes": phonemes,
+                "markup": command.markup,
+                "urls": command.urls,
+                "code": command.code,
+                "emoji": command.emoji,
+                "phonemes": command.phonemes,
             }
             body.update((key, value) for key, value in optional.items() if value is not None)
         case Close():
@@ -384,53 +384,54 @@ def _number_or_none(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def wire_error(error: Error) -> dict[str, object]:
+    """An ``error`` message, as the WebSocket and the SSE stream of ``/invocations`` send it."""
+    body = {"type": "error", "code": str(error.code), "message": error.message, "request_id": error.request_id}
+    optional = {"seq": error.seq, "fatal": error.fatal or None, "retry_after_s": error.retry_after_s}
+    body.update((key, value) for key, value in optional.items() if value is not None)
+    return body
+
+
 def encode_event(event: Event) -> list[Frame]:
     """The frames of one session event: audio binary, everything else one JSON text frame."""
     match event:
-        case SentenceStarted(seq, text):
+        case SentenceStarted(seq=seq, text=text):
             return [_json({"type": "sentence_start", "seq": seq, "text": text})]
-        case Audio(_seq, pcm):
+        case Audio(pcm=pcm):
             return [pcm] if pcm else []
-        case SentenceFinished(seq, duration_s, words, synthesis_s, phonemes):
+        case SentenceFinished(phonemes=phonemes):
             body = {
                 "type": "sentence_end",
-                "seq": seq,
-                "duration_s": round(duration_s, 6),
-                "synthesis_s": round(synthesis_s, 6),
-                "words": [_word_json(w) for w in words],
+                "seq": event.seq,
+                "duration_s": round(event.duration_s, 6),
+                "synthesis_s": round(event.synthesis_s, 6),
+                "words": [_word_json(w) for w in event.words],
             }
             if phonemes is not None:
                 body["phonemes"] = phonemes
             return [_json(body)]
-        case RequestStarted(request_id):
+        case RequestStarted(request_id=request_id):
             return [_json({"type": "synthesis_start", "request_id": request_id})]
-        case RequestFinished(request_id, audio_s, elapsed_s, cancelled):
+        case RequestFinished():
             body: dict[str, object] = {
                 "type": "synthesis_complete",
-                "request_id": request_id,
-                "total_duration_s": round(audio_s, 6),
-                "elapsed_s": round(elapsed_s, 6),
+                "request_id": event.request_id,
+                "total_duration_s": round(event.audio_s, 6),
+                "elapsed_s": round(event.elapsed_s, 6),
             }
-            if cancelled:
+            if event.cancelled:
                 body["cancelled"] = True
             return [_json(body)]
-        case Flushed(last_seq, request_id, cancelled):
-            body = {"type": "flushed", "last_seq": last_seq, "request_id": request_id}
-            if cancelled:
+        case Flushed():
+            body = {"type": "flushed", "last_seq": event.last_seq, "request_id": event.request_id}
+            if event.cancelled:
                 body["cancelled"] = True
             return [_json(body)]
-        case Cancelled(last_seq):
+        case Cancelled(last_seq=last_seq):
             return [_json({"type": "cancelled", "last_seq": last_seq})]
-        case Error(code, message, seq, request_id, fatal):
-            body = {"type": "error", "code": str(code), "message": message, "request_id": request_id}
-            if seq is not None:
-                body["seq"] = seq
-            if fatal:
-                body["fatal"] = True
-            if event.retry_after_s is not None:
-                body["retry_after_s"] = event.retry_after_s
-            return [_json(body)]
-        case Closed(reason):
+        case Error():
+            return [_json(wire_error(event))]
+        case Closed(reason=reason):
             return [_json({"type": "closed", "reason": reason})]
     return []
 

@@ -231,3 +231,25 @@ def test_every_folder_of_modules_is_a_package_that_setup_installs(monkeypatch):
     assert asked["package_dir"] == {f"voicedesk.{top}": top for top in LAYERS}
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"voicedesk": "voicedesk.engine.commands:main"}
+
+
+def _fields_matched_by_position(source: str) -> list[str]:
+    """Class patterns naming more than one field by position (``case Request(text, voice, speed)``): a field added
+    to the class in the middle would shift them silently."""
+    tree = ast.parse(source)
+    return [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.MatchClass) and len(n.patterns) > 1]
+
+
+def test_the_engine_and_the_endpoint_match_fields_by_name():
+    offenders = {
+        path.relative_to(REPO).as_posix(): found
+        for top in ("engine", "endpoint")
+        for path in sorted((REPO / top).rglob("*.py"))
+        if (found := _fields_matched_by_position(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
+
+
+def test_the_field_check_sees_fields_matched_by_position():
+    source = "match c:\n    case Request(text, voice):\n        pass\n    case Request(text, voice=v) | Flush(r): pass"
+    assert _fields_matched_by_position(source) == ["Request(text, voice)"]
