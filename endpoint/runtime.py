@@ -62,7 +62,6 @@ class Lease:
     evict: Callable[[str], None] | None = None
     """Closes the session, telling its client why, to make room on a full server (None: it cannot be evicted)."""
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    opened_at: float = field(default_factory=time.monotonic)
     last_active: float = field(default_factory=time.monotonic)
     """When the client last gave text to speak or took audio (the adapter keeps it): the idlest is evicted first."""
 

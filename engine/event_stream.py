@@ -37,10 +37,6 @@ class EventStream:
         self._queue, dropped_s = drop_cancelled_audio(self._queue, events, _audio_of)
         return dropped_s
 
-    @property
-    def queued_audio_s(self) -> float:
-        return sum(e.duration_s for e in self._queue if isinstance(e, Audio))
-
     async def __aiter__(self) -> AsyncIterator[Event]:
         while True:
             while not self._queue:

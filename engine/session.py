@@ -461,10 +461,6 @@ class SessionCore:
         return self._in_flight is not None or (bool(self._queue) and not self.throttled)
 
     @property
-    def sentence_in_flight(self) -> bool:
-        return self._in_flight is not None
-
-    @property
     def closed(self) -> bool:
         return self._closed
 
