@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from voicedesk.engine import request_fields
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode
 from voicedesk.engine.events import (
     Audio,
@@ -157,53 +157,6 @@ class ProtocolError(Exception):
         return Error(self.code, self.message, request_id=self.request_id)
 
 
-def _optional_str(message: dict[str, object], key: str, request_id: str | None, limit: int) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be a string; got {_describe(value)}.", request_id)
-    if len(value) > limit:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.", request_id
-        )
-    return value
-
-
-def _optional_number(message: dict[str, object], key: str, code: ErrorCode, request_id: str | None) -> float | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ProtocolError(code, f"'{key}' must be a number; got {_describe(value)}.", request_id)
-    try:
-        return float(value)
-    except OverflowError:
-        raise ProtocolError(
-            code, f"'{key}' must be a number of ordinary size; got a very large number.", request_id
-        ) from None
-
-
-def _optional_choice(
-    message: dict[str, object], key: str, choices: tuple[str, ...], request_id: str | None
-) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if value not in choices:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, f"'{key}' must be one of {', '.join(choices)}; got {_describe(value)}.", request_id
-        )
-    return str(value)
-
-
-def _optional_bool(message: dict[str, object], key: str, request_id: str | None) -> bool | None:
-    value = message.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be true or false; got {_describe(value)}.", request_id)
-
-
 def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lexicon | None:
     """``lexicon``: a list of ``{"word", "phonemes"|"respelling", "case_sensitive"?}``; a bad entry is refused
     with ``bad_lexicon`` naming it (its index and word), and the session keeps its lexicon as it was."""
@@ -219,29 +172,29 @@ def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lex
 def decode_text_change(message: dict[str, object], request_id: str | None = None) -> TextChange:
     """The text options of a ``config`` (or an HTTP request body): ``lexicon``, ``markup``, ``urls``, ``code``,
     ``emoji``. Raises ``ProtocolError`` (``bad_lexicon`` naming the entry, else ``bad_message``)."""
+
+    field = _Fields(message, request_id)
     return TextChange(
         lexicon=_optional_lexicon(message, request_id),
-        markup=_optional_choice(message, "markup", MARKUP_CHOICES, request_id),
-        urls=_optional_choice(message, "urls", URL_CHOICES, request_id),
-        code=_optional_choice(message, "code", CODE_CHOICES, request_id),
-        emoji=_optional_choice(message, "emoji", EMOJI_CHOICES, request_id),
+        markup=field(fields.choice, "markup", MARKUP_CHOICES),
+        urls=field(fields.choice, "urls", URL_CHOICES),
+        code=field(fields.choice, "code", CODE_CHOICES),
+        emoji=field(fields.choice, "emoji", EMOJI_CHOICES),
     )
 
 
-def _required_text(message: dict[str, object], request_id: str | None) -> str:
-    text = message.get("text")
-    if not isinstance(text, str):
-        got = "nothing" if text is None else _describe(text)
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'text' is required and must be a string; got {got}.", request_id)
-    return text
+class _Fields:
+    """A message's fields, each checked by ``engine.request_fields`` (as on the HTTP routes); a refusal is a
+    ``ProtocolError`` tagged with the request's id."""
 
+    def __init__(self, message: dict[str, object], request_id: str | None = None) -> None:
+        self.message, self.request_id = message, request_id
 
-def _field[T](check: Callable[[object], T], message: dict[str, object], key: str, request_id: str | None = None) -> T:
-    """A field checked by ``engine.request_fields`` (the HTTP routes use the same checks)."""
-    try:
-        return check(message.get(key))
-    except FieldError as exc:
-        raise ProtocolError(exc.code, exc.message, request_id) from None
+    def __call__[T](self, check: Callable[..., T], key: str, *args: object) -> T:
+        try:
+            return check(self.message.get(key), key, *args)
+        except FieldError as exc:
+            raise ProtocolError(exc.code, exc.message, self.request_id) from None
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -289,21 +242,22 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
     message = parse_json_frame(frame, max_frame_bytes)
     if not isinstance(message, dict):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, f"A message must be a JSON object; got {_describe(message)}.")
-    request_id = _field(request_fields.request_id, message, "request_id")
+    field = _Fields(message)
+    request_id = field.request_id = field(fields.request_id, "request_id")
     kind = message.get("type")
     if kind is None:
         return SynthesizeRequest(
-            text=_required_text(message, request_id),
-            voice=_field(request_fields.voice, message, "voice", request_id),
-            speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
+            text=field(fields.required_text, "text"),
+            voice=field(fields.voice, "voice"),
+            speed=field(fields.speed_number, "speed"),
             request_id=request_id,
-            sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
-            audio_format=_optional_str(message, "format", request_id, 16),
-            request_timestamp=_field(request_fields.request_timestamp, message, "request_timestamp", request_id),
+            sample_rate=field(fields.sample_rate, "sample_rate"),
+            audio_format=field(fields.string, "format", 16),
+            request_timestamp=field(fields.request_timestamp, "request_timestamp"),
         )
     match kind:
         case "text":
-            return SendText(_required_text(message, request_id))
+            return SendText(field(fields.required_text, "text"))
         case "flush":
             return Flush(request_id)
         case "cancel":
@@ -311,16 +265,16 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
         case "config":
             text = decode_text_change(message, request_id)
             return Configure(
-                voice=_field(request_fields.voice, message, "voice", request_id),
-                speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
-                max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
-                sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
+                voice=field(fields.voice, "voice"),
+                speed=field(fields.speed_number, "speed"),
+                max_buffer_delay_ms=field(fields.buffer_delay_number, "max_buffer_delay_ms"),
+                sample_rate=field(fields.sample_rate, "sample_rate"),
                 lexicon=text.lexicon,
                 markup=text.markup,
                 urls=text.urls,
                 code=text.code,
                 emoji=text.emoji,
-                phonemes=_optional_bool(message, "phonemes", request_id),
+                phonemes=field(fields.flag, "phonemes"),
             )
         case "close":
             return Close()
