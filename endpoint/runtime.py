@@ -144,11 +144,11 @@ class EndpointRuntime:
         log.info("text front-end and G2P in %d worker process(es)", workers)
 
     async def _choose_batching(self, synthesizer: Synthesizer) -> None:
-        """Batching across sessions (``engine.model.batch_render``): only for the Kokoro model, measured on CUDA."""
+        """Batching across sessions (``engine.model.batch``): only for the Kokoro model, measured on CUDA."""
         if self.settings.batch == "off" or not hasattr(synthesizer, "model"):
             return
+        from voicedesk.engine.model.batch import choose_batch_runner
         from voicedesk.engine.model.batch_policy import BatchMode
-        from voicedesk.engine.model.batch_render import choose_batch_runner
 
         mode = BatchMode(self.settings.batch)
         voice = SessionConfig().voice

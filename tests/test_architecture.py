@@ -34,6 +34,7 @@ import setuptools
 from tests.support.image import (
     SERVE_SCRIPT,
     SOURCE_ROOT,
+    copies,
     copy_lines,
     image_files,
     image_runs,
@@ -235,12 +236,13 @@ def test_the_endpoint_image_holds_exactly_what_it_runs():
     files = image_files()
     shipped = {path.relative_to(REPO).as_posix() for path in shipped_modules()}
     needed = {product_modules()[name].relative_to(REPO).as_posix() for name in serve_closure()}
-    advice = f"the Dockerfile's COPY lines should be (python -m tests.support.image):\n{copy_lines(serve_closure())}"
+    advice = f"run python -m tests.support.image --write; the COPY lines should be:\n{copy_lines(serve_closure())}"
     assert sorted(shipped - needed) == [], advice
     assert sorted(needed - shipped) == [], advice
     misplaced = [f"{p} → {files[REPO / p]}" for p in sorted(shipped) if files[REPO / p] != SOURCE_ROOT + p]
     assert misplaced == []
     assert files[SERVE_SCRIPT] == "/usr/local/bin/serve"
+    assert [s for sources, _target in copies() for s in sources if not any(REPO.glob(s))] == [], "docker build fails"
 
 
 def test_the_image_check_follows_what_the_image_runs(tmp_path):

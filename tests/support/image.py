@@ -1,7 +1,7 @@
 """What the endpoint image is built from and what it runs, read from packaging/Dockerfile and packaging/serve.
 
 ``python -m tests.support.image`` prints the Dockerfile's COPY lines for the product's modules: the import closure
-of what the image runs (tests/test_architecture.py fails until the Dockerfile has them).
+of what the image runs (tests/test_architecture.py fails until the Dockerfile has them); ``--write`` puts them there.
 """
 
 from __future__ import annotations
@@ -23,13 +23,20 @@ def _instructions(dockerfile: Path) -> list[list[str]]:
     return [line.split() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def image_files(dockerfile: Path = DOCKERFILE) -> dict[Path, str]:
-    """Every file a COPY or ADD takes from the context (not from another stage), and where it lands."""
-    files: dict[Path, str] = {}
+def copies(dockerfile: Path = DOCKERFILE) -> list[tuple[list[str], str]]:
+    """Each COPY or ADD from the context (not from another stage): its sources and its target."""
+    found = []
     for words in _instructions(dockerfile):
-        if words[0].upper() not in ("COPY", "ADD") or any(w.startswith("--from") for w in words):
-            continue
-        *sources, target = [w.strip('"') for w in words[1:] if not w.startswith("--")]
+        if words[0].upper() in ("COPY", "ADD") and not any(w.startswith("--from") for w in words):
+            *sources, target = [w.strip('"') for w in words[1:] if not w.startswith("--")]
+            found.append((sources, target))
+    return found
+
+
+def image_files(dockerfile: Path = DOCKERFILE) -> dict[Path, str]:
+    """Every file a COPY or ADD takes from the context, and where it lands."""
+    files: dict[Path, str] = {}
+    for sources, target in copies(dockerfile):
         for source in sources:
             for match in sorted(REPO.glob(source)):
                 if match.is_file():
@@ -92,5 +99,22 @@ def shipped_modules(dockerfile: Path = DOCKERFILE) -> set[Path]:
     return {path for path in image_sources(dockerfile) if path.relative_to(REPO).parts[0] in LAYERS}
 
 
+def write_copy_lines(dockerfile: Path = DOCKERFILE) -> None:
+    """Replaces the Dockerfile's COPY instructions of product modules with ``copy_lines(serve_closure())``."""
+    instruction = re.compile(r"^COPY (?:[^\n]*\\\n)*[^\n]*$", re.M)
+    product = tuple(f"{SOURCE_ROOT}{top}/" for top in LAYERS)
+    text = dockerfile.read_text()
+    spans = [m.span() for m in instruction.finditer(text) if m.group().split()[-1].startswith(product)]
+    if not spans:
+        raise SystemExit(f"{dockerfile} has no COPY of voicedesk's modules to replace")
+    new = text[: spans[0][0]] + copy_lines(serve_closure()) + text[spans[-1][1] :]
+    dockerfile.write_text(new)
+
+
 if __name__ == "__main__":
-    print(copy_lines(serve_closure()))
+    import sys
+
+    if sys.argv[1:] == ["--write"]:
+        write_copy_lines()
+    else:
+        print(copy_lines(serve_closure()))
