@@ -61,7 +61,7 @@ ENGINE_FOLDERS = {
     "text": {"text"},
     "model": {"model", "text"},
     "measure": {"measure", "text", "events"},
-    "clients": set("clients api engine_spec event_stream events protocol model.voices model.languages text".split()),
+    "clients": set("clients api engine_spec events protocol model.voices model.languages text".split()),
 }
 """What each of the engine's folders may import besides the vocabulary: places under ``voicedesk.engine``, a
 folder, a module or a folder's module. A remote client speaks the protocol and reads the voice catalogue; it never
