@@ -1,9 +1,9 @@
 """The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py),
-the HTTP parsers (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value gets
-the same answer on each.
+the HTTP routes' parser (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value
+gets the same answer, in the same words, on each.
 
-Each check takes what the client sent (``None``: absent) and returns the value to use, or raises ``FieldError``;
-the transport adds what it knows (the request's id on the WebSocket).
+Each check takes what the client sent (``None``: absent) and the field's name, and returns the value to use or
+raises ``FieldError``; the transport adds what it knows (the request's id on the WebSocket).
 """
 
 from __future__ import annotations
