@@ -34,10 +34,10 @@ import setuptools
 from tests.support.image import (
     SERVE_SCRIPT,
     SOURCE_ROOT,
-    copies,
     copy_lines,
     image_files,
     image_runs,
+    missing_sources,
     serve_closure,
     shipped_modules,
 )
@@ -242,7 +242,21 @@ def test_the_endpoint_image_holds_exactly_what_it_runs():
     misplaced = [f"{p} → {files[REPO / p]}" for p in sorted(shipped) if files[REPO / p] != SOURCE_ROOT + p]
     assert misplaced == []
     assert files[SERVE_SCRIPT] == "/usr/local/bin/serve"
-    assert [s for sources, _target in copies() for s in sources if not any(REPO.glob(s))] == [], "docker build fails"
+    assert missing_sources() == [], "docker build would fail"
+
+
+def test_the_image_check_reads_what_a_dockerfile_copies_and_runs(tmp_path):
+    dockerfile, serve = tmp_path / "Dockerfile", tmp_path / "serve"
+    dockerfile.write_text(
+        "FROM base AS build\n# COPY engine/gone.py /src/engine/ (a comment)\n"
+        "COPY engine/errors.py \\\n    engine/gone.py /src/engine/\nCOPY --from=build /opt/venv /opt/venv\n"
+        "RUN voicedesk phonemes --help && python -m voicedesk.engine.text.frontend.grammars\n"
+    )
+    serve.write_text('exec python -m voicedesk.endpoint.serve_cli "$@"\n')
+    assert image_files(dockerfile) == {REPO / "engine" / "errors.py": "/src/engine/errors.py"}
+    assert missing_sources(dockerfile) == ["engine/gone.py"]
+    modules = {"voicedesk.engine.text.frontend.grammars", "voicedesk.endpoint.serve_cli"}
+    assert image_runs(dockerfile, serve) == (modules, {"phonemes"})
 
 
 def test_the_image_check_follows_what_the_image_runs(tmp_path):

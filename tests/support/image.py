@@ -33,6 +33,11 @@ def copies(dockerfile: Path = DOCKERFILE) -> list[tuple[list[str], str]]:
     return found
 
 
+def missing_sources(dockerfile: Path = DOCKERFILE) -> list[str]:
+    """COPY sources the context does not have (``docker build`` fails on them)."""
+    return [source for sources, _target in copies(dockerfile) for source in sources if not any(REPO.glob(source))]
+
+
 def image_files(dockerfile: Path = DOCKERFILE) -> dict[Path, str]:
     """Every file a COPY or ADD takes from the context, and where it lands."""
     files: dict[Path, str] = {}
@@ -52,11 +57,11 @@ def image_sources(dockerfile: Path = DOCKERFILE) -> set[Path]:
     return set(image_files(dockerfile))
 
 
-def image_runs(dockerfile: Path = DOCKERFILE) -> tuple[set[str], set[str]]:
+def image_runs(dockerfile: Path = DOCKERFILE, serve_script: Path = SERVE_SCRIPT) -> tuple[set[str], set[str]]:
     """The modules the image runs (``python -m X`` in a RUN line or in packaging/serve, its CMD) and the
     ``voicedesk`` commands its RUN lines call."""
     runs = " ".join(" ".join(words[1:]) for words in _instructions(dockerfile) if words[0].upper() == "RUN")
-    modules = set(re.findall(r"python -m (voicedesk[\w.]*)", runs + SERVE_SCRIPT.read_text()))
+    modules = set(re.findall(r"python -m (voicedesk[\w.]*)", f"{runs}\n{serve_script.read_text()}"))
     return modules, set(re.findall(r"(?<![\w./-])voicedesk ([a-z][a-z-]*)", runs))
 
 
