@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,6 +20,12 @@ def product_modules() -> dict[str, Path]:
                 parts = parts[:-1]
             found["voicedesk." + ".".join(parts)] = path
     return found
+
+
+@cache
+def parse(source: str) -> ast.Module:
+    """Parsed once per text: the architecture tests read every module several times."""
+    return ast.parse(source)
 
 
 def imported_names(node: ast.AST) -> set[str]:
@@ -43,16 +50,17 @@ def module_level(statements: list[ast.stmt]) -> list[ast.stmt]:
     return found
 
 
-def imports(path: Path, module_level_only: bool = False) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+@cache
+def imports(path: Path, module_level_only: bool = False) -> frozenset[str]:
+    tree = parse(path.read_text(encoding="utf-8"))
     nodes = module_level(tree.body) if module_level_only else list(ast.walk(tree))
-    return {name for node in nodes for name in imported_names(node)}
+    return frozenset(name for node in nodes for name in imported_names(node))
 
 
 def module_strings(source: str, modules: set[str]) -> set[str]:
     """Strings that name one of ``modules`` (``"voicedesk.app.main"``, ``"voicedesk.app.lab.x:install"``): imports
     the ast cannot see. A logger's name is not one."""
-    tree = ast.parse(source)
+    tree = parse(source)
     loggers = {
         id(arg)
         for call in ast.walk(tree)
