@@ -56,7 +56,7 @@ class SpeechEnded:
     """The end of the last voiced window (or the release of the key)."""
     decided_at: float
     reason: str
-    """'silence', 'released' or 'capped'."""
+    """'silence', 'released', 'capped' or 'stopped'."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +173,15 @@ class TurnDetector:
         u = self._current
         return self._end(u, now, now, "released") if u is not None else []
 
+    def stop(self, now: float) -> list[TurnEvent]:
+        """Listening stops (turned off, or the microphone was lost): what was said so far is still transcribed."""
+        self._pressed = False
+        u = self._current
+        if u is None or not u.started:
+            self._current = None
+            return []
+        return self._end(u, min(now, u.last_voiced + self.config.tail_s) if u.last_voiced else now, now, "stopped")
+
     def transcribed(self, request: TranscribeRequest, text: str, now: float) -> list[TurnEvent]:
         """The STT's answer to ``request``."""
         if self._in_flight == request:
@@ -200,10 +209,10 @@ class TurnDetector:
         return u.last_voiced + self.config.tail_s
 
     def _final_end(self, u: _Utterance) -> float | None:
-        """A released key ends the audio there; a silence keeps ``tail_s`` of it."""
+        """A silence keeps ``tail_s`` of it; a released key (or a stop) ends the audio there."""
         if u.ended is None:
             return None
-        return u.ended.at + (0.0 if u.ended.reason == "released" else self.config.tail_s)
+        return u.ended.at + (self.config.tail_s if u.ended.reason in ("silence", "capped") else 0.0)
 
     def _barge(self, u: _Utterance, now: float) -> list[TurnEvent]:
         u.barged = True
