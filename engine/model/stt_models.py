@@ -31,8 +31,9 @@ def stt_model_dir(name: str) -> Path:
         return folder
     from faster_whisper.utils import download_model
 
+    repo = _known(name)
     try:
-        return Path(download_model(_known(name), local_files_only=True))
+        return Path(download_model(repo, local_files_only=True))
     except Exception as exc:  # huggingface_hub's "not in the cache" errors differ across releases
         raise WeightsMissingError(
             f"The speech-to-text model {name!r} is not on this machine ({type(exc).__name__}).", fetch_advice(name)

@@ -39,6 +39,14 @@ def virtual_mic() -> str:
     return sink  # type: ignore[return-value]
 
 
+@pytest.fixture
+def test_sink() -> str:
+    """The console's output sink (the player plays to it: it is the default)."""
+    from tests.support.audio_capture import require_null_sink
+
+    return require_null_sink()
+
+
 def mic_input(sink: str) -> str:
     return f"{PULSE_SOURCE_PREFIX}{sink}.monitor"
 

@@ -209,3 +209,19 @@ def test_push_to_talk_ignores_the_vad_until_pressed_and_ends_on_release():
     assert final.final and final.end == d.now  # no tail after a released key
     d.answer(final, "hello there")
     assert [e.text for e in d.of(Transcript) if e.final] == ["hello there"]
+
+
+def test_stt_language_follows_the_voice_unless_set():
+    from voicedesk.app.voice.stt import open_transcriber, stt_language
+    from voicedesk.engine.errors import UsageError
+
+    assert [stt_language(v) for v in ("af_heart", "bf_emma", "jf_alpha", "zf_xiaobei", "ff_siwis")] == [
+        "en",
+        "en",
+        "ja",
+        "zh",
+        "fr",
+    ]
+    assert stt_language("jf_alpha", "en") == "en"
+    with pytest.raises(UsageError, match="Unknown speech-to-text kind 'cloud'"):
+        open_transcriber("cloud")
