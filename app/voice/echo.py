@@ -47,9 +47,8 @@ class EchoCanceller:
         self.lag_s: float | None = None
         """The echo's last measured delay after the reference fed with it."""
 
-    def played(self, block: np.ndarray, underflow: bool = False) -> None:
-        """The player's tap: one block (24 kHz float32) just handed to the device (``underflow``: the device ran
-        dry before it; the lag check finds how long)."""
+    def played(self, block: np.ndarray) -> None:
+        """The player's tap: one block (24 kHz float32) just handed to the device."""
         self._played.append(block.copy())
         self._last_played = time.monotonic()
 

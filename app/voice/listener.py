@@ -78,6 +78,8 @@ class Listener:
                     self.microphone.check()
                     continue
                 self._hear(block, captured)
+                if self._received % (RATE // 2) < len(block):  # twice a second: PulseAudio moves a lost
+                    self.microphone.check()  # microphone's stream to another one, so blocks alone prove nothing
         except VoicedeskError as exc:
             self._handle(self.turns.stop(self.now))
             self._on_event(ListenerError(exc.message))
