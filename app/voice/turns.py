@@ -133,7 +133,7 @@ class TurnDetector:
             u.voiced_s += window_s
             u.last_voiced = now
             u.speculated = None  # speech went on: an earlier transcript no longer covers the utterance
-        u.over_console |= self.speaking
+        u.over_console |= self.speaking and hands_free  # a held key is the person's explicit turn
         events: list[TurnEvent] = []
         if not u.started:
             if u.voiced_s >= cfg.min_speech_s:

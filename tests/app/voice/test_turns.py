@@ -211,6 +211,18 @@ def test_push_to_talk_ignores_the_vad_until_pressed_and_ends_on_release():
     assert [e.text for e in d.of(Transcript) if e.final] == ["hello there"]
 
 
+def test_a_held_key_is_a_turn_even_if_the_console_starts_speaking_meanwhile():
+    d = Driver(mode=Mode.PUSH_TO_TALK, partial_every_s=0)
+    d.events += d.turns.press(d.now)
+    d.windows(0.9, 0.3)
+    d.turns.speaking = True  # an announcement began while the key was held
+    d.windows(0.9, 0.3)
+    d.events += d.turns.release(d.now)
+    assert not d.of(Dropped)
+    d.answer(d.requests()[-1], "what time is it")
+    assert [e.text for e in d.of(Transcript) if e.final] == ["what time is it"]
+
+
 def test_stt_language_follows_the_voice_unless_set():
     from voicedesk.app.voice.stt import open_transcriber, stt_language
     from voicedesk.engine.errors import UsageError
