@@ -214,9 +214,9 @@ def test_push_to_talk_ignores_the_vad_until_pressed_and_ends_on_release():
 def test_a_held_key_is_a_turn_even_if_the_console_starts_speaking_meanwhile():
     d = Driver(mode=Mode.PUSH_TO_TALK, partial_every_s=0)
     d.events += d.turns.press(d.now)
-    d.windows(0.9, 0.3)
+    d.windows(0.9, 0.2)
     d.turns.speaking = True  # an announcement began while the key was held
-    d.windows(0.9, 0.3)
+    d.windows(0.9, 0.2)
     d.events += d.turns.release(d.now)
     assert not d.of(Dropped)
     d.answer(d.requests()[-1], "what time is it")
