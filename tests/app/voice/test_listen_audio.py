@@ -60,9 +60,20 @@ async def test_spoken_command_becomes_the_final_transcript(virtual_mic, speech, 
     heard = Heard()
     listener = Listener(Microphone(mic_input(virtual_mic)), TurnDetector(TurnConfig()), whisper, heard)
     task = asyncio.create_task(listener.run())
+    levels: list[float] = []
+
+    async def meter() -> None:  # what a level meter would read, ten times a second
+        while True:
+            levels.append(listener.microphone.level_dbfs)
+            await asyncio.sleep(0.1)
+
     try:
         await started(listener)
+        quiet = listener.microphone.level_dbfs
+        metering = asyncio.create_task(meter())
         await play_into(virtual_mic, command)
+        metering.cancel()
+        assert quiet < -90 < -40 < max(levels)  # the null sink's silence, then the speech
         await heard.until(lambda: heard.finals())
         (begin,) = heard.of(SpeechStarted)
         (end,) = heard.of(SpeechEnded)
