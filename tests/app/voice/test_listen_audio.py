@@ -118,7 +118,9 @@ async def test_microphone_unplugged_mid_sentence_keeps_what_was_said(speech, whi
         (error,) = heard.of(ListenerError)
         assert "microphone" in error.message and "typing still works" in error.message
         (end,) = heard.of(SpeechEnded)
-        assert end.reason == "stopped"
+        # Stopped by the loss, or ended by the silence of the source PulseAudio moved the stream to, if that came
+        # first (the source is asked for twice a second; a busy machine's listener runs behind).
+        assert end.reason in ("stopped", "silence")
         assert "turn off" in words(heard.finals()[0].text)  # the half sentence was still transcribed
         playing.cancel()
     finally:
