@@ -56,17 +56,27 @@ def redact_query(text: str) -> str:
     return _QUERY.sub(redact, text) if "?" in text else text
 
 
-class ThrottledLog:
-    """Counts logged at most once per interval (``flush``): what is held back is told when the interval is up, even
-    if nothing more comes."""
+class BadFrameLog:
+    """Unreadable frames and slowed reads of all sessions together, logged as counts at most once per interval.
 
-    def __init__(self, interval_s: float = SUMMARY_INTERVAL_S) -> None:
+    One per server, not per connection: a client reconnecting to send junk would otherwise write a line per
+    connection. What is held back is told when the interval is up, even if nothing more comes."""
+
+    def __init__(self, log: logging.Logger, interval_s: float = SUMMARY_INTERVAL_S) -> None:
+        self._log = log
         self._interval_s = interval_s
+        self._bad = 0
+        self._paced = 0
+        self._sessions: set[str] = set()
         self._last_at: float | None = None
         self._flush_due = False
 
-    def _counted(self) -> None:
-        """Something was counted: it is logged now, or when the interval is up."""
+    def add(self, who: str, bad: int, paced: int) -> None:
+        if not bad and not paced:
+            return
+        self._bad += bad
+        self._paced += paced
+        self._sessions.add(who)
         now = time.monotonic()
         if self._last_at is None or now - self._last_at >= self._interval_s:
             self._last_at = now
@@ -79,29 +89,6 @@ class ThrottledLog:
         self._flush_due = False
         self._last_at = time.monotonic()
         self.flush()
-
-    def flush(self) -> None:
-        raise NotImplementedError
-
-
-class BadFrameLog(ThrottledLog):
-    """Unreadable frames and slowed reads of all sessions together. One per server, not per connection: a client
-    reconnecting to send junk would otherwise write a line per connection."""
-
-    def __init__(self, log: logging.Logger, interval_s: float = SUMMARY_INTERVAL_S) -> None:
-        super().__init__(interval_s)
-        self._log = log
-        self._bad = 0
-        self._paced = 0
-        self._sessions: set[str] = set()
-
-    def add(self, who: str, bad: int, paced: int) -> None:
-        if not bad and not paced:
-            return
-        self._bad += bad
-        self._paced += paced
-        self._sessions.add(who)
-        self._counted()
 
     def flush(self) -> None:
         if self._bad or self._paced:

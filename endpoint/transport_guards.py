@@ -39,7 +39,7 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from voicedesk.endpoint.fair_admission import connection_evicted, idlest_of_busiest
-from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S, ThrottledLog
+from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
 from voicedesk.engine.events import Closed, Error
@@ -279,17 +279,31 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self.transport.abort()  # close() alone waits for unsent data the client will never read
 
 
-class RefusalLog(ThrottledLog):
+class RefusalLog:
     """Refused connections, counted by reason and logged at most once per interval (never once per socket)."""
 
     def __init__(self, interval_s: float = SUMMARY_INTERVAL_S) -> None:
-        super().__init__(interval_s)
         self.counts: dict[str, int] = {}
         self._logged: dict[str, int] = {}
+        self._interval_s = interval_s
+        self._last_at: float | None = None
+        self._flush_due = False
 
     def refused(self, reason: str) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + 1
-        self._counted()
+        now = time.monotonic()
+        if self._last_at is None or now - self._last_at >= self._interval_s:
+            self._last_at = now
+            self.flush()
+        elif not self._flush_due:
+            # What is held back now is told when the interval is up, even if nothing more is refused.
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self._interval_s - (now - self._last_at), self._flush_later)
+
+    def _flush_later(self) -> None:
+        self._flush_due = False
+        self._last_at = time.monotonic()
+        self.flush()
 
     def flush(self) -> None:
         new = {reason: n - self._logged.get(reason, 0) for reason, n in self.counts.items()}
