@@ -165,6 +165,9 @@ def g2p_pipeline(language: str):
     from voicedesk.engine.model.english_g2p import EnglishG2P
 
     weights.require_spacy_model()  # otherwise misaki would try spacy.cli.download (network)
-    english = EnglishG2P(british=language == "b")
+    try:
+        english = EnglishG2P(british=language == "b")
+    except ImportError:  # a spaCy that needs torch after all: the session's way, slower
+        return pipelines.get(language)
     english.g2p = LanguageG2P(language, english.g2p, pipelines.vocab, other=pipelines.other_g2p)
     return english
