@@ -17,7 +17,7 @@ from voicedesk.engine.errors import UsageError
 SUBCOMMANDS = {
     "lab": "run the selected scenarios (default: all but capacity) into one report",
     "streaming": "agent's first token → first audible sample, streaming vs generate-then-speak (ratio)",
-    "first-cut": "a long first sentence at 20 and 80 tokens/s: first audio with the eager phrase cut vs the cut "
+    "first-cut": "first audio of a first sentence at 20 and 80 tokens/s per first-cut policy: clause, phrase, "
     "at the 12th word (local engine)",
     "seed": "three sentences on one persistent session: one audio segment per sentence",
     "ab": "the same text through --engine and --engine-b in alternation, per-sentence latency side by side",

@@ -1,9 +1,12 @@
-"""Scenario ``first-cut``: first audio of a long first sentence with no clause mark, the chunker's eager phrase cut
-against the rule before it (decided at the 12th word, then cut back to a phrase boundary), at 20 and 80 tokens/s.
+"""Scenario ``first-cut``: what each first-cut policy of the chunker costs in first audio, at 20 and 80 tokens/s.
 
-The rule is the session's chunker's, so the scenario needs the local engine (it opens local sessions with either
-chunker on the same model and scheduler); on a remote engine it is skipped and says why. Runs alternate the two
-rules, so the machine's drift favours neither; the ratio is eager ÷ at-12th-word p50 time to first audio.
+``clause`` (the default) cuts the first fragment eagerly only before a clause opener; ``phrase`` (the default
+before it) before a preposition too; ``at-max`` decides at the 12th word. Each cut is a model call whose
+intonation starts afresh, so the question is what the fewer cuts cost. Two first sentences: a long one with no
+clause mark and a short one with a preposition. The rule is the session's chunker's, so the scenario needs the
+local engine (local sessions with each chunker on the same model and scheduler); on a remote engine it is
+skipped and says why. Runs rotate the policies, so the machine's drift favours none; the ratio is each policy's
+p50 time to first audio ÷ ``clause``'s.
 """
 
 from __future__ import annotations
@@ -15,55 +18,58 @@ from voicedesk.app.lab.probe import Agent, SessionProbe
 from voicedesk.app.lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
 from voicedesk.engine.local import LocalEngine, LocalSession
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunker_phrases import FIRST_CUTS
 
-FIRST_CUT_TEXT = (
-    "Let me check the current thermostat settings in the living room for you before it gets colder tonight."
-)
-"""Its first sentence has no clause mark: the early first fragment comes from the phrase rule alone."""
+FIRST_CUT_TEXTS = {
+    "long": "Let me check the current thermostat settings in the living room for you before it gets colder tonight.",
+    "short": "Add one half cup of water to the reservoir and then press start.",
+}
+"""No clause mark in either first sentence: the early first fragment comes from the policy alone."""
 RATES = (20.0, 80.0)
-EAGER = "eager phrase cut"
-AT_MAX = "cut at the 12th word"
+POLICIES = tuple(FIRST_CUTS)
 
 
-def first_chunk(text: str, eager: bool) -> str:
-    chunker = IncrementalSentenceChunker(eager_phrase_cut=eager)
+def first_chunk(text: str, first_cut: str) -> str:
+    chunker = IncrementalSentenceChunker(first_cut=first_cut)
     chunks = chunker.feed(text)
     return chunks[0] if chunks else (chunker.flush() or "")
 
 
 async def run_first_cut(ctx: LabContext) -> ScenarioResult:
     cfg = ctx.config
-    result = ScenarioResult("first-cut", "First audio of a long first sentence: eager phrase cut vs at the 12th word")
+    result = ScenarioResult("first-cut", "First audio per first-cut policy (clause, phrase, at the 12th word)")
     engine = await ctx.get_engine()
     if not isinstance(engine, LocalEngine):
         result.skipped = "needs the local engine: the cut is made by the session's chunker, on the server's side"
         return result
     config = ctx.session_config
-    for rate in RATES:
-        for i in range(cfg.repeat):
-            order = (EAGER, AT_MAX) if i % 2 == 0 else (AT_MAX, EAGER)
-            for rule in order:
-                ctx.progress(f"first-cut: {rate:g} tokens/s, repeat {i + 1}/{cfg.repeat}: {rule}")
-                chunker = partial(IncrementalSentenceChunker, eager_phrase_cut=rule == EAGER)
-                session = LocalSession(engine.synthesizer, engine.scheduler, config, engine.limits, chunker)
-                agent = Agent(FIRST_CUT_TEXT, rate, ctx.clock)
-                label = f"{rule} @ {rate:g} tok/s #{i + 1}"
-                async with SessionProbe(
-                    session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s, ctx.engine_label
-                ) as probe:
-                    record = await probe.speak(agent.tokens(), label, lambda a=agent: a.first_token_s)
-                result.runs.append(Run(f"{rule} @ {rate:g}", i, record, {"tokens_per_s": rate}))
+    for name, text in FIRST_CUT_TEXTS.items():
+        for rate in RATES:
+            for i in range(cfg.repeat):
+                order = POLICIES[i % len(POLICIES) :] + POLICIES[: i % len(POLICIES)]
+                for policy in order:
+                    ctx.progress(f"first-cut: {name}, {rate:g} tokens/s, repeat {i + 1}/{cfg.repeat}: {policy}")
+                    chunker = partial(IncrementalSentenceChunker, first_cut=policy)
+                    session = LocalSession(engine.synthesizer, engine.scheduler, config, engine.limits, chunker)
+                    agent = Agent(text, rate, ctx.clock)
+                    async with SessionProbe(
+                        session, ctx.clock, ctx.player, cfg.prebuffer_s, cfg.guard_s, ctx.engine_label
+                    ) as probe:
+                        record = await probe.speak(
+                            agent.tokens(), f"{name} {policy} @ {rate:g} #{i + 1}", lambda a=agent: a.first_token_s
+                        )
+                    result.runs.append(Run(f"{name} {policy} @ {rate:g}", i, record, {"tokens_per_s": rate}))
     rows = {}
-    for rate in RATES:
-        eager, at_max = (group_summary(in_group(result.runs, f"{rule} @ {rate:g}")) for rule in (EAGER, AT_MAX))
-        rows[f"{rate:g}"] = {
-            "eager": eager,
-            "at_max": at_max,
-            "ratio": ratio(p50(eager), p50(at_max)),
-        }
+    for name in FIRST_CUT_TEXTS:
+        for rate in RATES:
+            found = {policy: group_summary(in_group(result.runs, f"{name} {policy} @ {rate:g}")) for policy in POLICIES}
+            rows[f"{name} @ {rate:g}"] = {
+                **found,
+                "ratios": {policy: ratio(p50(found[policy]), p50(found["clause"])) for policy in POLICIES},
+            }
     result.summary = {
-        "rates": rows,
-        "first_chunk": {"eager": first_chunk(FIRST_CUT_TEXT, True), "at_max": first_chunk(FIRST_CUT_TEXT, False)},
-        "ratio_of": "p50 time to first audio from the agent's first token, eager ÷ at the 12th word",
+        "rows": rows,
+        "first_chunks": {n: {p: first_chunk(t, p) for p in POLICIES} for n, t in FIRST_CUT_TEXTS.items()},
+        "ratio_of": "p50 time to first audio from the agent's first token, each policy ÷ clause",
     }
     return result

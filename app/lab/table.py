@@ -276,15 +276,17 @@ def _cold(sc: Row) -> list[str]:
 
 def _first_cut(sc: Row) -> list[str]:
     s = sc["summary"]
-    lines = [
-        f"  first chunk, eager: {s['first_chunk']['eager']!r}",
-        f"  first chunk, at the 12th word: {s['first_chunk']['at_max']!r}",
-    ]
-    rows = [["tokens/s", "eager TTFA p50", "p95", "at 12th word p50", "p95", "ratio"]]
-    for rate, row in s["rates"].items():
-        eager, at_max = row["eager"]["time_to_first_audio_s"], row["at_max"]["time_to_first_audio_s"]
+    lines = [f"  {name}, {policy}: {chunk!r}" for name, by in s["first_chunks"].items() for policy, chunk in by.items()]
+    policies = list(next(iter(s["first_chunks"].values())))
+    rows = [["sentence @ tokens/s", *(f"{p} p50 / p95" for p in policies), *(f"÷ clause {p}" for p in policies[1:])]]
+    for key, row in s["rows"].items():
+        ttfa = [row[p]["time_to_first_audio_s"] for p in policies]
         rows.append(
-            [rate, ms(eager["p50"]), ms(eager["p95"]), ms(at_max["p50"]), ms(at_max["p95"]), num(row["ratio"], 3)]
+            [
+                key,
+                *(f"{ms(t['p50'])} / {ms(t['p95'])}" for t in ttfa),
+                *(num(row["ratios"][p], 3) for p in policies[1:]),
+            ]
         )
     return [*lines, *_columns(rows), f"  ratio: {s['ratio_of']}"]
 

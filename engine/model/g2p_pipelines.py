@@ -69,12 +69,12 @@ class G2PPipelines:
                 f"{LANGUAGES[lang_code]} voices need G2P packages that do not load here ({exc}).",
                 f"Set them up with {status.fix}.",
             ) from exc
-        built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, other=self._other_g2p)
+        built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, other=self.other_g2p)
         for name, level in QUIET_LOGGERS.items():
             logging.getLogger(name).setLevel(level)
         return built
 
-    def _other_g2p(self, lang_code: str) -> Callable[[str], tuple[str, Any]] | None:
+    def other_g2p(self, lang_code: str) -> Callable[[str], tuple[str, Any]] | None:
         """Another language's G2P, for a run of its script inside this one's text (None if it is not set up
         here: the run is then read as the language's own G2P can, or left out)."""
         try:

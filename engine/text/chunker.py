@@ -4,9 +4,10 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
 
 - **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
   the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
-  ``min_first_words`` words, or at its first good phrase boundary (``engine.text.chunker_phrases``: before a
-  conjunction, relative pronoun, preposition or "to", with five words before it: "Let me check the current
-  thermostat settings | in the living room for you.") as soon as the word after it shows it is one. Failing all,
+  ``min_first_words`` words, or at its first clause opening (``engine.text.chunker_phrases``: before a
+  conjunction or relative pronoun, with five words before it: "Let me check the lights | and set the heating") as
+  soon as the word after it shows it is one; a bare phrase boundary (a preposition) only in a long first clause,
+  since each cut is a model call whose intonation starts afresh. Failing all,
   it is forced once it has ``first_fragment_max_words`` words, at a phrase boundary, never inside a phrase ("the
   living | room", "enough | time"), waiting up to a few more words for one. First audio then waits for a few
   words, not for a long first sentence (peers' top complaint). Later chunks are whole sentences.
@@ -67,7 +68,7 @@ from voicedesk.engine.text.chunker_phonemes import (
     estimate_phonemes,
     is_cjk,
 )
-from voicedesk.engine.text.chunker_phrases import FREE_AFTER_NUMBER, FirstCutPlanner
+from voicedesk.engine.text.chunker_phrases import FIRST_CUTS, FREE_AFTER_NUMBER, FirstCutPlanner
 from voicedesk.engine.text.chunker_rules import (
     CJK_CLAUSE_MARKS,
     CJK_TERMINALS,
@@ -140,7 +141,7 @@ class IncrementalSentenceChunker:
         first_fragment_max_words: int = 12,
         min_sentence_chars: int = 20,
         max_chunk_phonemes: int = 510,
-        eager_phrase_cut: bool = True,
+        first_cut: str = "clause",
         language: str | None = None,
     ) -> None:
         for name, value, low in (
@@ -157,9 +158,10 @@ class IncrementalSentenceChunker:
                 f"({min_first_words})."
             )
         self._early_first = bool(early_first_fragment)
-        self._eager_phrase_cut = bool(eager_phrase_cut)
-        """Cut the first fragment at its first good phrase boundary, not at ``first_fragment_max_words``
-        (``engine.text.chunker_phrases``); off only to measure the old rule against it."""
+        if first_cut not in FIRST_CUTS:
+            raise ValueError(f"first_cut must be one of {', '.join(FIRST_CUTS)}; got {first_cut!r}.")
+        self._first_cut = first_cut
+        """Where the first fragment is cut eagerly (``engine.text.chunker_phrases.FIRST_CUTS``)."""
         self._min_first_words = min_first_words
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars
@@ -289,9 +291,7 @@ class IncrementalSentenceChunker:
         self._continues = False
         """The chunk goes on with a sentence whose start was cut off (not at a sentence end): no floor applies."""
         self._planner = (
-            FirstCutPlanner(self._min_first_words, self._max_first_words, self._eager_phrase_cut)
-            if self._first
-            else None
+            FirstCutPlanner(self._min_first_words, self._max_first_words, self._first_cut) if self._first else None
         )
 
     def _take(self) -> list[str]:

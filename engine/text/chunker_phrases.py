@@ -18,10 +18,11 @@ auxiliaries and modals ("will", "can", "I'm"), subject pronouns, "not"/"also"-li
 infinitive ("want", "going") and a few phrasal verbs ("turn | on the lights"). A boundary after a binding word
 is never chosen; nor is one after a title, initial or list marker (``cut_may_follow``).
 
-The decision. **Eagerly** (the default): the first tier-1 or tier-2 boundary with at least ``PHRASE_MIN_WORDS``
-words before it is cut as soon as the word after it shows its tier, so first audio waits on as few words as
-prosody allows ("Let me check the current thermostat settings | in the living room for you."), not for the
-``max_words``-th word. Failing one by ``max_words`` words (and in the old, non-eager rule, only then): the latest
+The decision (``FIRST_CUTS``; each cut is a model call whose intonation starts afresh). **clause** (the default):
+the first tier-1 boundary with at least ``PHRASE_MIN_WORDS`` words before it is cut as soon as the word after it
+shows its tier ("Let me check the lights | and set the heating"); a bare phrase boundary only once the first
+clause is long. **phrase**: tier 2 eagerly too ("…settings | in the living room", but also "Add one half cup of
+water | to the reservoir"). **at-max**: nothing eagerly. Failing an eager cut by ``max_words`` words: the latest
 tier-1 boundary, else the latest tier-2 one (each after at least ``min_words`` words); with neither yet, it waits
 up to ``PHRASE_WAIT_WORDS`` more words for one (a clause boundary or sentence end arriving meanwhile cuts first,
 even better); past that bound it cuts at the latest tier-3 boundary, else the latest tier-4 one, else the latest
@@ -35,6 +36,8 @@ from __future__ import annotations
 
 from voicedesk.engine.text.chunker_spans import is_number_token, number_binds
 
+FIRST_CUTS = {"clause": 1, "phrase": 2, "at-max": 0}
+"""First-cut policy → the highest tier cut eagerly (``voicedesk bench first-cut`` measures each)."""
 PHRASE_WAIT_WORDS = 4
 """How many words past ``first_fragment_max_words`` the first fragment may wait for a phrase boundary."""
 PHRASE_MIN_WORDS = 5
@@ -122,6 +125,7 @@ class FirstCutPlanner:
         "_allowed",
         "_bound",
         "_eager_min",
+        "_eager_tier",
         "_english",
         "_gap",
         "_gap_words",
@@ -132,11 +136,12 @@ class FirstCutPlanner:
         "_open_words",
     )
 
-    def __init__(self, min_words: int, max_words: int, eager: bool = True) -> None:
+    def __init__(self, min_words: int, max_words: int, first_cut: str = "clause") -> None:
         self._min_words = min_words
         self._max_words = max_words
-        self._eager_min = max(min_words, PHRASE_MIN_WORDS) if eager else None
-        """Words an eager cut needs before it (None: decide only at ``max_words``, the rule before eager cuts)."""
+        self._eager_min = max(min_words, PHRASE_MIN_WORDS)
+        """Words an eager cut needs before it."""
+        self._eager_tier = FIRST_CUTS[first_cut]
         self._open_words = 0
         self._gap_words = 0
         self._bound = max_words + PHRASE_WAIT_WORDS
@@ -195,7 +200,7 @@ class FirstCutPlanner:
         return self._latest[4] if self._latest[4] is not None else self._allowed
 
     def _eager(self, boundary: int, words_before: int, tier: int) -> int | None:
-        """The boundary, if it is good enough to cut at once (tier 1 or 2, with enough words before it)."""
-        if self._eager_min is None or tier > 2 or words_before < self._eager_min:
+        """The boundary, if it is good enough to cut at once (its tier cut eagerly, enough words before it)."""
+        if tier > self._eager_tier or words_before < self._eager_min:
             return None
         return boundary

@@ -47,8 +47,8 @@ PAUSES = [
     (
         "remainder of a forced early cut",
         "Let me check the current thermostat settings in the living room for you.",
-        # The first good phrase boundary once the minimum is in (the eager first cut), then the rest on quiet.
-        ["Let me check the current thermostat settings", "in the living room for you."],
+        # No clause opener: the phrase boundary chosen at the 12th word, then the rest on quiet.
+        ["Let me check the current thermostat settings in the living room", "for you."],
     ),
     (
         "a sentence and the start of the next",

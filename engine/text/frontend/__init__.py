@@ -34,8 +34,8 @@ from voicedesk.engine.text.frontend.spoken import (
     locate_tokens,
     strip_punctuation,
 )
-from voicedesk.engine.text.frontend.spoken_symbols import symbols_said_later
 from voicedesk.engine.text.frontend.ssml import ssml_units
+from voicedesk.engine.text.frontend.symbols import say_symbols
 
 SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Unit]]
 """``(units, language, settings, changes) → units``: rewrites TEXT units into what is said (appending to
@@ -55,7 +55,6 @@ def to_units(text: str, settings: TextSettings) -> tuple[list[Unit], list[Change
     return markdown_units(text, settings, changes), changes
 
 
-KEPT_PUNCTUATION = ".,;:!?…—"
 SENTENCE_PUNCTUATION = ".!?…"
 
 
@@ -69,9 +68,9 @@ class FrontEnd:
         spoken_form = self.spoken_forms.get(language)
         if spoken_form is not None:
             units = spoken_form(units, language, settings, changes)
-        units = _tidy(units, keep=symbols_said_later(language))
         if settings.lexicon:
             units = apply_lexicon(units, settings.lexicon, changes)
+        units = say_symbols(units, language, changes)
         return SpokenText(text, tuple(units), tuple(changes), self.notes if spoken_form is not None else ())
 
     def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> int:
@@ -101,35 +100,6 @@ def complete_words(text: str) -> str:
         return text
     cut = max((i for i, ch in enumerate(text) if ch.isspace()), default=0)
     return text[:cut]
-
-
-def _tidy(units: Sequence[Unit], keep: frozenset[str] = frozenset()) -> list[Unit]:
-    """Units with nothing to say (stray symbols, a skipped URL's leftovers) go; their sentence punctuation stays
-    with the word before, where the G2P hears it as a pause. Symbols in ``keep`` (the "%" of "72 %" in French)
-    stay: the language's G2P stage says them."""
-    out: list[Unit] = []
-    for unit in units:
-        if unit.kind == PHONEMES:
-            out.append(unit)
-            continue
-        if any(ch.isalnum() or ch in keep for ch in unit.text):
-            out.append(unit)
-            continue
-        kept = "".join(ch for ch in unit.text if ch in KEPT_PUNCTUATION)
-        if kept and not out:  # a chunk of punctuation alone ("...") is still a pause the model speaks
-            out.append(unit.with_text(kept))
-        elif kept and not out[-1].text.endswith(kept):
-            previous = out[-1]
-            out[-1] = Unit(
-                previous.text + kept,
-                previous.start,
-                max(previous.end, unit.end),
-                previous.kind,
-                previous.phonemes,
-                previous.rate,
-                previous.pause_after_s + unit.pause_after_s,
-            )
-    return out
 
 
 def apply_lexicon(units: Sequence[Unit], lexicon: Lexicon, changes: list[Change]) -> list[Unit]:

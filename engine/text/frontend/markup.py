@@ -174,7 +174,7 @@ def _inline_units(
             target = override_words if override is not None else units
             target.extend(located(child.content))
         elif kind == "code_inline":
-            if settings.code == "read":
+            if settings.code != "skip":
                 units.extend(located(child.content))
             else:
                 changes.append(Change("code skipped", child.content, ""))

@@ -10,7 +10,8 @@ from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 MARKUP_CHOICES = ("auto", "plain", "markdown", "ssml")
 """``auto``: text starting with ``<speak>`` is SSML, anything else markdown (plain text is valid markdown)."""
 URL_CHOICES = ("speak", "skip")
-CODE_CHOICES = ("skip", "read")
+CODE_CHOICES = ("inline", "skip", "read")
+"""``inline``: code spans are read (an agent's "say `lights off`"), fenced blocks skipped; ``read``: both."""
 EMOJI_CHOICES = ("drop", "name")
 
 
@@ -25,7 +26,7 @@ class TextSettings:
 
     markup: str = "auto"
     urls: str = "speak"
-    code: str = "skip"
+    code: str = "inline"
     emoji: str = "drop"
     lexicon: Lexicon = EMPTY_LEXICON
     continues_line: bool = False

@@ -249,13 +249,3 @@ SYMBOLS: dict[str, LanguageSymbols] = {
     ),
 }
 """Kokoro language code → its words around numbers (English has its own front-end)."""
-
-_SAID_LATER = {
-    code: frozenset(ch for written in (*symbols.units, *symbols.currencies) for ch in written if not ch.isalnum())
-    for code, symbols in SYMBOLS.items()
-}
-
-
-def symbols_said_later(language: str) -> frozenset[str]:
-    """The symbols (%, €, °...) ``spoken_languages`` says in ``language``: the front-end keeps them for it."""
-    return _SAID_LATER.get(language, frozenset())

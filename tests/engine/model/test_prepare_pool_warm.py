@@ -39,12 +39,13 @@ def test_a_fragment_warmed_in_the_pool_is_answered_from_memory_by_whichever_work
     warmed = pool.warmed
     synthesizer.use_prepare_pool(pool)
     try:
-        synthesizer.warm("It hit 37°C in ", "af_heart", DEFAULT_TEXT_SETTINGS)  # as the driver hints a held fragment
+        # as the driver hints a held fragment: four words after the number, so its stretch is final
+        synthesizer.warm("It hit 37°C in the garage today, ", "af_heart", DEFAULT_TEXT_SETTINGS)
         assert synthesizer._warmer is not None and synthesizer._warmer.wait_idle(GUARD_S)
         _wait_until(lambda: pool.warmed == warmed + 1)
     finally:
         synthesizer.use_prepare_pool(None)
-    assert pool.warm_order[-1] == "warm:It hit 37°C in "
+    assert pool.warm_order[-1] == "warm:It hit 37°C in the garage today, "
 
     # Long enough (G2P of many words) that the second of two sent at once goes to the other, idle worker.
     sentence = (

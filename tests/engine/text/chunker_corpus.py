@@ -26,9 +26,11 @@ def split_at(text: str, cuts: list[int]) -> list[str]:
 
 LATER = {"early_first_fragment": False}
 """Sentence rules without the early first fragment, so a case shows one rule at a time."""
-AT_MAX = {"eager_phrase_cut": False}
+AT_MAX = {"first_cut": "at-max"}
 """The first fragment's phrase cut decided at the 12th word (the rule before eager cuts), so a case shows the
 other rules without an eager cut in the way."""
+PHRASE = {"first_cut": "phrase"}
+"""Eager cuts before a preposition too (the default before clause-first cuts)."""
 
 # (id, text, options, expected chunks)
 CASES: list[tuple[str, str, dict, list[str]]] = [
@@ -89,33 +91,51 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
     ),
     # ---- the forced first cut lands at a phrase boundary (engine.chunker_phrases) --------------------
     (
-        "eager-phrase-cut-at-the-first-preposition",  # at the 12th word it was cut back to "...living room |"
-        "Let me check the current thermostat settings in the living room for you. It only takes a moment.",
-        {},
-        ["Let me check the current thermostat settings", "in the living room for you.", "It only takes a moment."],
-    ),
-    (
-        "eager-phrase-cut-before-and",
+        "clause-first-cut-before-and",  # the first clause opener with five words before it
         "Please turn on all of the lights in the house and close every single window upstairs now.",
         {},
-        ["Please turn on all of the lights", "in the house and close every single window upstairs now."],
+        ["Please turn on all of the lights in the house", "and close every single window upstairs now."],
     ),
     (
-        "eager-phrase-cut-needs-five-words-before-it",  # not "I went | to", "The cat sat | on"
+        "clause-first-cut-not-before-a-preposition",  # one call, one intonation: not "of water | to the"
+        "Add one half cup of water to the reservoir. Then press start.",
+        {},
+        ["Add one half cup of water to the reservoir.", "Then press start."],
+    ),
+    (
+        "clause-first-cut-phrase-boundary-in-a-long-clause",  # no clause opener by the 12th word
+        "Let me check the current thermostat settings in the living room for you. It only takes a moment.",
+        {},
+        ["Let me check the current thermostat settings in the living room", "for you.", "It only takes a moment."],
+    ),
+    (
+        "clause-first-cut-needs-five-words-before-it",  # not "I went | to", "The cat sat | on"
         "I went to the shop and bought bread for the week.",
         {},
         ["I went to the shop", "and bought bread for the week."],
     ),
     (
-        "eager-phrase-cut-not-between-a-number-and-its-unit",
+        "phrase-first-cut-at-the-first-preposition",  # at the 12th word it was cut back to "...living room |"
+        "Let me check the current thermostat settings in the living room for you. It only takes a moment.",
+        PHRASE,
+        ["Let me check the current thermostat settings", "in the living room for you.", "It only takes a moment."],
+    ),
+    (
+        "phrase-first-cut-before-a-preposition",
+        "Please turn on all of the lights in the house and close every single window upstairs now.",
+        PHRASE,
+        ["Please turn on all of the lights", "in the house and close every single window upstairs now."],
+    ),
+    (
+        "phrase-first-cut-not-between-a-number-and-its-unit",
         "Set the heating to 21 °C in the living room tonight.",
-        {},
+        PHRASE,
         ["Set the heating to 21 °C", "in the living room tonight."],
     ),
     (
-        "eager-phrase-cut-only-for-the-first-fragment",
+        "phrase-first-cut-only-for-the-first-fragment",
         "Sure thing, I will do that. Let me check the current thermostat settings in the living room for you.",
-        {},
+        PHRASE,
         ["Sure thing, I will do that.", "Let me check the current thermostat settings in the living room for you."],
     ),
     (
@@ -305,7 +325,7 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         "titles",
         "I met Dr. Smith and Mrs. Jones at the clinic yesterday. They were very kind to me.",
         {},
-        ["I met Dr. Smith and Mrs. Jones", "at the clinic yesterday.", "They were very kind to me."],
+        ["I met Dr. Smith and Mrs. Jones at the clinic yesterday.", "They were very kind to me."],
     ),
     (
         "more-titles-and-vs",

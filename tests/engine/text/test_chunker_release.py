@@ -112,7 +112,9 @@ def test_a_short_sentence_still_merges_with_the_next_when_it_is_in_hand() -> Non
     assert chunker.feed("Ok. Let me look into it now.") == []  # (no phrase boundary with five words before it)
     assert chunker.held == HeldText(chars=28, sentence_chars=3, end=HeldEnd.UNSPACED)
     assert chunker.flush() == "Ok. Let me look into it now."
-    assert IncrementalSentenceChunker().feed("Ok. Let me look at that for you.") == ["Ok. Let me look at that"]
+    assert IncrementalSentenceChunker(first_cut="phrase").feed("Ok. Let me look at that for you.") == [
+        "Ok. Let me look at that"
+    ]
 
 
 def test_a_held_short_sentence_is_visible_and_released_alone_on_request() -> None:
@@ -154,7 +156,7 @@ def test_the_rest_of_a_sentence_released_early_goes_out_at_its_end_however_short
 
 
 def test_the_rest_of_a_forced_first_cut_is_released_at_its_end() -> None:
-    chunker = IncrementalSentenceChunker(eager_phrase_cut=False)
+    chunker = IncrementalSentenceChunker(first_cut="at-max")
     text = "Let me check the current thermostat settings in the living room for you."
     assert chunker.feed(text) == ["Let me check the current thermostat settings in the living room"]
     assert chunker.held == HeldText(chars=8, sentence_chars=0, end=HeldEnd.UNSPACED)
@@ -253,14 +255,16 @@ def feed_words(planner: FirstCutPlanner, text: str) -> list[int | None]:
 
 def test_the_planner_waits_then_cuts_at_the_latest_best_boundary() -> None:
     answers = feed_words(
-        FirstCutPlanner(3, 12, eager=False), "Let me check the current thermostat settings in the living room for you"
+        FirstCutPlanner(3, 12, "at-max"), "Let me check the current thermostat settings in the living room for you"
     )
     assert answers[:11] == [None] * 11
     assert answers[11] == 10  # after "room" (word 11), before "for"
 
 
 def test_the_eager_planner_cuts_at_the_first_good_boundary_as_soon_as_the_next_word_shows_it() -> None:
-    answers = feed_words(FirstCutPlanner(3, 12), "Let me check the current thermostat settings in the living room")
+    text = "Let me check the current thermostat settings in the living room"
+    assert feed_words(FirstCutPlanner(3, 12), text)[:11] == [None] * 11  # clause first: no clause opener yet
+    answers = feed_words(FirstCutPlanner(3, 12, "phrase"), text)
     assert answers[:7] == [None] * 7  # "Let me check | the" is tier 3; "check" has too few words before it anyway
     assert answers[7] == 6  # "in" (word 8) ends: cut after "settings" (word 7), before "in"
     # Fewer than five words before the first preposition: no eager cut there, the next good one is taken.

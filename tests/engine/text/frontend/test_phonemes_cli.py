@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from voicedesk.engine.commands import main
 
 
@@ -82,3 +84,54 @@ def test_explain_shows_the_spoken_form_of_another_language(capsys):
     assert main(["phonemes", "--voice", "ef_dora", "--explain", "Cuesta 3,20 € el 15/03/2025."]) == 0
     err = capsys.readouterr().err
     assert "spoken: Cuesta tres euros con veinte el quince de marzo de dos mil veinticinco." in err
+
+
+def test_lines_mode_answers_each_line_of_stdin_on_a_line_of_its_own(speaker, capsys, monkeypatch, text_grammars):
+    rooms = [f"Room {n} is warm." for n in range(40)]
+    lines = ["It is -5°C.", "", "It is very cold tonight. Call me at 3:07 PM!", *rooms]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    assert main(["phonemes", "-", "--lines"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(lines)
+    assert out[0] == speaker.phonemes("It is -5°C.") and out[1] == ""
+    assert out[2].split("\t") == [speaker.phonemes("It is very cold tonight."), speaker.phonemes("Call me at 3:07 PM!")]
+    assert out[-1] == speaker.phonemes("Room 39 is warm.")
+
+
+def test_lines_mode_reads_stdin_only(capsys):
+    assert main(["phonemes", "Hi", "--lines"]) == 2
+    assert "--lines reads its texts from stdin" in capsys.readouterr().err
+
+
+def test_an_english_preview_loads_neither_kokoro_nor_torch_and_says_the_same(speaker, text_grammars):
+    text = "Outside it is -5°C tonight. " + "The lights in the hall are on and the heating is at 21°C. " * 12
+    probe = (
+        "import sys; from voicedesk.engine.commands import main; code = main(['phonemes', sys.argv[1]]); "
+        "print([m for m in ('torch', 'kokoro', 'transformers') if m in sys.modules], file=sys.stderr); sys.exit(code)"
+    )
+    said = subprocess.run([sys.executable, "-c", probe, text], capture_output=True, text=True, timeout=300)
+    assert said.returncode == 0, said.stderr
+    assert said.stderr.strip().splitlines()[-1] == "[]"
+    from voicedesk.engine.model.phonemes_cli import chunks_of
+
+    assert said.stdout.splitlines() == [piece for chunk, _ in chunks_of(text) for piece in _pieces(speaker, chunk)]
+
+
+def _pieces(speaker, chunk: str) -> list[str]:
+    from voicedesk.engine.model.prepared import prepare_pieces
+
+    spoken = speaker.front_end.to_spoken(chunk, "a")
+    return [p.phonemes for p in prepare_pieces(speaker.pipeline("a"), spoken, "a")]
+
+
+@pytest.mark.parametrize("british", [False, True])
+def test_the_light_english_g2p_reads_and_cuts_as_kokoros_pipeline(speaker, british):
+    from voicedesk.engine.model.english_g2p import EnglishG2P
+
+    pipeline, light = speaker.pipeline("b" if british else "a"), EnglishG2P(british)
+    for text in ("Read the colour of 21 tomatoes.", "The lights are on and the door is shut. " * 30):
+        _, ours = light.g2p(text)
+        _, theirs = pipeline.g2p(text)
+        cut = [(t, p) for t, p, _ in light.en_tokenize(ours)]
+        assert cut == [(t, p) for t, p, _ in pipeline.en_tokenize(theirs)]
+    assert len(cut) > 1  # past 510 phonemes: kokoro's own cut

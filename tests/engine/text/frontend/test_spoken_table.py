@@ -19,7 +19,7 @@ LEXICON = parse_lexicon(
     ]
 )
 SKIP_URLS = TextSettings(urls="skip")
-READ_CODE = TextSettings(code="read")
+SKIP_CODE = TextSettings(code="skip")
 NAME_EMOJI = TextSettings(emoji="name")
 WITH_LEXICON = TextSettings(lexicon=LEXICON)
 
@@ -84,7 +84,7 @@ CASES = [
     ("unit", "We used 3 kWh today.", "We used three kilowatt hours today.", "a", None),
     ("unit", "It used 1.5 kWh.", "It used one point five kilowatt hours.", "a", None),
     ("unit", "Noise is 60 dB.", "Noise is sixty decibels.", "a", None),
-    ("unit", "CO2 at 400 ppm.", "CO two at four hundred parts per million.", "a", None),
+    ("unit", "CO2 at 400 ppm.", "C O two at four hundred parts per million.", "a", None),
     ("unit", "Pour 2 L of water.", "Pour two liters of water.", "a", None),
     ("unit", "Wait 15 mins please.", "Wait fifteen minutes please.", "a", None),
     ("unit", "Wait 15 min please.", "Wait fifteen minutes please.", "a", None),
@@ -141,9 +141,11 @@ CASES = [
     ("markdown", "- first item\n- second item", "first item. second item", "a", None),
     ("markdown", "1. Preheat\n2. Bake", "Preheat. Bake", "a", None),
     ("markdown", "Read [the docs](https://docs.example.com).", "Read the docs.", "a", None),
-    ("markdown", "Run `ls -l` first.", "Run first.", "a", None),
-    ("markdown", "Run `make` first.", "Run make first.", "a", READ_CODE),
+    ("markdown", "Run `ls -l` first.", "Run L S dash L first.", "a", None),
+    ("markdown", "Say `lights off` to me.", "Say lights off to me.", "a", None),
+    ("markdown", "Run `make` first.", "Run first.", "a", SKIP_CODE),
     ("markdown", "```\nrm -rf build\n```\nDone.", "Done.", "a", None),
+    ("markdown", "```\nrm build\n```\nDone.", "rm build. Done.", "a", TextSettings(code="read")),
     ("markdown", "It is _really_ ~~not~~ fine.", "It is really not fine.", "a", None),
     ("markdown", "> Quoted advice.", "Quoted advice.", "a", None),
     ("emoji", "Great job 🎉", "Great job", "a", None),
