@@ -1,5 +1,8 @@
-"""A console without a window: the engine hub, speech controller, player, house queue and its inputs and outputs,
-put together from one ``HouseConfig`` (``voicedesk announcer`` and the tests build it the same way).
+"""A console without a window (``voicedesk announcer``): the engine hub, speech controller, player and console runner
+with the house's inputs, put together from one ``HouseConfig`` (the command and the tests build it the same way).
+
+Start-up order: the options were checked by the command; the HTTP endpoint and MQTT (with discovery) come up first,
+then the model loads while announcements are already taken (said once it is ready, within their TTL).
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from voicedesk.app.console.core import ConsoleCore, Item
+from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.controller import SpeechController
-from voicedesk.app.engines import EngineHub, EngineOpener
-from voicedesk.app.house.chimes import Chimes
-from voicedesk.app.house.loudness import LoudnessCache
-from voicedesk.app.house.mqtt import MqttBridge, MqttSettings
-from voicedesk.app.house.queue import HouseQueue, Policy
-from voicedesk.app.house.runner import HeadlessListener, HouseRunner
-from voicedesk.app.house.shaped_player import ShapedPlayer, mark_announcement_role
+from voicedesk.app.conversation import Turn
+from voicedesk.app.engines import EngineHub, EngineOpener, EngineStatus
+from voicedesk.app.house.inputs import HouseInputs, HouseLink, loudness_cache
+from voicedesk.app.house.shaped_player import mark_announcement_role
+from voicedesk.app.notices import Topic
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
@@ -35,22 +38,40 @@ HEALTH_EVERY_S = 15.0
 
 @dataclass
 class HouseConfig:
+    house: HouseInputs = field(default_factory=HouseInputs)
     engine: EngineSpec = field(default_factory=lambda: EngineSpec("local"))
     voice: SessionConfig = field(default_factory=SessionConfig)
     audio: bool = True
     """False: no sound device (the announcements are synthesized and accounted for, not played)."""
     output_device: str | None = None
     media_role: str | None = "announcement"
-    mqtt: MqttSettings | None = None
-    http_host: str = "127.0.0.1"
-    http_port: int | None = None
-    http_token: str | None = None
-    policy: Policy = field(default_factory=Policy)
-    chimes: Chimes = field(default_factory=Chimes)
     loudness_cache: Path | None = None
-    loudness: bool = True
     failover: bool = True
     opener: EngineOpener = open_engine
+
+
+class HeadlessListener:
+    """The controller's listener without a window: notices go to the log, engine changes to the state."""
+
+    def __init__(self) -> None:
+        self.runner: ConsoleRunner | None = None
+
+    def turn_changed(self, turn: Turn) -> None:
+        pass
+
+    def turn_ended(self, turn: Turn) -> None:
+        pass
+
+    def timeline_changed(self, turn: Turn, timeline: object) -> None:
+        pass
+
+    def engine_status(self, status: EngineStatus) -> None:
+        log.info("engine %s: %s %s", status.kind, status.title, status.message)
+        if self.runner is not None:
+            self.runner.publish_state()
+
+    def notice(self, text: str, level: str, topic: Topic = Topic.GENERAL) -> None:
+        log.log(logging.ERROR if level == "error" else logging.WARNING if level == "warning" else logging.INFO, text)
 
 
 class HouseConsole:
@@ -59,7 +80,6 @@ class HouseConsole:
         self.listener = HeadlessListener()
         self.hub = EngineHub(self.listener.engine_status, config.opener)
         self.audio_player = None
-        self.player: ShapedPlayer | None = None
         if config.audio:
             from voicedesk.app.player import AudioPlayer
 
@@ -70,23 +90,24 @@ class HouseConsole:
             self.audio_player = AudioPlayer(
                 device=config.output_device, on_event=self._player_event, loop=asyncio.get_running_loop()
             )
-            self.player = ShapedPlayer(self.audio_player)
-        self.controller = SpeechController(self.hub, self.listener, self.player)
+        self.controller = SpeechController(self.hub, self.listener, self.audio_player)
         self.controller.voice = config.voice
         self.controller.failover_enabled = config.failover
-        loudness = LoudnessCache(config.loudness_cache) if config.loudness and config.audio else None
-        self.runner = HouseRunner(
-            self.controller,
-            HouseQueue(config.policy),
-            config.chimes,
-            self.player,
-            loudness,
-            reopen_player=self._reopen_player,
-        )
+        house = config.house
+        loudness = loudness_cache(house, config.loudness_cache) if config.audio else None
+        core = ConsoleCore(house.policy)
+        self.runner = ConsoleRunner(self.controller, core, house.chimes, loudness, before=self._before)
         self.listener.runner = self.runner
-        self.mqtt: MqttBridge | None = None
-        self.http = None
+        self.link = HouseLink(self.runner, house)
         self._health: asyncio.Task[None] | None = None
+
+    @property
+    def mqtt(self):
+        return self.link.mqtt
+
+    @property
+    def http(self):
+        return self.link.http
 
     async def start(self) -> None:
         if self.audio_player is not None:
@@ -95,40 +116,38 @@ class HouseConsole:
             except VoicedeskError as exc:
                 self.runner.device_error = str(exc)
                 log.error("%s (tried again before each announcement)", exc)
+        self.runner.start()
+        await self.link.start()
         with contextlib.suppress(VoicedeskError):  # the hub reports why; announcements retry
             await self.controller.use_engine(self.config.engine)
-        self.runner.start()
-        if self.config.mqtt is not None:
-            self.mqtt = MqttBridge(self.runner, self.config.mqtt, _version())
-            self.mqtt.start()
-        if self.config.http_port is not None:
-            from voicedesk.app.house.http import serve_announce
-
-            self.http = await serve_announce(
-                self.runner, self.config.http_host, self.config.http_port, self.config.http_token
-            )
         self._health = asyncio.ensure_future(self._check_engine())
 
     async def aclose(self) -> None:
         if self._health is not None:
             self._health.cancel()
-        if self.http is not None:
-            self.http.should_exit = True
-            with contextlib.suppress(Exception):
-                await self.http.task
-        if self.mqtt is not None:
-            await self.mqtt.aclose()
+        await self.link.aclose()
         await self.runner.aclose()
+        await self.controller.aclose()
         if self.audio_player is not None:
             self.audio_player.close()
 
     def _player_event(self, event: PlayerEvent) -> None:
         self.controller.on_player_event(event)
 
-    def _reopen_player(self) -> None:
-        if self.audio_player is not None:
+    async def _before(self, item: Item) -> None:
+        """A sound device that went away is opened again before the next announcement."""
+        if self.audio_player is None or not self.runner.device_error:
+            return
+        from voicedesk.app.player import AudioDeviceError
+
+        try:
             self.audio_player.close()
             self.audio_player.open()
+        except VoicedeskError as exc:
+            self.runner.device_error = str(exc)
+            raise AudioDeviceError(f"no sound device: {exc}") from None
+        self.runner.device_error = ""
+        log.warning("the sound device is back")
 
     async def _check_engine(self) -> None:
         """A remote engine that went down is connected again between announcements (the controller falls back
@@ -139,12 +158,3 @@ class HouseConsole:
                 if await self.controller.reconnect():
                     log.warning("the %s engine is back", self.hub.spec.kind)
                 self.runner.publish_state()
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("voicedesk")
-    except PackageNotFoundError:
-        return "dev"

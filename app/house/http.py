@@ -19,9 +19,10 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from voicedesk.app.console.announcement import Source
+from voicedesk.app.console.core import QueueFull
+from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.house.payload import PayloadError, parse_payload
-from voicedesk.app.house.queue import QueueFull, Source
-from voicedesk.app.house.runner import HouseRunner
 from voicedesk.engine.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starlette:
+def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Starlette:
     def authorized(request: HttpRequest) -> JSONResponse | None:
         client = request.client.host if request.client is not None else None
         given = request.headers.get("authorization", "")
@@ -83,7 +84,7 @@ def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starle
             return JSONResponse({"id": offered.report.id, "merged_into": offered.report.into}, 202)
         assert offered.item is not None
         return JSONResponse(
-            {"id": offered.item.id, "priority": offered.item.priority.label, "queued": len(runner.queue)}, 202
+            {"id": offered.item.id, "priority": offered.item.priority.label, "queued": len(runner.core)}, 202
         )
 
     async def stop(request: HttpRequest) -> Response:
@@ -108,7 +109,7 @@ def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starle
     )
 
 
-async def serve_announce(runner: HouseRunner, host: str, port: int, token: str | None):
+async def serve_announce(runner: ConsoleRunner, host: str, port: int, token: str | None):
     """Starts uvicorn on the running loop; returns the server (``.port``: where it listens; ``should_exit = True``
     then await ``.task`` to stop it)."""
     import asyncio

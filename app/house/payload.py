@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from voicedesk.app.house.queue import Priority, Request, Source
+from voicedesk.app.console.announcement import Priority, Request, Source
 
 MAX_TEXT_CHARS = 2_000
 """An announcement is a sentence or a few, not a book; a longer one is refused (``voicedesk say`` reads books)."""

@@ -99,6 +99,7 @@ async def soak(args: argparse.Namespace) -> int:
     import paho.mqtt.client as mqtt
 
     from voicedesk.app.house.console import HouseConfig, HouseConsole
+    from voicedesk.app.house.inputs import HouseInputs
     from voicedesk.app.house.mqtt import MqttSettings
     from voicedesk.engine.engine_spec import spec_from_args
 
@@ -110,12 +111,8 @@ async def soak(args: argparse.Namespace) -> int:
         broker = _Mosquitto()
         broker.start()
         host, port = "127.0.0.1", broker.port
-    config = HouseConfig(
-        engine=spec_from_args(args),
-        audio=args.audio,
-        mqtt=MqttSettings(host, port, base="voicedesk/soak", node_id="soak", discovery=False),
-        loudness=False,
-    )
+    settings = MqttSettings(host, port, base="voicedesk/soak", node_id="soak", discovery=False)
+    config = HouseConfig(HouseInputs(settings, loudness=False), engine=spec_from_args(args), audio=args.audio)
     if args.stand_in:
         from voicedesk.app.lab.paced import paced_opener
 

@@ -35,7 +35,7 @@ def test_a_new_speak_waits_its_turn_and_speak_now_interrupts_on_purpose(make_win
         first = window.controller.turns[0]
         assert window.composer.speak.text().startswith("Queue")  # says what it will do
         type_and(window, qtbot, "Second.", window.composer.speak)
-        await until(lambda: len(window.announce.announcer.queue) == 1)
+        await until(lambda: len(window.announce.console.core) == 1)
         queue = window.console.announcements
         assert queue.queue.count() == 1 and "Second." in queue.queue.item(0).text()
         assert "First in line" in queue.now.text()
@@ -64,11 +64,11 @@ def test_stop_pauses_the_queue_and_resume_carries_on(make_window, qtbot, qloop, 
     async def scenario():
         await until(lambda: window.controller.turns and window.controller.turns[0].sentences)
         type_and(window, qtbot, "Waiting one.", window.composer.speak)
-        await until(lambda: len(window.announce.announcer.queue) == 1)
+        await until(lambda: len(window.announce.console.core) == 1)
         qtbot.keyClick(window.composer.editor, Qt.Key.Key_Escape)
-        await until(lambda: window.controller.turns[0].state is TurnState.CUT and not window.announce.announcer.busy)
+        await until(lambda: window.controller.turns[0].state is TurnState.CUT and not window.announce.console.busy)
         queue = window.console.announcements
-        assert window.announce.announcer.queue.paused and queue.resume.isVisible()
+        assert window.announce.console.core.paused and queue.resume.isVisible()
         assert "Paused" in queue.now.text()
         assert len(window.controller.turns) == 1  # nothing started behind the operator's back
         qtbot.mouseClick(queue.resume, Qt.MouseButton.LeftButton)

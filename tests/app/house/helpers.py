@@ -9,12 +9,18 @@ import contextlib
 import itertools
 from collections.abc import AsyncIterator, Callable
 
+import numpy as np
+
+from voicedesk.app.console.announcement import Report
+from voicedesk.app.console.core import Policy
 from voicedesk.app.house.console import HouseConfig, HouseConsole
+from voicedesk.app.house.inputs import HouseInputs
 from voicedesk.app.house.mqtt import MqttSettings
-from voicedesk.app.house.queue import Policy, Report
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
+from voicedesk.engine.api import Engine
+from voicedesk.engine.audio import pcm16_to_float
 from voicedesk.engine.engine_spec import EngineSpec
-from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.events import Audio, Closed, SessionConfig
 
 _consoles = itertools.count(1)
 
@@ -42,14 +48,14 @@ async def running_console(
     mqtt = config.pop("mqtt", None)  # MqttSettings of the test's own (e.g. as the announcer's options make them)
     if mqtt is None and broker_port is not None:
         mqtt = MqttSettings("127.0.0.1", broker_port, base=f"test/console{number}", node_id=f"console{number}")
+    inputs = {key: config.pop(key) for key in ("http_port", "http_token", "chimes", "loudness") if key in config}
+    inputs.setdefault("loudness", False)
     house = HouseConsole(
         HouseConfig(
+            HouseInputs(mqtt, policy=policy or Policy(), **inputs),  # type: ignore[arg-type]
             engine=engine,
             voice=SessionConfig("af_heart", max_buffer_delay_ms=0),
             audio=audio,
-            mqtt=mqtt,
-            policy=policy or Policy(),
-            loudness=False,
             opener=opener,  # type: ignore[arg-type]
             **config,  # type: ignore[arg-type]
         )
@@ -76,3 +82,26 @@ async def until(condition: Callable[[], object], within_s: float = 60.0) -> None
 
 def outcomes(house: HouseConsole) -> list[Report]:
     return house.reports  # type: ignore[attr-defined]
+
+
+async def synthesize(engine: Engine, voice: str, text: str) -> np.ndarray:
+    """``text`` said in ``voice`` on its own session, as float samples."""
+    session = await engine.open_session(SessionConfig(voice=voice, max_buffer_delay_ms=0))
+    parts: list[bytes] = []
+
+    async def send() -> None:
+        await session.send_text(text)
+        await session.close()  # says everything, then the session ends with Closed
+
+    sender = asyncio.ensure_future(send())
+    try:
+        async for event in session.events():
+            if isinstance(event, Audio):
+                parts.append(event.pcm)
+            elif isinstance(event, Closed):
+                break
+        await sender
+    finally:
+        sender.cancel()
+        await session.aclose()
+    return pcm16_to_float(b"".join(parts))

@@ -42,7 +42,7 @@ async def test_a_bad_body_gets_400_with_the_reason_and_queues_nothing():
         ]:
             reply = await client.post("/announce", content=body)
             assert reply.status_code in (400, 413) and reason in reply.json()["error"], (body[:30], reply.text)
-        assert len(house.runner.queue) == 0 and house.runner.queue.current is None and not outcomes(house)
+        assert len(house.runner.core) == 0 and house.runner.core.current is None and not outcomes(house)
 
 
 async def test_a_token_is_checked_when_set():

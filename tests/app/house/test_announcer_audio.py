@@ -12,8 +12,8 @@ import pytest
 
 from tests.app.house.helpers import outcomes, running_console, until
 from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.app.house.chimes import built_in
-from voicedesk.app.house.queue import Priority, Request, Source
 from voicedesk.app.lab.paced_synth import paced_duration_s, tone
 from voicedesk.engine.events import SAMPLE_RATE
 
@@ -47,7 +47,7 @@ async def test_an_urgent_one_cuts_in_and_the_normal_one_resumes_from_its_next_se
             runner = house.runner
             runner.submit(Request(" ".join(SENTENCES), Priority.NORMAL, id="normal", source=Source.HTTP))
             # Half a second into the first sentence (after the chime), the basement floods.
-            await until(lambda: house.controller.run is not None and house.player.position_s > 0.5)
+            await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.5)
             runner.submit(Request(URGENT_TEXT, Priority.URGENT, id="urgent", source=Source.MQTT))
             await until(lambda: len(outcomes(house)) == 2, within_s=60)
             await asyncio.sleep(0.3)  # the last block leaves the device (output latency) before parec stops
@@ -101,7 +101,7 @@ async def test_a_sound_device_that_disappears_fails_the_announcement_and_comes_b
 
     async with running_console(None, realtime_factor=20.0, audio=True) as house:
         house.runner.submit(Request("One two three four five six. " * 4, id="first", source=Source.HTTP))
-        await until(lambda: house.controller.run is not None and house.player.position_s > 0.3)
+        await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.3)
         module = next(line.split()[0] for line in pactl("list", "short", "modules").splitlines() if sink in line)
         try:
             pactl("unload-module", module)
@@ -128,7 +128,7 @@ async def test_a_slow_engine_starving_the_player_is_not_taken_for_a_lost_device(
         house.runner.submit(Request("One two. Three four.", id="slow", source=Source.HTTP))
         await until(lambda: outcomes(house), within_s=90)
         assert outcomes(house)[0].outcome.value == "spoken", outcomes(house)[0]
-        assert house.player.buffer.underrun_frames > 5 * SAMPLE_RATE
+        assert house.controller.player.buffer.underrun_frames > 5 * SAMPLE_RATE
 
 
 async def test_the_headless_console_times_each_sentence_at_the_dac_and_then_forgets_it():

@@ -6,8 +6,8 @@ from datetime import time as dtime
 
 import pytest
 
+from voicedesk.app.console.announcement import Priority
 from voicedesk.app.house.cli import build_config
-from voicedesk.app.house.queue import Priority
 from voicedesk.engine.commands import build_parser
 from voicedesk.engine.errors import UsageError
 
@@ -26,14 +26,15 @@ def test_options_become_the_console_configuration(tmp_path, monkeypatch):
         "--quiet-hours", "22:00-07:00", "--quiet-volume", "0.2", "--voice", "am_adam", "--no-audio",
         "--engine", "websocket", "ws://gpu-box:8080",
     )  # fmt: skip
-    mqtt = config.mqtt
+    house = config.house
+    mqtt = house.mqtt
     assert (mqtt.host, mqtt.port, mqtt.username, mqtt.password) == ("broker.lan", 1884, "console", "pw")
     assert (mqtt.base, mqtt.node_id, mqtt.name) == ("voicedesk/Hallway_console", "Hallway_console", "Hallway console")
-    assert (config.http_host, config.http_port, config.http_token) == ("0.0.0.0", 8766, "tok")
-    assert config.chimes.for_announcement(None, Priority.URGENT) is None
-    assert config.chimes.defaults[Priority.LOW] == "dingdong"
-    assert config.policy.volume[Priority.LOW] == 0.3 and config.policy.ttl_s[Priority.LOW] == 60
-    quiet = config.policy.quiet_hours
+    assert (house.http_host, house.http_port, house.http_token) == ("0.0.0.0", 8766, "tok")
+    assert house.chimes.for_announcement(None, Priority.URGENT) is None
+    assert house.chimes.defaults[Priority.LOW] == "dingdong"
+    assert house.policy.volume[Priority.LOW] == 0.3 and house.policy.ttl_s[Priority.LOW] == 60
+    quiet = house.policy.quiet_hours
     assert (quiet.start, quiet.end, quiet.volume) == (dtime(22), dtime(7), 0.2)
     assert config.voice.voice == "am_adam" and not config.audio
     assert (config.engine.kind, config.engine.target) == ("websocket", "ws://gpu-box:8080")

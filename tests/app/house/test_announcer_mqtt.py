@@ -10,7 +10,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from tests.app.house.helpers import outcomes, running_console, until
-from voicedesk.app.house.queue import Request
+from voicedesk.app.console.announcement import Request
 
 
 def nxt(listener, topic, within_s=60.0, where=lambda v: True):
@@ -41,7 +41,7 @@ async def test_a_low_one_expires_after_its_ttl_and_duplicates_merge(broker, list
         topics = house.mqtt.topics
         client = listen(topics.outcome)
         client.publish(topics.say, json.dumps({"text": "Four words take time.", "id": "long"}))
-        await until(lambda: house.runner.queue.current is not None)
+        await until(lambda: house.runner.core.current is not None)
         client.publish(topics.say, json.dumps({"text": "Too late.", "priority": "low", "ttl_s": 0.2, "id": "late"}))
         client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w1"}))
         client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w2"}))
@@ -63,7 +63,7 @@ async def test_malformed_payloads_are_refused_with_the_reason_and_nothing_else_i
         topics = house.mqtt.topics
         client = listen(topics.outcome, topics.error, "test/replies")
         client.publish(topics.say, json.dumps({"text": "Queued before the junk.", "id": "good"}))
-        await until(lambda: house.runner.queue.current is not None)
+        await until(lambda: house.runner.core.current is not None)
         bad = {
             b'{"text": "unclosed': "not valid JSON",
             b'{"text": "x", "priority": "panic"}': "unknown priority 'panic'",

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.app.house.payload import MAX_TEXT_CHARS, PayloadError, parse_payload
-from voicedesk.app.house.queue import Priority, Request, Source
 
 
 def test_a_full_json_announcement():

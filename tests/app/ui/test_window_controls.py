@@ -76,7 +76,8 @@ def test_the_underruns_headline_counts_stalls_the_listener_heard_and_their_lengt
     heard_s = (player.buffer.underrun_frames - before_frames) / player.buffer.sample_rate
     chip = window.latency.metrics["underruns"].text()
     assert f"<b>{stalls}</b> stall" in chip and "underrun" not in chip
-    assert sum(s.underruns or 0 for s in window.latency.timeline.sentences) == stalls
+    # The rows count those a late sentence caused; the headline every gap heard (the device's own too).
+    assert sum(s.underruns or 0 for s in window.latency.timeline.sentences) <= stalls
     assert abs(run.stalled_s - heard_s) < 0.05
     if stalls:
         assert format_s(run.stalled_s) in chip
@@ -100,7 +101,7 @@ def test_a_new_phrase_cannot_take_a_shortcut_already_taken_and_recording_one_fir
     keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
     qtbot.keyClick(dialog.shortcut, Qt.Key.Key_1, keys)
     assert dialog.phrase().shortcut == "Ctrl+Alt+1"
-    assert not window.controller.turns and not window.announce.announcer.busy
+    assert not window.controller.turns and not window.announce.console.busy
     qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Save), Qt.MouseButton.LeftButton)
     assert dialog.isVisible(), "a shortcut another phrase has must be refused"
     assert "Ctrl+Alt+1" in dialog.problem.text() and "“Dinner”" in dialog.problem.text()

@@ -112,7 +112,7 @@ def test_a_stopped_entry_replays_whole(make_window, qtbot, qloop, tmp_path):
         queue = window.console.announcements
         queue.history.setCurrentRow(0)
         qtbot.mouseClick(queue.replay, Qt.MouseButton.LeftButton)
-        if window.announce.announcer.queue.paused:  # Stop paused the queue; the operator carries on
+        if window.announce.console.core.paused:  # Stop paused the queue; the operator carries on
             qtbot.mouseClick(queue.resume, Qt.MouseButton.LeftButton)
         await until(lambda: len(window.controller.turns) == 2)
         return window.controller.turns[1]
