@@ -193,7 +193,8 @@ class AudioPlayer:
         if status.output_underflow:
             self.dac_clock.resync()  # the device played silence nobody wrote: sample counts no longer line up
         dac_time = self.dac_clock.block(frames, now + dac_delay)
-        result = self.buffer.read_into(outdata[:, 0], dac_time)
+        lost = round(self.dac_clock.take_lost() * SAMPLE_RATE)  # the device went quiet: a stall, if mid-utterance
+        result = self.buffer.read_into(outdata[:, 0], dac_time, lost)
         if result.onsets and not self.dac_clock.pinned:
             self.dac_clock.pin()  # this block's time came from the estimate pinned here: the rest follow it
         elif not self.buffer.playing:

@@ -398,7 +398,7 @@ class MainWindow(QMainWindow):
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None:
         last = self.controller.last_run
         if last is not None and last.turn is turn:
-            self.latency.set_timeline(timeline, last.stalled_s)
+            self.latency.set_timeline(timeline, last.stalls, last.stalled_s)
             if self._latency_fitted:  # wider numbers may have wrapped its header onto another line
                 self.fit_latency()
 
