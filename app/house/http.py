@@ -50,6 +50,20 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+async def read_body(request: HttpRequest) -> bytes | None:
+    """The body, or None past ``MAX_BODY_BYTES``: refused on its Content-Length, else (chunked) when the limit is
+    reached, never read whole."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY_BYTES:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            return None
+    return bytes(body)
+
+
 def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Starlette:
     def authorized(request: HttpRequest) -> JSONResponse | None:
         client = request.client.host if request.client is not None else None
@@ -71,9 +85,9 @@ def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Star
         refused = authorized(request)
         if refused is not None:
             return refused
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"error": f"the body has {len(body)} bytes; at most {MAX_BODY_BYTES}"}, 413)
+        body = await read_body(request)
+        if body is None:
+            return JSONResponse({"error": f"the body is over the limit: send at most {MAX_BODY_BYTES} bytes"}, 413)
         try:
             offered = runner.submit(parse_payload(body, Source.HTTP, runner.chimes.names))
         except PayloadError as exc:
