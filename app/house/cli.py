@@ -18,7 +18,13 @@ from pathlib import Path
 
 from voicedesk.app.console.announcement import Priority
 from voicedesk.app.console.core import QuietHours
-from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.engine.engine_spec import (
+    add_engine_options,
+    add_lexicon_option,
+    add_session_options,
+    config_from_args,
+    spec_from_args,
+)
 from voicedesk.engine.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -41,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sound.add_argument("--no-audio", action="store_true", help="no sound device: synthesize and report only")
     sound.add_argument("--media-role", default="announcement", help="PulseAudio/PipeWire media.role ('none': unset)")
     add_session_options(parser)
+    add_lexicon_option(
+        parser, "every announcement (default: the window's, Tools ▸ Pronunciations…; read again when it changes)"
+    )
     add_engine_options(parser)
     parser.add_argument("--no-failover", action="store_true", help="no local engine when the remote one fails")
     parser.set_defaults(handler=run_announcer)
@@ -190,11 +199,14 @@ def rules_from_args(args: argparse.Namespace):
 
 def build_config(args: argparse.Namespace):
     from voicedesk.app.house.console import HouseConfig
+    from voicedesk.app.settings import default_settings_path, lexicon_path
 
+    voice = config_from_args(args)  # a --lexicon file is checked here, before anything starts
     return HouseConfig(
         house=house_inputs_from_args(args, required=True),
         engine=spec_from_args(args),
-        voice=config_from_args(args),
+        voice=voice,
+        lexicon_file=Path(args.lexicon) if args.lexicon else lexicon_path(default_settings_path()),
         audio=not args.no_audio,
         output_device=args.output_device,
         media_role=None if args.media_role == "none" else args.media_role,

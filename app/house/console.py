@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from voicedesk.app.conversation import Turn
 from voicedesk.app.engines import EngineHub, EngineOpener, EngineStatus
 from voicedesk.app.house.inputs import HouseInputs, HouseLink, loudness_cache
 from voicedesk.app.house.shaped_player import mark_announcement_role
+from voicedesk.app.lexicon_store import load_app_lexicon
 from voicedesk.app.notices import Topic
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import VoicedeskError
@@ -46,6 +47,8 @@ class HouseConfig:
     output_device: str | None = None
     media_role: str | None = "announcement"
     loudness_cache: Path | None = None
+    lexicon_file: Path | None = None
+    """The pronunciations every announcement uses (the window's file by default), read again when it changes."""
     failover: bool = True
     opener: EngineOpener = open_engine
 
@@ -100,6 +103,8 @@ class HouseConsole:
         self.listener.runner = self.runner
         self.link = HouseLink(self.runner, house)
         self._health: asyncio.Task[None] | None = None
+        self._lexicon_read: float | None = None
+        self._read_lexicon()
 
     @property
     def mqtt(self):
@@ -134,8 +139,22 @@ class HouseConsole:
     def _player_event(self, event: PlayerEvent) -> None:
         self.controller.on_player_event(event)
 
+    def _read_lexicon(self) -> None:
+        """The lexicon file, when it changed (the window's Pronunciations dialog may edit it at any time)."""
+        path = self.config.lexicon_file
+        changed = path.stat().st_mtime if path is not None and path.exists() else None
+        if path is None or changed == self._lexicon_read:
+            return
+        self._lexicon_read = changed
+        loaded = load_app_lexicon(path)
+        if loaded.message:
+            log.warning("%s", loaded.message)
+        voice = self.controller.voice
+        self.controller.voice = replace(voice, text=replace(voice.text, lexicon=loaded.lexicon))
+
     async def _before(self, item: Item) -> None:
-        """A sound device that went away is opened again before the next announcement."""
+        """The lexicon read again if it changed; a sound device that went away opened again."""
+        self._read_lexicon()
         if self.audio_player is None or not self.runner.device_error:
             return
         from voicedesk.app.player import AudioDeviceError

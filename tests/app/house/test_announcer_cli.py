@@ -54,3 +54,22 @@ def test_options_become_the_console_configuration(tmp_path, monkeypatch):
 def test_wrong_options_say_what_to_write(argv, message):
     with pytest.raises(UsageError, match=message):
         config_of(*argv)
+
+
+def test_the_lexicon_is_the_windows_file_unless_another_is_given(tmp_path, monkeypatch):
+    from voicedesk.app.settings import default_settings_path, lexicon_path
+
+    assert config_of("--http-port", "1").lexicon_file == lexicon_path(default_settings_path())
+    mine = tmp_path / "names.json"
+    mine.write_text('[{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}]')
+    config = config_of("--http-port", "1", "--lexicon", str(mine))
+    assert config.lexicon_file == mine and config.voice.text.lexicon.lookup("siobhan").phonemes == "ʃɪvˈɔn"
+    mine.write_text('[{"word": ""}]')
+    with pytest.raises(UsageError, match="--lexicon"):  # checked before anything starts
+        config_of("--http-port", "1", "--lexicon", str(mine))
+
+
+def test_listening_beyond_loopback_without_a_token_is_refused_before_anything_starts(monkeypatch):
+    monkeypatch.delenv("VOICEDESK_ANNOUNCER_TOKEN", raising=False)
+    with pytest.raises(UsageError, match="without a token"):
+        config_of("--mqtt", "broker.lan", "--http-port", "8766", "--http-host", "0.0.0.0")

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 
+import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from tests.app.house.helpers import outcomes, running_console, until
+from tests.app.house.helpers import outcomes, paced_opener, running_console, until
 from voicedesk.app.console.announcement import Request
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
+from voicedesk.app.lexicon_store import save_app_lexicon
+from voicedesk.engine.text.frontend.lexicon import parse_lexicon
 
 
 def nxt(listener, topic, within_s=60.0, where=lambda v: True):
@@ -205,3 +212,38 @@ async def test_an_unknown_voice_is_said_in_the_default_one_and_the_outcome_says_
         assert "reason" not in got[1]  # the next one, in the default voice, has nothing to tell
         said = [turn for turn in house.controller.turns if turn.prompt == "Dinner is ready."]
         assert said and said[0].audio_s > 0
+
+
+async def test_plain_text_with_a_name_fixed_inline_is_said_and_the_lexicon_file_is_read_again_when_it_changes(
+    broker, listen, tmp_path
+):
+    """Issue 33.5: ``[Name](/phonemes/) is at the door.`` was refused as bad JSON; and the announcer had no lexicon.
+    Its lexicon is the window's file (``--lexicon`` another): edited while it runs, the next announcement uses it."""
+    lexicon = tmp_path / "lexicon.json"
+    save_app_lexicon(parse_lexicon([{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}]), lexicon)
+    synthesizer = PacedSynthesizer(20.0)
+    async with running_console(broker.port, opener=paced_opener(synthesizer), lexicon_file=lexicon) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome, topics.error)
+        client.publish(topics.say, "[Aoife](/ˈiːfə/) is at the door.")
+        said = await nxt(client, topics.outcome)
+        assert (said["outcome"], said["text"]) == ("spoken", "[Aoife](/ˈiːfə/) is at the door.")
+        assert [e.word for e in synthesizer.calls[-1].settings.lexicon.entries] == ["Siobhan"]
+        await asyncio.sleep(0.05)  # a later modification time than the first version's, on any file system
+        save_app_lexicon(parse_lexicon([{"word": "Niamh", "phonemes": "nˈiːv"}]), lexicon)
+        client.publish(topics.say, "Niamh is home.")
+        assert (await nxt(client, topics.outcome))["outcome"] == "spoken"
+        assert [e.word for e in synthesizer.calls[-1].settings.lexicon.entries] == ["Niamh"]
+
+
+def test_an_announcer_refused_for_its_options_leaves_nothing_in_home_assistant(broker, listen):
+    """Issue 33.6: on 0.0.0.0 without a token it was refused only after loading the model and publishing discovery,
+    leaving a device in Home Assistant that never ran. The options are checked first: refused at once, nothing sent."""
+    env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_ANNOUNCER_TOKEN"}
+    command = [sys.executable, "-m", "voicedesk.engine.commands", "announcer", "--mqtt", f"127.0.0.1:{broker.port}"]
+    command += ["--name", "refused", "--http-host", "0.0.0.0", "--http-port", "0", "--engine", "local"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode != 0 and "without a token" in done.stderr, done.stderr
+    client = listen("homeassistant/#", "voicedesk/refused/#")  # retained messages arrive on subscribing
+    with pytest.raises(TimeoutError):
+        client.next("homeassistant/binary_sensor/refused/speaking/config", within_s=2)
