@@ -10,11 +10,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.app.house.helpers import outcomes, running_console, until
+from tests.app.house.helpers import outcomes, paced_opener, running_console, until
 from tests.support.audio_capture import SinkCapture, require_null_sink
 from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.app.house.chimes import built_in
-from voicedesk.app.lab.paced_synth import paced_duration_s, tone
+from voicedesk.app.house.loudness import LoudnessCache
+from voicedesk.app.lab.paced_synth import PacedSynthesizer, paced_duration_s, tone
 from voicedesk.engine.events import SAMPLE_RATE
 
 FRAME = SAMPLE_RATE // 100  # 10 ms
@@ -157,3 +158,26 @@ async def test_sentences_whose_onset_never_comes_are_forgotten_when_the_turn_has
         await until(lambda: len(outcomes(house)) == 1, within_s=60)
         assert house.controller.last_run.timeline.sentences[0].dac_at_s is None  # indeed no onset came
         assert house.controller.onsets_awaited == 0
+
+
+async def test_with_no_voice_measured_nothing_waits_for_loudness_and_what_is_said_teaches_it(tmp_path):
+    """Issue 33.1: the first announcement in a voice not measured yet sat silent while reference sentences were
+    synthesized to measure it (25-36 s with the model on this CPU), an urgent one waited behind it, and the one being
+    measured was then dropped as interrupted. Now the model makes nothing but the announcements: the first one plays
+    at once (at the default gain), the urgent one cuts it, it resumes from its next sentence, and its voice's loudness
+    is learnt from what was said."""
+    require_null_sink()
+    synthesizer = PacedSynthesizer(20.0)
+    cache = tmp_path / "loudness.json"
+    opener = paced_opener(synthesizer)
+    async with running_console(None, audio=True, opener=opener, loudness=True, loudness_cache=cache) as house:
+        assert house.runner.loudness is not None and not house.runner.loudness.learnt
+        house.runner.submit(Request(" ".join(SENTENCES), Priority.NORMAL, id="normal", source=Source.HTTP))
+        await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.5)
+        house.runner.submit(Request(URGENT_TEXT, Priority.URGENT, id="urgent", source=Source.MQTT))
+        await until(lambda: len(outcomes(house)) == 2, within_s=60)
+    assert [(r.id, r.outcome.value) for r in outcomes(house)] == [("urgent", "spoken"), ("normal", "spoken")]
+    assert {call.text.strip() for call in synthesizer.calls} <= {*SENTENCES, URGENT_TEXT}  # nothing made to measure
+    assert house.controller.turns[-1].text == " ".join(SENTENCES[1:])
+    (learnt,) = LoudnessCache(cache).learnt.items()
+    assert learnt[0] == "local:af_heart" and learnt[1][1] >= 2  # from the cut turn and the resumed one

@@ -15,6 +15,7 @@ from paho.mqtt.properties import Properties
 
 from tests.app.house.helpers import outcomes, paced_opener, running_console, until
 from voicedesk.app.console.announcement import Request
+from voicedesk.app.console.core import Policy
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.app.lexicon_store import save_app_lexicon
 from voicedesk.engine.text.frontend.lexicon import parse_lexicon
@@ -247,3 +248,22 @@ def test_an_announcer_refused_for_its_options_leaves_nothing_in_home_assistant(b
     client = listen("homeassistant/#", "voicedesk/refused/#")  # retained messages arrive on subscribing
     with pytest.raises(TimeoutError):
         client.next("homeassistant/binary_sensor/refused/speaking/config", within_s=2)
+
+
+async def test_the_one_playing_absorbs_its_copies_however_long_it_waited(broker, listen):
+    """Issue 33.3: merging counted from when the first copy arrived, so a copy of the one playing, which had waited
+    longer than the merge window, was said again right after it."""
+    async with running_console(broker.port, realtime_factor=1.0, policy=Policy(merge_window_s=1.0)) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome)
+        client.publish(topics.say, json.dumps({"text": "One two three four five six.", "id": "first"}))
+        client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w1"}))
+        core = house.runner.core
+        await until(lambda: core.current is not None and core.current.id == "w1")  # it waited well over 1 s
+        client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w2"}))
+        got = {}
+        while len(got) < 3:
+            outcome = await nxt(client, topics.outcome)
+            got[outcome["id"]] = outcome
+    assert (got["w2"]["outcome"], got["w2"].get("into")) == ("merged", "w1")
+    assert [r.text for r in outcomes(house) if r.outcome == "spoken"].count("The washer is done.") == 1

@@ -218,3 +218,27 @@ def test_the_persons_own_text_resumes_and_a_cut_one_past_its_ttl_expires(make_wi
     history = rows(window.console.announcements.history)
     assert any("Bravo one two." in row and "Typed · resumed" in row for row in history), history
     assert not window.announce.console.core.waiting
+
+
+def test_a_stop_from_the_house_ends_what_plays_and_the_window_carries_on(make_window, qloop):
+    """Issue 33.2: POST /stop (the MQTT stop and Home Assistant's Stop alike) left the next announcement "Paused
+    after a stop" in the window until another arrived; the announcer carried on. One behaviour: it carries on."""
+    require_null_sink()
+    window = paced_window(make_window)
+    house = window.house
+    reports = reports_of(window)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
+            await http.post("/announce", json={"text": "Alpha one two three. Bravo one two three.", "id": "s1"})
+            await http.post("/announce", json={"text": "Charlie.", "id": "s2"})
+            await until(speech_started(window, 0.3))
+            assert (await http.post("/stop")).status_code == 200
+            await until(lambda: len(reports) == 2)
+
+    qloop.run_until_complete(scenario())
+    assert [(r.id, r.outcome.value, r.reason) for r in reports] == [
+        ("s1", "interrupted", "stopped"),
+        ("s2", "spoken", ""),
+    ]
+    assert not window.announce.console.core.paused
