@@ -16,6 +16,7 @@ from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.history import History, HistoryEntry
 from voicedesk.app.notices import Topic
+from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.ui.sidebar import voice_title
 from voicedesk.engine.model.languages import LANGUAGES
 from voicedesk.engine.model.voices import language_of
@@ -101,7 +102,13 @@ class AnnounceActions:
     async def stop(self) -> None:
         await self.console.stop(hold=True)
 
-    def clear_history(self) -> None:
+    async def clear_history(self) -> None:
+        """Asks first: the history is what Replay and Ask again work from, and it cannot be brought back."""
+        count = len(self.history.entries)
+        entries = f"{count} {'entry' if count == 1 else 'entries'}"
+        question = f"{entries} will be deleted for good, and with them what Replay and Ask again can say."
+        if not count or not await ask(self.card, "Clear the history?", question, "Clear history", "Keep it"):
+            return
         try:
             self.history.clear()
         except OSError as exc:

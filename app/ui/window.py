@@ -278,7 +278,7 @@ class MainWindow(QMainWindow):
         queue.clear_requested.connect(self.announce.console.clear)
         queue.resume_requested.connect(self.announce.console.resume)
         queue.replay_requested.connect(self.announce.replay)
-        queue.history_clear_requested.connect(self.announce.clear_history)
+        queue.history_clear_requested.connect(lambda: self.spawn(self.announce.clear_history()))
         self._save_timer = QTimer(self, singleShot=True, interval=400)
         self._save_timer.timeout.connect(self.save_settings)
         self._highlight = QTimer(self, interval=HIGHLIGHT_INTERVAL_MS)
@@ -447,7 +447,15 @@ class MainWindow(QMainWindow):
     def _desktop_changed(self) -> None:
         if self._loading:
             return
-        self.sidebar.desktop.store(self.settings)
+        card, kept = self.sidebar.desktop, self.settings.desktop.stop_shortcut
+        keys = card.stop_shortcut.text().strip()
+        taken = next((p for p in self.settings.phrases if keys and p.shortcut == keys and keys != kept), None)
+        if taken is not None:  # it silently took the phrase's shortcut
+            card.stop_shortcut.setText(kept)
+            why = f"{keys} is the shortcut of the phrase “{taken.title}”; Stop keeps {kept or 'none'}. Choose another."
+            self.notice(why, "warning", Topic.SETTINGS)
+            return
+        card.store(self.settings)
         self.desktop.apply()
         self.settings_changed()
 

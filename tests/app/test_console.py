@@ -5,6 +5,7 @@ audio through the real PortAudio stream (into the private null sink under tests/
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 from PySide6.QtCore import Qt
@@ -16,6 +17,7 @@ from tests.app.test_sources import chat_server
 from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.history import load_history
+from voicedesk.app.notices import Topic
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.settings import AppSettings, save_settings
 
@@ -280,3 +282,37 @@ def test_status_messages_go_when_their_cause_goes_and_long_ones_can_be_read(make
     assert "important part at the end." in window.status.dialog.browser.toPlainText()  # …and readable in full
     window.status.dialog.close()
     assert window.controller.turns[2].kind is TurnKind.SPEAK
+
+
+def test_no_more_link_without_a_message_behind_it(make_window):
+    """Issue 33.8: once a long message went, its "More…" link stayed with nothing shown to be more of."""
+    window = make_window(start=False)
+    window.resize(1024, 640)
+    window.notice("A very long explanation " * 30, "error")
+    assert window.status.more.text() == "More…"
+    window.status.clear(Topic.GENERAL)
+    assert window.status.text == "" and window.status.more.isVisibleTo(window)
+    assert window.status.more.text() == "Earlier messages"
+
+
+def test_clear_history_asks_first(make_window, qtbot, qloop, tmp_path):
+    """Issue 33.8: one click deleted the whole history, with no question and no undo."""
+    history = tmp_path / "history.json"
+    window = make_window(history_path=history)
+    type_and(window, qtbot, "Keep me.", window.composer.speak)
+    qloop.run_until_complete(until(lambda: window.announce.history.entries))
+    card = window.console.announcements
+
+    async def answer(button_text: str) -> None:
+        qtbot.mouseClick(card.history_clear, Qt.MouseButton.LeftButton)
+        await until(lambda: _question() is not None)
+        box = _question()
+        assert "Clear the history?" in box.windowTitle() + box.text() and "1 entry will be deleted" in box.text()
+        qtbot.mouseClick(next(b for b in box.buttons() if b.text() == button_text), Qt.MouseButton.LeftButton)
+        await until(lambda: _question() is None)
+        await asyncio.sleep(0.05)
+
+    qloop.run_until_complete(answer("Keep it"))
+    assert [e.text for e in load_history(history).entries] == ["Keep me."]
+    qloop.run_until_complete(answer("Clear history"))
+    assert load_history(history).entries == [] and card.history.count() == 0

@@ -152,3 +152,17 @@ def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, q
     qloop.run_until_complete(until(lambda: QApplication.activeWindow() is view))
     qtbot.keyClick(view.text, Qt.Key.Key_Escape)
     assert not view.isVisible()
+
+
+def test_the_stop_shortcut_cannot_take_a_phrases_shortcut(make_window, qtbot):
+    """Issue 33.8: the Desktop card's Stop took a phrase's shortcut silently (the phrase's then did nothing)."""
+    window = make_window(start=False)  # the default phrases: Dinner on Ctrl+Alt+1
+    field, before = window.sidebar.desktop.stop_shortcut, window.settings.desktop.stop_shortcut
+    field.setText("Ctrl+Alt+1")
+    field.editingFinished.emit()
+    assert field.text() == before and window.settings.desktop.stop_shortcut == before
+    assert "Ctrl+Alt+1 is the shortcut of the phrase “Dinner”" in window.status.text
+    assert [p.shortcut for p in window.settings.phrases if p.title == "Dinner"] == ["Ctrl+Alt+1"]
+    field.setText("Ctrl+Alt+9")
+    field.editingFinished.emit()
+    assert window.settings.desktop.stop_shortcut == "Ctrl+Alt+9"
