@@ -226,7 +226,7 @@ class ConsoleRunner:
         self._ahead.after(turn, self._upcoming)
         if self.core.cutting is not None:  # cut while it was starting: stop it now it exists
             await controller.stop(quiet=True)
-        self.publish_state()
+        self._changed()  # it is heard now ("Speaking:", the state)
         stalled = await self._wait(turn)
         self._unshape()
         await self._learn_loudness(turn, voice)

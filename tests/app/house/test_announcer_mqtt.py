@@ -267,3 +267,15 @@ async def test_the_one_playing_absorbs_its_copies_however_long_it_waited(broker,
             got[outcome["id"]] = outcome
     assert (got["w2"]["outcome"], got["w2"].get("into")) == ("merged", "w1")
     assert [r.text for r in outcomes(house) if r.outcome == "spoken"].count("The washer is done.") == 1
+
+
+async def test_the_shell_commands_docs_house_md_gives_work(broker, listen):
+    """docs/house.md tells users to try mosquitto_pub (tests/run.sh installs mosquitto-clients for it)."""
+    async with running_console(broker.port) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome)
+        command = ["mosquitto_pub", "-p", str(broker.port), "-t", topics.say, "-m", "The mail is here."]
+        published = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=30)
+        assert published.returncode == 0, published.stderr
+        outcome = await nxt(client, topics.outcome)
+        assert (outcome["text"], outcome["outcome"]) == ("The mail is here.", "spoken")

@@ -64,12 +64,21 @@ def test_the_window_takes_announcements_while_the_model_loads(make_window, qloop
     reports: list[Report] = []
     window.announce.console.reports.append(reports.append)
 
+    now = window.console.announcements.now
+
     async def scenario() -> None:
         starting = asyncio.ensure_future(window.start())
         await until(lambda: window.house is not None and window.house.http is not None)
-        await announce_while_loading(window.house.http.port, window.hub, loaded)
+        port = window.house.http.port
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            await until(lambda: window.hub.status.state is EngineState.LOADING)
+            await client.post("/announce", json={"text": "Wait for it.", "id": "first"})
+            await until(lambda: window.announce.console.busy)
+            assert now.text().startswith("<b>Starting:</b> Wait for it.")  # issue 33.8: it said "Speaking:"
+        await announce_while_loading(port, window.hub, loaded)
         await starting
-        await until(lambda: reports)
+        await until(lambda: now.text().startswith("<b>Speaking:</b> Wait for it."))  # once its turn has begun
+        await until(lambda: len(reports) == 2)
 
     qloop.run_until_complete(scenario())
-    assert [(r.id, r.outcome.value) for r in reports] == [("early", "spoken")]
+    assert [(r.id, r.outcome.value) for r in reports] == [("first", "spoken"), ("early", "spoken")]

@@ -19,7 +19,7 @@ from tests.support.audio_capture import SinkCapture, require_null_sink
 from voicedesk.app.console.announcement import Priority
 from voicedesk.app.console.core import QuietHours
 from voicedesk.app.house.chimes import built_in
-from voicedesk.app.house.inputs import HouseInputs
+from voicedesk.app.house.inputs import HouseInputs, product_version
 from voicedesk.app.house.mqtt import MqttSettings
 from voicedesk.engine.events import SAMPLE_RATE
 
@@ -158,3 +158,13 @@ def test_the_window_says_an_unknown_voice_in_its_own_and_the_outcome_says_so(mak
     outcome = qloop.run_until_complete(asyncio.to_thread(client.next, "test/voice/outcome", 120))
     assert (outcome["id"], outcome["outcome"]) == ("odd", "spoken")
     assert "zz_nobody" in outcome["reason"]
+
+
+def test_the_windows_console_tells_home_assistant_its_version(make_window, qloop, broker, listen):
+    """Issue 33.8: the window's discovery had an empty sw_version."""
+    settings = MqttSettings("127.0.0.1", broker.port, base="test/winver", node_id="winver", name="Window console")
+    window = make_window(house=HouseInputs(mqtt=settings, loudness=False))
+    qloop.run_until_complete(asyncio.wait_for(window.house.mqtt.connected.wait(), 20))
+    client = listen("homeassistant/sensor/winver/state/config")
+    config = client.next("homeassistant/sensor/winver/state/config", within_s=20)
+    assert config["device"]["sw_version"] == product_version() and product_version()
