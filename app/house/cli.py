@@ -198,11 +198,11 @@ def rules_from_args(args: argparse.Namespace):
 
 
 def build_config(args: argparse.Namespace):
-    from voicedesk.app.house.console import HouseConfig
+    from voicedesk.app.house.announcer import AnnouncerConfig
     from voicedesk.app.settings import default_settings_path, lexicon_path
 
     voice = config_from_args(args)  # a --lexicon file is checked here, before anything starts
-    return HouseConfig(
+    return AnnouncerConfig(
         house=house_inputs_from_args(args, required=True),
         engine=spec_from_args(args),
         voice=voice,
@@ -222,9 +222,9 @@ def run_announcer(args: argparse.Namespace) -> int:
 
 
 async def _serve(config) -> int:
-    from voicedesk.app.house.console import HouseConsole
+    from voicedesk.app.house.announcer import Announcer
 
-    console = HouseConsole(config)
+    console = Announcer(config)
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

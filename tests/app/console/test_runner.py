@@ -12,7 +12,7 @@ from voicedesk.app.console.announcement import Outcome, Priority, Report, Reques
 from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.engines import EngineHub
-from voicedesk.app.house.console import HeadlessListener
+from voicedesk.app.house.announcer import HeadlessListener
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.events import SessionConfig

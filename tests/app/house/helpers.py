@@ -1,4 +1,4 @@
-"""Building a headless console for tests: the real HouseConsole (queue, MQTT bridge, HTTP endpoint, controller,
+"""Building a headless console for tests: the real Announcer (queue, MQTT bridge, HTTP endpoint, controller,
 player) on the paced stand-in synthesizer behind a real LocalEngine (a tone per word, at a settable speed), so a
 test of priorities does not wait for the random-weight Kokoro on a shared CPU."""
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from voicedesk.app.console.announcement import Report
 from voicedesk.app.console.core import Policy
-from voicedesk.app.house.console import HouseConfig, HouseConsole
+from voicedesk.app.house.announcer import Announcer, AnnouncerConfig
 from voicedesk.app.house.inputs import HouseInputs
 from voicedesk.app.house.mqtt import MqttSettings
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
@@ -41,7 +41,7 @@ async def running_console(
     audio: bool = False,
     policy: Policy | None = None,
     **config: object,
-) -> AsyncIterator[HouseConsole]:
+) -> AsyncIterator[Announcer]:
     number = next(_consoles)
     opener = config.pop("opener", None) or paced_opener(PacedSynthesizer(realtime_factor))
     engine = config.pop("engine", None) or EngineSpec("local")
@@ -50,8 +50,8 @@ async def running_console(
         mqtt = MqttSettings("127.0.0.1", broker_port, base=f"test/console{number}", node_id=f"console{number}")
     inputs = {key: config.pop(key) for key in ("http_port", "http_token", "chimes", "loudness") if key in config}
     inputs.setdefault("loudness", False)
-    house = HouseConsole(
-        HouseConfig(
+    house = Announcer(
+        AnnouncerConfig(
             HouseInputs(mqtt, policy=policy or Policy(), **inputs),  # type: ignore[arg-type]
             engine=engine,
             voice=SessionConfig("af_heart", max_buffer_delay_ms=0),
@@ -80,7 +80,7 @@ async def until(condition: Callable[[], object], within_s: float = 60.0) -> None
         await asyncio.sleep(0.02)
 
 
-def outcomes(house: HouseConsole) -> list[Report]:
+def outcomes(house: Announcer) -> list[Report]:
     return house.reports  # type: ignore[attr-defined]
 
 

@@ -12,7 +12,7 @@ from tests.app.helpers import until
 from tests.app.house.helpers import paced_opener
 from voicedesk.app.console.announcement import Report
 from voicedesk.app.engines import EngineState
-from voicedesk.app.house.console import HouseConfig, HouseConsole
+from voicedesk.app.house.announcer import Announcer, AnnouncerConfig
 from voicedesk.app.house.inputs import HouseInputs
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.events import SessionConfig
@@ -41,9 +41,9 @@ async def announce_while_loading(port: int, hub, loaded: asyncio.Event) -> None:
 
 async def test_the_announcer_takes_announcements_while_the_model_loads():
     opener, loaded = slow_opener()
-    config = HouseConfig(HouseInputs(http_port=0, loudness=False), voice=SessionConfig("af_heart"), audio=False)
+    config = AnnouncerConfig(HouseInputs(http_port=0, loudness=False), voice=SessionConfig("af_heart"), audio=False)
     config.opener = opener
-    house = HouseConsole(config)
+    house = Announcer(config)
     reports: list[Report] = []
     house.runner.reports.append(reports.append)
     starting = asyncio.ensure_future(house.start())

@@ -1,5 +1,5 @@
 """A console without a window (``voicedesk announcer``): the engine hub, speech controller, player and console runner
-with the house's inputs, put together from one ``HouseConfig`` (the command and the tests build it the same way).
+with the house's inputs, put together from one ``AnnouncerConfig`` (the command and the tests build it the same way).
 
 Start-up order: the options were checked by the command; the HTTP endpoint and MQTT (with discovery) come up first,
 then the model loads while announcements are already taken (said once it is ready, within their TTL).
@@ -38,7 +38,7 @@ HEALTH_EVERY_S = 15.0
 
 
 @dataclass
-class HouseConfig:
+class AnnouncerConfig:
     house: HouseInputs = field(default_factory=HouseInputs)
     engine: EngineSpec = field(default_factory=lambda: EngineSpec("local"))
     voice: SessionConfig = field(default_factory=SessionConfig)
@@ -77,8 +77,8 @@ class HeadlessListener:
         log.log(logging.ERROR if level == "error" else logging.WARNING if level == "warning" else logging.INFO, text)
 
 
-class HouseConsole:
-    def __init__(self, config: HouseConfig) -> None:
+class Announcer:
+    def __init__(self, config: AnnouncerConfig) -> None:
         self.config = config
         self.listener = HeadlessListener()
         self.hub = EngineHub(self.listener.engine_status, config.opener)
