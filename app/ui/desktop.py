@@ -75,6 +75,16 @@ class DesktopIntegration:
         self.bind_window_shortcuts()
         self.refresh()
 
+    def refuse_a_taken_stop_shortcut(self) -> str | None:
+        """The Stop field put back when it names a phrase's shortcut (it took it silently); why, or None."""
+        field, kept = self.card.stop_shortcut, self.settings.desktop.stop_shortcut
+        keys = field.text().strip()
+        taken = next((p for p in self.settings.phrases if keys and p.shortcut == keys and keys != kept), None)
+        if taken is None:
+            return None
+        field.setText(kept)
+        return f"{keys} is the shortcut of the phrase “{taken.title}”; Stop keeps {kept or 'none'}. Choose another."
+
     def suspend(self, suspended: bool) -> None:
         """Holds every shortcut (global and in the window) while one is being recorded, so pressing the
         combination to record it does not also say a phrase; then grabs them again."""

@@ -447,15 +447,11 @@ class MainWindow(QMainWindow):
     def _desktop_changed(self) -> None:
         if self._loading:
             return
-        card, kept = self.sidebar.desktop, self.settings.desktop.stop_shortcut
-        keys = card.stop_shortcut.text().strip()
-        taken = next((p for p in self.settings.phrases if keys and p.shortcut == keys and keys != kept), None)
-        if taken is not None:  # it silently took the phrase's shortcut
-            card.stop_shortcut.setText(kept)
-            why = f"{keys} is the shortcut of the phrase “{taken.title}”; Stop keeps {kept or 'none'}. Choose another."
-            self.notice(why, "warning", Topic.SETTINGS)
+        refused = self.desktop.refuse_a_taken_stop_shortcut()
+        if refused:
+            self.notice(refused, "warning", Topic.SETTINGS)
             return
-        card.store(self.settings)
+        self.sidebar.desktop.store(self.settings)
         self.desktop.apply()
         self.settings_changed()
 
