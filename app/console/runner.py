@@ -79,7 +79,7 @@ class ConsoleRunner:
         self.chimes = chimes or Chimes()
         self.loudness = loudness
         self.before = before
-        """Called as each announcement starts; a ``VoicedeskError`` fails it with that reason."""
+        """Called as each announcement starts; if it raises, the announcement fails with that reason."""
         self.clock = clock
         self.reports: list[Callable[[Report], None]] = []
         self.states: list[Callable[[State], None]] = []
