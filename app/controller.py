@@ -136,8 +136,8 @@ class SpeechController:
 
         ``voice``: this turn's voice and speed (a saved phrase's), else ``self.voice``. ``prepared``: the same
         text already synthesized ahead (``prepare``): its audio plays at once; it is discarded instead when it no
-        longer fits (another engine or voice, its session gone). Queueing is the announcer's job
-        (``app.announcer``): the controller says one thing at a time."""
+        longer fits (another engine or voice, its session gone). Queueing is the console's job
+        (``app.console``): the controller says one thing at a time."""
         async with self._speak_lock:  # two quick clicks must not feed one session two texts at once
             await self.stop(quiet=True)
             voice = self._voice_for(voice)

@@ -37,12 +37,20 @@ class DacClock:
     """Reports averaged into the estimate since it was last taken as it is."""
     _pinned: float | None = field(default=None, repr=False)
     """The origin onsets are timed from while an utterance plays (None: the moving estimate)."""
+    _last: float | None = field(default=None, repr=False)
+    """The estimate before a resync, to tell how much time the device lost."""
+    lost_s: float = 0.0
+    """Silence the device played that nobody wrote (a stall: it stopped pulling, or its callback came late), added
+    up since the player last took it (``take_lost``)."""
 
     def block(self, frames: int, reported_dac_time: float) -> float:
         """Takes a callback's ``frames`` and PortAudio's DAC time for its first sample; returns the smoothed DAC
         time of that first sample."""
         position_s = self.frames_written / self.sample_rate
         origin = reported_dac_time - position_s
+        previous = self._origin if self._origin is not None else self._last
+        if previous is not None and origin - previous > self.resync_s:
+            self.lost_s += origin - previous
         if self._origin is None or abs(origin - self._origin) > self.resync_s:
             self._origin, self._reports = origin, 1
             if self._pinned is not None:  # the device really lost (or gained) time: follow it at once
@@ -69,7 +77,12 @@ class DacClock:
 
     def resync(self) -> None:
         """Forgets the estimate: the next report is taken as it is (after an underflow, the device lost time)."""
+        self._last = self._origin if self._origin is not None else self._last
         self._origin = None
+
+    def take_lost(self) -> float:
+        lost, self.lost_s = self.lost_s, 0.0
+        return lost
 
 
 __all__ = ["DacClock"]

@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 120.0
 PROBE_TIMEOUT_S = 5.0
+LOADING_RETRY_S = 5.0
+"""A server that is loading its model is asked again this soon (it is coming, not down: no backing off)."""
+SERVER_LOADING = "the server is loading its model"
 
 
 @dataclass
@@ -48,10 +51,17 @@ class HealthRecord:
         self.failures += 1
         self.problem = problem
 
+    @property
+    def loading(self) -> bool:
+        return self.problem == SERVER_LOADING
+
     def next_delay(self, interval_s: float) -> float:
-        """Checks come every ``interval_s`` while healthy, then back off (x2 each failure, up to 2 minutes)."""
+        """Checks come every ``interval_s`` while healthy, then back off (x2 each failure, up to 2 minutes); a
+        server loading its model is asked again within ``LOADING_RETRY_S``."""
         if self.failures == 0:
             return interval_s
+        if self.loading:
+            return min(LOADING_RETRY_S, interval_s)
         return min(interval_s * 2 ** min(self.failures, 6), max(MAX_BACKOFF_S, interval_s))
 
     def summary(self, interval_s: float) -> str:
@@ -59,6 +69,8 @@ class HealthRecord:
         seen = f"last seen healthy {_clock(self.last_ok)}" if self.last_ok is not None else "not seen healthy yet"
         if self.failures == 0:
             return f"Checked every {interval_s:g} s · {seen}"
+        if self.loading:
+            return f"The server is loading its model · retrying in {self.next_delay(interval_s):g} s"
         return f"{seen[0].upper()}{seen[1:]} · retrying every {self.next_delay(interval_s):g} s"
 
 
@@ -87,9 +99,11 @@ async def probe_websocket(websocket_url: str, timeout_s: float = PROBE_TIMEOUT_S
         return f"{url} did not answer: {exc or type(exc).__name__}"
     if response.status_code == 200:
         return None
-    detail = ""
+    detail = code = ""
     with contextlib.suppress(ValueError, AttributeError):
-        detail = str(response.json().get("message") or "")
+        detail, code = str(response.json().get("message") or ""), response.json().get("code")
+    if response.status_code == 503 and code == "not_ready":
+        return SERVER_LOADING
     return f"{url} answered {response.status_code}" + (f": {detail}" if detail else "")
 
 
@@ -153,7 +167,7 @@ class HealthMonitor:
         if problem is None:
             self.record.ok(self._clock())
         else:
-            self.record.failed(self._clock(), error_text(problem))
+            self.record.failed(self._clock(), problem if problem == SERVER_LOADING else error_text(problem))
         self._on_change(self.record)
         return self.record
 

@@ -8,7 +8,8 @@ Policy:
 - An utterance starts playing once ``prebuffer`` samples are queued, or at once if the utterance already
   ended (a short reply must not wait for a prebuffer it will never reach).
 - An underrun is counted only after playback started and while more audio is expected; a gap after the
-  last sample of an utterance is just the end of speech.
+  last sample of an utterance is just the end of speech. Silence the device played because it stopped pulling
+  (the player measures the time it lost) is a stall too: the listener hears both the same.
 - ``interrupt`` fades out over a few milliseconds from the current read position and drops everything else,
   so a barge-in is silent within ~30 ms and nothing stale plays afterwards.
 - The first sample of each sentence is reported with the DAC time the callback was given for it.
@@ -21,6 +22,9 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+
+STALL_MERGE_S = 0.25
+"""Stalls less audio than this apart are one gap to the listener (a device that recovers in two steps)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,8 @@ class PlaybackBuffer:
         self.underrun_frames = 0
         self._starved = False
         self._stall_frames = 0
+        self._stall_end_at = -(1 << 62)
+        """Where (read position) the last stall ended: a device stall just after it is the same gap, heard once."""
 
     # ---- producer side (event loop) ---------------------------------------------------------------
 
@@ -113,11 +119,22 @@ class PlaybackBuffer:
 
     # ---- consumer side (audio callback) -----------------------------------------------------------
 
-    def read_into(self, out: np.ndarray, dac_time: float) -> ReadResult:
-        """Fills ``out`` (1-D float32) and reports what happened. ``dac_time``: when out[0] will be heard."""
+    def read_into(self, out: np.ndarray, dac_time: float, lost_frames: int = 0) -> ReadResult:
+        """Fills ``out`` (1-D float32) and reports what happened. ``dac_time``: when out[0] will be heard;
+        ``lost_frames``: silence the device played since the last call that nobody wrote (it stopped pulling): mid-
+        utterance, the listener heard it as a stall like one of the buffer's own."""
         result = ReadResult()
         frames = len(out)
         with self._lock:
+            heard = self._read > self._utterance_base and (self._write > self._read or not self._ended)
+            if lost_frames > 0 and self._playing and heard:
+                if not self._starved:
+                    if self._read - self._stall_end_at >= STALL_MERGE_S * self.sample_rate:
+                        self.underruns += 1
+                        result.stall_started = True
+                    self._starved, self._stall_frames = True, 0
+                self.underrun_frames += lost_frames
+                self._stall_frames += lost_frames
             filled = 0
             if self._fade is not None:
                 n = min(len(self._fade), frames)
@@ -158,7 +175,7 @@ class PlaybackBuffer:
                         self._stall_frames += frames - filled
                         result.underrun = True
                 if self._starved and (filled == frames or result.finished):
-                    self._starved = False
+                    self._starved, self._stall_end_at = False, self._read
                     result.stall_ended_s = self._stall_frames / self.sample_rate
             out[filled:] = 0.0
         return result

@@ -196,7 +196,8 @@ class AudioPlayer:
         if status.output_underflow:
             self.dac_clock.resync()  # the device played silence nobody wrote: sample counts no longer line up
         dac_time = self.dac_clock.block(frames, now + dac_delay)
-        result = self.buffer.read_into(outdata[:, 0], dac_time)
+        lost = round(self.dac_clock.take_lost() * SAMPLE_RATE)  # the device went quiet: a stall, if mid-utterance
+        result = self.buffer.read_into(outdata[:, 0], dac_time, lost)
         if self.tap is not None:
             self.tap(outdata[:, 0])
         if result.onsets and not self.dac_clock.pinned:

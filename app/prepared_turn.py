@@ -87,7 +87,7 @@ Upcoming = Callable[[], tuple[object, str, SessionConfig | None] | None]
 
 
 class TurnAhead:
-    """The one turn a queue of announcements (the window's, the headless announcer's) has synthesized ahead."""
+    """The one turn the console (``app.console.runner``) has synthesized ahead."""
 
     def __init__(self, controller: Any) -> None:  # the SpeechController (it imports this module)
         self.controller = controller

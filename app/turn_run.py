@@ -31,8 +31,10 @@ class TurnRun:
     feeder: asyncio.Task[None] | None = None
     finisher: asyncio.Task[None] | None = None
     timeline: UtteranceTimeline | None = None
+    stalls: int = 0
+    """Gaps the listener heard mid-reply: the player ran dry, or the device stopped taking audio (one per gap)."""
     stalled_s: float = 0.0
-    """Silence the listener heard mid-reply because the player ran dry (every stall's length, added up)."""
+    """Their lengths, added up."""
 
     def sentence_started(self, seq: int, text: str, count_underruns: bool) -> int:
         """The engine began sentence ``seq``; returns its index in the turn (its row in the timeline)."""
@@ -80,6 +82,7 @@ class TurnRun:
     def underrun(self, at: float) -> None:
         """The player ran dry at ``at`` (the event reaches the loop a little later); ``engine.measure.recorder``'s rule
         charges it to the sentence the listener was waiting for."""
+        self.stalls += 1
         self.recorder.underrun(at)
 
     def stall_ended(self, duration_s: float) -> None:

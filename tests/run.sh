@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins xvfb xauth x11-utils
   libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
-  imagemagick xdotool mosquitto espeak-ng)
+  imagemagick xdotool mosquitto mosquitto-clients espeak-ng)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

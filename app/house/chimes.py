@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voicedesk.app.house.queue import Priority
+from voicedesk.app.console.announcement import Priority
 from voicedesk.engine.events import SAMPLE_RATE
 
 NONE = "none"

@@ -16,8 +16,15 @@ import signal
 import socket
 from pathlib import Path
 
-from voicedesk.app.house.queue import Priority, QuietHours
-from voicedesk.engine.engine_spec import add_engine_options, add_session_options, config_from_args, spec_from_args
+from voicedesk.app.console.announcement import Priority
+from voicedesk.app.console.core import QuietHours
+from voicedesk.engine.engine_spec import (
+    add_engine_options,
+    add_lexicon_option,
+    add_session_options,
+    config_from_args,
+    spec_from_args,
+)
 from voicedesk.engine.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -40,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sound.add_argument("--no-audio", action="store_true", help="no sound device: synthesize and report only")
     sound.add_argument("--media-role", default="announcement", help="PulseAudio/PipeWire media.role ('none': unset)")
     add_session_options(parser)
+    add_lexicon_option(
+        parser, "every announcement (default: the window's, Tools ▸ Pronunciations…; read again when it changes)"
+    )
     add_engine_options(parser)
     parser.add_argument("--no-failover", action="store_true", help="no local engine when the remote one fails")
     parser.set_defaults(handler=run_announcer)
@@ -138,28 +148,29 @@ def mqtt_from_args(args: argparse.Namespace):
     )
 
 
-def house_inputs_from_args(args: argparse.Namespace):
-    """The desktop app's house inputs (None: it takes announcements from the window only)."""
-    from voicedesk.app.house.window_house import HouseInputs
+def house_inputs_from_args(args: argparse.Namespace, required: bool = False):
+    """The house's inputs and rules the options ask for, checked before anything starts (None: no input, which
+    only the window allows); raises ``UsageError`` saying what to change."""
+    from voicedesk.app.house.http import check_bind
+    from voicedesk.app.house.inputs import HouseInputs
 
     if not getattr(args, "mqtt", None) and getattr(args, "http_port", None) is None:
+        if required:
+            raise UsageError("The announcer has no input.", "Give --mqtt HOST and/or --http-port PORT.")
         return None
+    token = os.environ.get(args.http_token_env) or None
+    if args.http_port is not None:
+        check_bind(args.http_host, token)
     policy, chimes = rules_from_args(args)
     return HouseInputs(
-        mqtt_from_args(args),
-        args.http_host,
-        args.http_port,
-        os.environ.get(args.http_token_env) or None,
-        policy,
-        chimes,
-        loudness=not args.no_loudness,
+        mqtt_from_args(args), args.http_host, args.http_port, token, policy, chimes, not args.no_loudness
     )
 
 
 def rules_from_args(args: argparse.Namespace):
     """The ``Policy`` and ``Chimes`` the options ask for (``UsageError`` saying what to change)."""
+    from voicedesk.app.console.core import Policy
     from voicedesk.app.house.chimes import BUILT_IN, DEFAULT_CHIMES, NONE, ChimeError, Chimes
-    from voicedesk.app.house.queue import Policy
 
     defaults, files = dict(DEFAULT_CHIMES), {}
     for priority, chime in _per_priority(args.chime, "chime").items():
@@ -187,28 +198,18 @@ def rules_from_args(args: argparse.Namespace):
 
 
 def build_config(args: argparse.Namespace):
-    from voicedesk.app.house.console import HouseConfig
+    from voicedesk.app.house.announcer import AnnouncerConfig
+    from voicedesk.app.settings import default_settings_path, lexicon_path
 
-    if args.mqtt is None and args.http_port is None:
-        raise UsageError("The announcer has no input.", "Give --mqtt HOST and/or --http-port PORT.")
-    policy, chimes = rules_from_args(args)
-    mqtt = mqtt_from_args(args)
-    from platformdirs import user_cache_dir
-
-    return HouseConfig(
+    voice = config_from_args(args)  # a --lexicon file is checked here, before anything starts
+    return AnnouncerConfig(
+        house=house_inputs_from_args(args, required=True),
         engine=spec_from_args(args),
-        voice=config_from_args(args),
+        voice=voice,
+        lexicon_file=Path(args.lexicon) if args.lexicon else lexicon_path(default_settings_path()),
         audio=not args.no_audio,
         output_device=args.output_device,
         media_role=None if args.media_role == "none" else args.media_role,
-        mqtt=mqtt,
-        http_host=args.http_host,
-        http_port=args.http_port,
-        http_token=os.environ.get(args.http_token_env) or None,
-        policy=policy,
-        chimes=chimes,
-        loudness_cache=Path(user_cache_dir("voicedesk")) / "loudness.json",
-        loudness=not args.no_loudness,
         failover=not args.no_failover,
     )
 
@@ -221,9 +222,9 @@ def run_announcer(args: argparse.Namespace) -> int:
 
 
 async def _serve(config) -> int:
-    from voicedesk.app.house.console import HouseConsole
+    from voicedesk.app.house.announcer import Announcer
 
-    console = HouseConsole(config)
+    console = Announcer(config)
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -238,9 +239,9 @@ async def _serve(config) -> int:
 
 
 def _inputs(config) -> str:
-    parts = []
-    if config.mqtt is not None:
-        parts.append(f"MQTT {config.mqtt.host}:{config.mqtt.port} topic {config.mqtt.base}/say")
-    if config.http_port is not None:
-        parts.append(f"HTTP {config.http_host}:{config.http_port}/announce")
+    house, parts = config.house, []
+    if house.mqtt is not None:
+        parts.append(f"MQTT {house.mqtt.host}:{house.mqtt.port} topic {house.mqtt.base}/say")
+    if house.http_port is not None:
+        parts.append(f"HTTP {house.http_host}:{house.http_port}/announce")
     return ", ".join(parts)

@@ -19,9 +19,10 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from voicedesk.app.console.announcement import Source
+from voicedesk.app.console.core import QueueFull
+from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.house.payload import PayloadError, parse_payload
-from voicedesk.app.house.queue import QueueFull, Source
-from voicedesk.app.house.runner import HouseRunner
 from voicedesk.engine.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,21 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starlette:
+async def read_body(request: HttpRequest) -> bytes | None:
+    """The body, or None past ``MAX_BODY_BYTES``: refused on its Content-Length, else (chunked) when the limit is
+    reached, never read whole."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY_BYTES:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            return None
+    return bytes(body)
+
+
+def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Starlette:
     def authorized(request: HttpRequest) -> JSONResponse | None:
         client = request.client.host if request.client is not None else None
         given = request.headers.get("authorization", "")
@@ -70,9 +85,9 @@ def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starle
         refused = authorized(request)
         if refused is not None:
             return refused
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"error": f"the body has {len(body)} bytes; at most {MAX_BODY_BYTES}"}, 413)
+        body = await read_body(request)
+        if body is None:
+            return JSONResponse({"error": f"the body is over the limit: send at most {MAX_BODY_BYTES} bytes"}, 413)
         try:
             offered = runner.submit(parse_payload(body, Source.HTTP, runner.chimes.names))
         except PayloadError as exc:
@@ -83,7 +98,7 @@ def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starle
             return JSONResponse({"id": offered.report.id, "merged_into": offered.report.into}, 202)
         assert offered.item is not None
         return JSONResponse(
-            {"id": offered.item.id, "priority": offered.item.priority.label, "queued": len(runner.queue)}, 202
+            {"id": offered.item.id, "priority": offered.item.priority.label, "queued": len(runner.core)}, 202
         )
 
     async def stop(request: HttpRequest) -> Response:
@@ -108,7 +123,7 @@ def create_announce_app(runner: HouseRunner, token: str | None = None) -> Starle
     )
 
 
-async def serve_announce(runner: HouseRunner, host: str, port: int, token: str | None):
+async def serve_announce(runner: ConsoleRunner, host: str, port: int, token: str | None):
     """Starts uvicorn on the running loop; returns the server (``.port``: where it listens; ``should_exit = True``
     then await ``.task`` to stop it)."""
     import asyncio

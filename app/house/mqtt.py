@@ -18,10 +18,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from voicedesk.app.console.announcement import Report, Source
+from voicedesk.app.console.core import QueueFull
+from voicedesk.app.console.runner import ConsoleRunner, State
 from voicedesk.app.house.discovery import DISCOVERY_PREFIX, Topics, discovery_messages
 from voicedesk.app.house.payload import PayloadError, parse_payload
-from voicedesk.app.house.queue import QueueFull, Report, Source
-from voicedesk.app.house.runner import HouseRunner, State
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class MqttSettings:
 
 
 class MqttBridge:
-    def __init__(self, runner: HouseRunner, settings: MqttSettings, version: str = "") -> None:
+    def __init__(self, runner: ConsoleRunner, settings: MqttSettings, version: str = "") -> None:
         import paho.mqtt.client as mqtt
 
         self.runner = runner
@@ -174,6 +175,8 @@ class MqttBridge:
             self.client.publish(reply_to, body, qos=1)
 
     def publish_report(self, report: Report) -> None:
+        if not report.source.house:
+            return  # the person's own at the window stay there
         self.client.publish(self.topics.outcome, json.dumps(report.as_dict()), qos=1)
 
     def publish_state(self, state: State) -> None:

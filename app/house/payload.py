@@ -1,5 +1,6 @@
-"""What an input may ask for: a JSON announcement (``text``, optional ``voice``, ``priority``, ``chime``,
-``ttl_s``, ``id``) or plain text. Shared by MQTT and HTTP, so both refuse the same things with the same words.
+"""What an input may ask for: a JSON object (``text``, optional ``voice``, ``priority``, ``chime``, ``ttl_s``,
+``id``) or plain text (anything else, inline pronunciations included). Shared by MQTT and HTTP, so both refuse
+the same things with the same words.
 
 A refusal says what was wrong and what to send instead; nothing is queued from a refused payload.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 
-from voicedesk.app.house.queue import Priority, Request, Source
+from voicedesk.app.console.announcement import Priority, Request, Source
 
 MAX_TEXT_CHARS = 2_000
 """An announcement is a sentence or a few, not a book; a longer one is refused (``voicedesk say`` reads books)."""
@@ -30,7 +31,7 @@ def parse_payload(raw: bytes | str, source: Source, chimes: frozenset[str] | Non
         except UnicodeDecodeError as exc:
             raise PayloadError(f"the payload is not UTF-8 text (byte {exc.start}); send UTF-8") from None
     stripped = raw.strip()
-    if stripped.startswith(("{", "[")) or stripped in ("null", "true", "false"):
+    if stripped.startswith("{"):  # only an object is an announcement in JSON: "[Name](/nˈeɪm/) is here." is text
         try:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
@@ -42,9 +43,7 @@ def parse_payload(raw: bytes | str, source: Source, chimes: frozenset[str] | Non
     return Request(_text(stripped), source=source)
 
 
-def request_from_json(data: object, source: Source, chimes: frozenset[str] | None = None) -> Request:
-    if not isinstance(data, dict):
-        raise PayloadError(f"the JSON payload must be an object, not {type(data).__name__}; send e.g. {EXAMPLE}")
+def request_from_json(data: dict, source: Source, chimes: frozenset[str] | None = None) -> Request:
     unknown = sorted(set(data) - set(FIELDS))
     if unknown:
         raise PayloadError(f"unknown field(s) {', '.join(map(repr, unknown))}; the fields are {', '.join(FIELDS)}")

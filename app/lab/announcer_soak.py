@@ -98,7 +98,8 @@ class _Mosquitto:
 async def soak(args: argparse.Namespace) -> int:
     import paho.mqtt.client as mqtt
 
-    from voicedesk.app.house.console import HouseConfig, HouseConsole
+    from voicedesk.app.house.announcer import Announcer, AnnouncerConfig
+    from voicedesk.app.house.inputs import HouseInputs
     from voicedesk.app.house.mqtt import MqttSettings
     from voicedesk.engine.engine_spec import spec_from_args
 
@@ -110,17 +111,13 @@ async def soak(args: argparse.Namespace) -> int:
         broker = _Mosquitto()
         broker.start()
         host, port = "127.0.0.1", broker.port
-    config = HouseConfig(
-        engine=spec_from_args(args),
-        audio=args.audio,
-        mqtt=MqttSettings(host, port, base="voicedesk/soak", node_id="soak", discovery=False),
-        loudness=False,
-    )
+    settings = MqttSettings(host, port, base="voicedesk/soak", node_id="soak", discovery=False)
+    config = AnnouncerConfig(HouseInputs(settings, loudness=False), engine=spec_from_args(args), audio=args.audio)
     if args.stand_in:
         from voicedesk.app.lab.paced import paced_opener
 
         config.opener = paced_opener(args.stand_in)
-    house = HouseConsole(config)
+    house = Announcer(config)
     outcomes: dict[str, list[str]] = {}
     received: asyncio.Queue[dict] = asyncio.Queue()
     loop = asyncio.get_running_loop()

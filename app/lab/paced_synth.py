@@ -56,6 +56,8 @@ class PacedCall:
     finished: bool = False
     started_at: float = 0.0
     ended_at: float = 0.0
+    settings: TextSettings | None = None
+    """What the session asked the text to be read with (its lexicon…), kept so a test can see it arrived."""
 
 
 class PacedSynthesizer:
@@ -85,7 +87,7 @@ class PacedSynthesizer:
         """``settings`` is accepted and not applied: the stand-in's tone does not depend on the spoken form."""
         duration_s = paced_duration_s(text, speed)
         compute_s = duration_s / self.realtime_factor
-        call = PacedCall(text, voice, speed, planned_slices=max(1, round(compute_s / SLICE_S)))
+        call = PacedCall(text, voice, speed, planned_slices=max(1, round(compute_s / SLICE_S)), settings=settings)
         call.started_at = time.monotonic()
         with self._lock:
             self.calls.append(call)

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
 from typing import TYPE_CHECKING
 
-from voicedesk.app.announcements import Announcement
 from voicedesk.app.choices import make_source
+from voicedesk.app.console.announcement import Item, Request, Source
 from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.notices import Topic
 from voicedesk.app.sources import ChatMessage, TextSource
@@ -36,7 +36,7 @@ class AgentActions:
     settings: AppSettings
     composer: Composer
     controller: SpeechController
-    submit: Callable[[Announcement, bool], bool]
+    submit: Callable[[Request, bool], Item | None]
     store_settings: Callable[[AppSettings], None]
     notice: Callable[..., None]
     consent: SecretConsent = field(default_factory=SecretConsent)
@@ -46,39 +46,37 @@ class AgentActions:
     _agent_key: tuple[object, ...] | None = None
     _made_from: tuple[object, ...] | None = None
 
-    def speak_composer(self, interrupt: bool = False) -> Announcement | None:
+    def speak_composer(self, interrupt: bool = False) -> Item | None:
         composer = self.composer
         text = composer.text().strip()
         if not text:
             self.notice("Type something to say first.", "info")
             composer.editor.setFocus()
             return None
-        if composer.mode.value() == "agent":
-            item = self.question(text)
-        else:
-            item = Announcement(TurnKind.SPEAK, text, origin="Typed")
-        if self.submit(item, interrupt):
+        agent = composer.mode.value() == "agent"
+        request = self.question(text) if agent else Request(text, source=Source.WINDOW, origin="Typed")
+        item = self.submit(request, interrupt)
+        if item is not None:
             composer.editor.clear()  # it is in the queue now (a failed question comes back)
-            return item
-        return None
+        return item
 
-    def question(self, question: str, origin: str = "Question") -> Announcement:
-        return Announcement(TurnKind.AGENT, question, origin=origin, fragments=lambda: self._reply(question))
+    def question(self, question: str, origin: str = "Question") -> Request:
+        reply = lambda: self._reply(question)  # noqa: E731
+        return Request(question, kind=TurnKind.AGENT, source=Source.WINDOW, origin=origin, fragments=reply)
 
-    def retry(self, turn_id: int) -> Announcement | None:
+    def retry(self, turn_id: int) -> Item | None:
         turn = next((t for t in self.controller.turns if t.id == turn_id), None)
         if turn is None or turn.kind is not TurnKind.AGENT:
             return None
-        item = self.question(turn.prompt, origin="Asked again")
-        return item if self.submit(item, False) else None
+        return self.submit(self.question(turn.prompt, origin="Asked again"), False)
 
     def new_conversation(self) -> None:
         self.controller.new_conversation()
         self.notice("New conversation: the agent has forgotten what was said.", "info", Topic.AGENT)
 
-    def turn_ended(self, item: Announcement | None, turn: Turn) -> None:
+    def turn_ended(self, item: Item, turn: Turn) -> None:
         """A question that could not be asked goes back into an empty composer, so nothing is lost."""
-        failed = turn.state is TurnState.FAILED and item is not None and item.kind is TurnKind.AGENT
+        failed = turn.state is TurnState.FAILED and item.request.kind is TurnKind.AGENT
         if failed and not self.composer.text().strip():
             self.composer.set_mode("agent")
             self.composer.editor.setPlainText(item.text)

@@ -1,6 +1,6 @@
-"""The window's announcement queue and history: typed text, questions (``agent_actions``), phrases
-(``phrase_actions``), previews and replays are said one at a time, each turn then kept in the history. The queue
-(``app.announcer``) and the history file (``app.history``) know nothing of Qt."""
+"""The window's side of the console: what the person asks for goes into the one console core (``app.console``), each
+turn is then kept in the history, and the queue card and status line say what happens. The core and the history file
+(``app.history``) know nothing of Qt."""
 
 from __future__ import annotations
 
@@ -8,24 +8,25 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from voicedesk.app.announcements import Announcement, QueueFull
-from voicedesk.app.announcer import Announcer
 from voicedesk.app.choices import whole
+from voicedesk.app.console.announcement import Item, Request, Source
+from voicedesk.app.console.core import ConsoleCore, QueueFull
+from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.history import History, HistoryEntry
-from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
-from voicedesk.app.prepared_turn import TurnAhead
+from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.ui.sidebar import voice_title
-from voicedesk.engine.errors import VoicedeskError
-from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.model.languages import LANGUAGES
 from voicedesk.engine.model.voices import language_of
+
+WINDOW = Source.WINDOW
 
 if TYPE_CHECKING:
     from voicedesk.app.controller import SpeechController
     from voicedesk.app.engines import EngineHub
+    from voicedesk.app.house.inputs import HouseInputs
     from voicedesk.app.settings import AppSettings
     from voicedesk.app.ui.console_panel import QueueCard
     from voicedesk.app.ui.status_line import StatusLine
@@ -41,152 +42,98 @@ class AnnounceActions:
         status: StatusLine,
         card: QueueCard,
         use_output: Callable[[str], Awaitable[None]],
-        spawn: Callable[..., object],
         engine_label: Callable[[], str],
         on_change: Callable[[], None],
+        house: HouseInputs | None = None,
     ) -> None:
         """``card``: the console's queue and history; ``use_output``: makes a device the output of what is said
-        next; ``engine_label``: the selected engine's name; ``on_change``: after the queue changes (the tray)."""
+        next; ``engine_label``: the selected engine's name; ``on_change``: after the queue changes (the tray);
+        ``house``: the house's rules (chimes, loudness, TTL…) when the house's inputs are on."""
+        from voicedesk.app.house.inputs import loudness_cache
+
         self.history, self.controller, self.hub, self.settings = history, controller, hub, settings
-        self.status, self.card, self.use_output, self.spawn = status, card, use_output, spawn
+        self.status, self.card, self.use_output = status, card, use_output
         self.engine_label, self.on_change = engine_label, on_change
-        self.announcer = Announcer(self._start, controller.wait_turn, controller.stop, self.refresh)
-        self._items: dict[int, Announcement] = {}
-        """Turn id → the announcement it says (for the history and retries)."""
-        self.ended: list[Callable[[Announcement | None, Turn], None]] = []
-        """Told of every turn that ends, with the announcement it said (the house's outcomes: app.house), and of
-        every announcement that could not start, with a FAILED turn that never began (its error: why)."""
-        self.starting: Callable[[Announcement], Awaitable[bool]] | None = None
-        """Asked as each announcement starts, its output chosen; False: it is not said (the house's rules: an
-        expired one; and its chime, loudness and volume are set up here: app.house.window_house)."""
-        self._ahead = TurnAhead(controller)
-        """The next announcement, synthesized while the current one plays (SpeechController.prepare)."""
+        core = ConsoleCore(house.policy if house is not None else None)
+        chimes = house.chimes if house is not None else None
+        self.console = ConsoleRunner(controller, core, chimes, loudness_cache(house), before=self._before)
+        self.console.changes.append(self.refresh)
+        self.console.ended.append(self._ended)
+        self.ended = self.console.ended
+        """Told of every turn that ends, with the announcement it said (a FAILED turn that never began: why)."""
 
     # ---- asking for speech ------------------------------------------------------------------------
 
-    def preview_voice(self) -> Announcement | None:
+    def preview_voice(self) -> Item | None:
         voice = self.settings.voice
         said = voice_title(voice.voice).split(" · ")[0]
         if voice.blend_with and voice.blend_with != voice.voice:
             said += f" blended with {voice_title(voice.blend_with).split(' · ')[0]}"
-        item = Announcement(TurnKind.PREVIEW, said, origin="Voice preview")
         sentence = preview_sentence(voice.voice, said)
-        item.fragments = lambda: whole(sentence)
-        return item if self.submit(item) else None
+        fragments = lambda: whole(sentence)  # noqa: E731
+        return self.submit(
+            Request(said, kind=TurnKind.PREVIEW, source=WINDOW, origin="Voice preview", fragments=fragments)
+        )
 
-    def replay(self, number: int) -> Announcement | None:
+    def replay(self, number: int) -> Item | None:
         entries = self.history.entries
         if not 0 <= number < len(entries):
             return None
         entry = entries[number]
-        item = Announcement(TurnKind.SPEAK, entry.replay_text, voice=entry.voice, output=entry.output, origin="Replay")
-        return item if self.submit(item) else None
+        return self.submit(
+            Request(entry.replay_text, voice=entry.voice, output=entry.output, origin="Replay", source=WINDOW)
+        )
 
-    def submit(self, item: Announcement, interrupt: bool = False) -> bool:
+    def submit(self, request: Request, interrupt: bool = False) -> Item | None:
+        """Queues the person's ``request`` (``interrupt``: said now, cutting what plays); None: the queue is full."""
+        busy = self.console.busy
         try:
-            self.announcer.submit(item, interrupt)
+            item = self.console.submit(request, first=interrupt).item
         except QueueFull as exc:
-            self.status.post(str(exc), "warning")
-            return False
-        if self.announcer.busy and not interrupt:
-            self.status.post(f"Queued: “{item.label}” ({len(self.announcer.queue)} waiting).", "info", Topic.TURN)
-        return True
+            self.status.post(f"{str(exc)[0].upper()}{str(exc)[1:]}, or clear it.", "warning")
+            return None
+        if busy and not interrupt and item is not None:
+            self.status.post(f"Queued: “{item.label}” ({len(self.console.core)} waiting).", "info", Topic.TURN)
+        return item
 
-    def speak_now(self, item_id: int) -> None:
-        if self.announcer.queue.move_to_front(item_id):
-            self.announcer.queue.paused = False
-            self.refresh()
-            self.spawn(self.controller.stop())
-            self.announcer.resume()
+    def speak_now(self, item_id: str) -> None:
+        self.console.speak_now(item_id)
 
     async def stop(self) -> None:
-        await self.announcer.stop()
+        await self.console.stop(hold=True)
 
-    def clear_history(self) -> None:
+    async def clear_history(self) -> None:
+        """Asks first: the history is what Replay and Ask again work from, and it cannot be brought back."""
+        count = len(self.history.entries)
+        entries = f"{count} {'entry' if count == 1 else 'entries'}"
+        question = f"{entries} will be deleted for good, and with them what Replay and Ask again can say."
+        if not count or not await ask(self.card, "Clear the history?", question, "Clear history", "Keep it"):
+            return
         try:
             self.history.clear()
         except OSError as exc:
             self.status.post(f"Could not clear the history: {exc}", "warning")
         self.card.show_history(self.history.entries)
 
-    # ---- starting one (the announcer calls this when it is its turn) --------------------------------
+    # ---- each announcement --------------------------------------------------------------------------
 
-    async def _start(self, item: Announcement) -> Turn | None:
-        """Its turn, or None: not said (``starting`` said no), or it could not start, which ends it at once as a
-        FAILED turn with the reason (every announcement ends with one outcome)."""
+    async def _before(self, item: Item) -> None:
+        """As it starts: its output, and a word when it must wait for the model (or Speak looks dead)."""
         self.status.clear(Topic.TURN)
-        try:
-            await self.use_output(item.output or self.settings.output_device)
-            if self.starting is not None and not await self.starting(item):
-                return None
-            turn = await self._speak(item)
-        except Exception as exc:
-            self.status.post(f"“{item.label}” could not start: {error_text(exc)}", "error")
-            self._never_started(item, error_text(exc))
-            raise  # the announcer logs it and carries on with the next
-        if isinstance(turn, str):
-            self._never_started(item, turn)
-            return None
-        return turn
-
-    async def _speak(self, item: Announcement) -> Turn | str:
-        """Its turn, or why it could not start (already shown)."""
-        try:
-            fragments = item.fragments() if item.fragments is not None else whole(item.text)
-            if item.kind is TurnKind.AGENT:
-                fragments = await fragments  # the source is made (and the key question asked) first
-        except VoicedeskError as exc:
-            self.status.post(error_text(exc), "error", Topic.AGENT)
-            return error_text(exc)
-        waiting = self.hub.status.state is EngineState.LOADING
-        if waiting:  # the reply waits for the model (or the connection): say so, or Speak looks dead
+        await self.use_output(item.request.output or self.settings.output_device)
+        if self.hub.status.state is EngineState.LOADING:
             what = "the model is loading" if self.hub.status.kind == "local" else "the engine is connecting"
             self.status.post(f"“{item.label}” waits: {what}; it is said as soon as it is ready.", "info", Topic.MODEL)
-        prepared = await self._ahead.take((item.id, item.text))
-        turn = await self.controller.speak(item.kind, item.text, fragments, self._voice_of(item), prepared)
-        if waiting:
-            self.status.clear(Topic.MODEL)
-        if turn is None:
-            return self.controller.refusal
-        self._items[turn.id] = item
-        self._ahead.after(turn, self._upcoming)
-        return turn
 
-    def _never_started(self, item: Announcement, reason: str) -> None:
-        failed = Turn(0, item.kind, item.text, self.engine_label(), state=TurnState.FAILED, error=reason)
-        for listener in self.ended:
-            listener(item, failed)
-
-    def _voice_of(self, item: Announcement) -> SessionConfig | None:
-        speech = self.settings.voice
-        return SessionConfig(item.voice, speech.speed, round(speech.max_buffer_delay_ms)) if item.voice else None
-
-    def _upcoming(self) -> tuple[object, str, SessionConfig | None] | None:
-        """What to synthesize while the current turn plays: only plain text on the current output (an agent's
-        reply is asked for when its turn comes); a Stop, an interruption or a reordered queue discards it."""
-        queue = self.announcer.queue
-        if queue.paused or not queue.items:
-            return None
-        upcoming = queue.items[0]
-        if upcoming.kind is not TurnKind.SPEAK or upcoming.fragments is not None or upcoming.output:
-            return None
-        return (upcoming.id, upcoming.text), upcoming.text, self._voice_of(upcoming)
-
-    # ---- when a turn ends ---------------------------------------------------------------------------
-
-    def turn_ended(self, turn: Turn) -> None:
-        item = self._items.pop(turn.id, None)
-        for listener in self.ended:
-            listener(item, turn)
+    def _ended(self, item: Item, turn: Turn) -> None:
+        self.status.clear(Topic.MODEL)
         if turn.state is TurnState.DONE:
             if turn.kind is TurnKind.AGENT:
                 self.status.clear(Topic.AGENT)
             if all(s.engine == turn.engine for s in turn.sentences) and turn.engine == self.engine_label():
                 self.status.clear(Topic.ENGINE)  # the engine just worked: an old complaint is stale
-        if turn.kind is TurnKind.PREVIEW:
-            return
         said = turn.cut.heard_text if turn.cut is not None else turn.text
-        if not said.strip():
+        if turn.kind is TurnKind.PREVIEW or turn.id == 0 or not said.strip():
             return
         engines = " → ".join(dict.fromkeys(s.engine for s in turn.sentences)) or turn.engine
         entry = HistoryEntry(
@@ -194,11 +141,11 @@ class AnnounceActions:
             kind=turn.kind.value,
             text=said[:5000],
             prompt=turn.prompt if turn.kind is TurnKind.AGENT else "",
-            voice=(item.voice if item is not None and item.voice else self.controller.voice.voice),
+            voice=item.request.voice or self.controller.voice.voice,
             engine=engines,
             state=turn.state.value,
-            output=item.output if item is not None else "",
-            origin=item.origin if item is not None else "",
+            output=item.request.output,
+            origin=item.origin,
             whole=turn.text[:5000] if turn.text.strip() != said.strip() else "",
         )
         try:
@@ -207,11 +154,11 @@ class AnnounceActions:
             self.status.post(f"Could not save the history to {self.history.path}: {exc}", "warning")
         self.card.show_history(self.history.entries)
 
-    # ---- showing it ---------------------------------------------------------------------------------
-
     def refresh(self) -> None:
-        queue = self.announcer.queue
-        self.card.show_queue(self.announcer.current, list(queue.items), queue.paused)
+        core, now = self.console.core, self.console.clock()
+        held = frozenset(item.id for item in core.waiting if core.held(item, now))
+        speaking = self.controller.run is not None
+        self.card.show_queue(core.current, list(core.waiting), core.paused, speaking, held)
         self.on_change()
 
 

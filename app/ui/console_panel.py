@@ -1,6 +1,6 @@
 """The console column: saved phrases (one click each), the announcement queue, and the history with replay.
 
-Widgets only: they show what ``app.announcements``, ``app.phrases`` and ``app.history`` hold and emit what
+Widgets only: they show what ``app.console``, ``app.phrases`` and ``app.history`` hold and emit what
 the person asked for; the window acts on it.
 """
 
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from voicedesk.app.announcements import Announcement
+from voicedesk.app.console.announcement import Item
 from voicedesk.app.history import HistoryEntry
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.ui.forms import PageSwitcher
@@ -83,11 +83,14 @@ class PhrasesCard(Card):
         menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
 
 
+EMPTY: frozenset[str] = frozenset()
+
+
 class QueueCard(Card):
     """The queue (what is being said, what waits) and, on the other page, the history."""
 
-    now_requested = Signal(int)
-    remove_requested = Signal(int)
+    now_requested = Signal(str)
+    remove_requested = Signal(str)
     clear_requested = Signal()
     resume_requested = Signal()
     replay_requested = Signal(int)
@@ -169,10 +172,19 @@ class QueueCard(Card):
         if item is not None:
             signal.emit(item.data(Qt.ItemDataRole.UserRole))
 
-    def show_queue(self, current: Announcement | None, waiting: list[Announcement], paused: bool) -> None:
+    def show_queue(
+        self,
+        current: Item | None,
+        waiting: list[Item],
+        paused: bool,
+        speaking: bool = True,
+        held: frozenset = frozenset(),
+    ) -> None:
+        """``speaking``: the current one is heard (else it waits for the engine); ``held``: ids quiet hours hold."""
         if current is not None:
             origin = f" ({current.origin})" if current.origin else ""
-            self.now.setText(f"<b>Speaking:</b> {_escape(current.label)}{_escape(origin)}")
+            what = "Speaking:" if speaking else "Starting:"
+            self.now.setText(f"<b>{what}</b> {_escape(current.label)}{_escape(origin)}")
         elif paused and waiting:
             self.now.setText("<b>Paused</b> after a stop. Resume to carry on, or clear the queue.")
         else:
@@ -181,6 +193,7 @@ class QueueCard(Card):
         self.queue.clear()
         for number, item in enumerate(waiting, start=1):
             origin = f"  · {item.origin}" if item.origin else ""
+            origin += "  · waits for the end of quiet hours" if item.id in held else ""
             entry = QListWidgetItem(f"{number}. {item.label}{origin}")
             entry.setData(Qt.ItemDataRole.UserRole, item.id)
             entry.setToolTip(item.text)

@@ -14,11 +14,10 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow
 
 from voicedesk.app.hotkeys import GlobalShortcuts
-from voicedesk.app.tray import tray_look
-from voicedesk.app.ui.tray_icon import TrayIcon
+from voicedesk.app.ui.tray_icon import TrayIcon, tray_look
 
 if TYPE_CHECKING:
-    from voicedesk.app.announcer import Announcer
+    from voicedesk.app.console.runner import ConsoleRunner
     from voicedesk.app.engines import EngineHub
     from voicedesk.app.settings import AppSettings
     from voicedesk.app.ui.sidebar import DesktopCard
@@ -31,13 +30,13 @@ class DesktopIntegration:
         settings: AppSettings,
         card: DesktopCard,
         hub: EngineHub,
-        announcer: Announcer,
+        console: ConsoleRunner,
         stop: Callable[[], None],
         speak_phrase: Callable[[int], object],
         engine_label: Callable[[], str],
     ) -> None:
         """``window``: the tray shows and closes it and its shortcuts live in it; ``card``: the Desktop card."""
-        self.window, self.settings, self.card, self.hub, self.announcer = window, settings, card, hub, announcer
+        self.window, self.settings, self.card, self.hub, self.console = window, settings, card, hub, console
         self.stop, self.speak_phrase, self.engine_label = stop, speak_phrase, engine_label
         self.tray = TrayIcon(window)
         self.tray.show_requested.connect(self._show_window)
@@ -76,6 +75,16 @@ class DesktopIntegration:
         self.bind_window_shortcuts()
         self.refresh()
 
+    def refuse_a_taken_stop_shortcut(self) -> str | None:
+        """The Stop field put back when it names a phrase's shortcut (it took it silently); why, or None."""
+        field, kept = self.card.stop_shortcut, self.settings.desktop.stop_shortcut
+        keys = field.text().strip()
+        taken = next((p for p in self.settings.phrases if keys and p.shortcut == keys and keys != kept), None)
+        if taken is None:
+            return None
+        field.setText(kept)
+        return f"{keys} is the shortcut of the phrase “{taken.title}”; Stop keeps {kept or 'none'}. Choose another."
+
     def suspend(self, suspended: bool) -> None:
         """Holds every shortcut (global and in the window) while one is being recorded, so pressing the
         combination to record it does not also say a phrase; then grabs them again."""
@@ -105,11 +114,11 @@ class DesktopIntegration:
                 self._window_shortcuts.append(QShortcut(QKeySequence(keys), self.window, activated=action))
 
     def refresh(self) -> None:
-        announcer, status = self.announcer, self.hub.status
+        core, status = self.console.core, self.hub.status
         look = tray_look(
-            speaking=announcer.busy,
-            queued=len(announcer.queue),
-            paused=announcer.queue.paused,
+            speaking=self.console.busy,
+            queued=len(core),
+            paused=core.paused,
             engine=self.engine_label(),
             state=status.state,
             title=status.title,

@@ -158,22 +158,21 @@ class LatencyPanel(QFrame):
         self.session[timeline.label or f"turn {len(self.session) + 1}"] = timeline
         self._update_exports()
 
-    def set_timeline(self, timeline: UtteranceTimeline | None, stalled_s: float = 0.0) -> None:
-        """Shows ``timeline``; ``stalled_s``: the silence its stalls added (the player measures it)."""
+    def set_timeline(self, timeline: UtteranceTimeline | None, stalls: int = 0, stalled_s: float = 0.0) -> None:
+        """Shows ``timeline``; ``stalls``, ``stalled_s``: the gaps the listener heard and the silence they added (the
+        player measures both, at the device: the timeline's rows only count those a late sentence caused)."""
         if timeline is not None:
             self.keep(timeline)
         self.rows.set_timeline(timeline)
         self.axis.set_sentences(timeline.sentences if timeline is not None else ())
         summary = timeline.summary if timeline is not None else {}
         rtf = summary.get("rtf")
-        underruns = summary.get("underruns")
         self.metrics["first_audio"].setText(f"First audible <b>{format_s(summary.get('first_audible_at_s'))}</b>")
         self.metrics["first_audio"].setToolTip("From the first text fragment to the first audible sample")
         self.metrics["dac"].setText(f"Sound card <b>{format_s(summary.get('dac_at_s'))}</b>")
         self.metrics["dac"].setToolTip("From the first text fragment to the first sample at the DAC")
         self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> RT")
         self.metrics["rtf"].setToolTip("Real time: seconds of audio made per second of synthesis")
-        stalls = underruns or 0
         heard = f" · {format_s(stalled_s)}" if stalls and stalled_s > 0 else ""
         self.metrics["underruns"].setText(f"<b>{stalls}</b> {'stall' if stalls == 1 else 'stalls'}{heard}")
         self.metrics["underruns"].setToolTip(

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from voicedesk.app.announcements import Announcement
-from voicedesk.app.conversation import TurnKind
+from voicedesk.app.console.announcement import Item, Request, Source
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.ui.phrase_dialog import PhraseDialog
 from voicedesk.app.ui.sidebar import voice_title
@@ -28,21 +27,20 @@ class PhraseActions:
     parent: QWidget
     settings: AppSettings
     outputs: OutputActions
-    submit: Callable[[Announcement, bool], bool]
+    submit: Callable[[Request, bool], Item | None]
     draft: Callable[[], str]
     voice_names: Callable[[], list[str]]
     suspend_shortcuts: Callable[[bool], None]
     changed: Callable[[], None]
 
-    def speak(self, number: int, interrupt: bool = False) -> Announcement | None:
+    def speak(self, number: int, interrupt: bool = False) -> Item | None:
         phrases = self.settings.phrases
         if not 0 <= number < len(phrases):
             return None
         phrase = phrases[number]
-        item = Announcement(
-            TurnKind.SPEAK, phrase.text, voice=phrase.voice, output=phrase.output, origin=f"Phrase · {phrase.title}"
-        )
-        return item if self.submit(item, interrupt) else None
+        origin = f"Phrase · {phrase.title}"
+        request = Request(phrase.text, voice=phrase.voice, source=Source.WINDOW, output=phrase.output, origin=origin)
+        return self.submit(request, interrupt)
 
     def edit(self, number: int | None) -> PhraseDialog:
         """Opens the editor (``number`` None: a new phrase, from the composer's text); saves on Save."""

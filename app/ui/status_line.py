@@ -82,6 +82,7 @@ class StatusLine(QWidget):
         if notice is None:
             self.label.setText("")
             self.label.setToolTip("")
+            self.more.setText("Earlier messages")  # not "More…": nothing is shown to be more of
             return
         mark = MARKS.get(notice.level, "")
         room = max(self.label.width() - self.label.fontMetrics().horizontalAdvance(mark) - 8, 40)

@@ -1,21 +1,45 @@
 """The tray icon: speaking / idle and the engine's health at a glance, and a menu to stop or speak a phrase.
 
-``app.tray.tray_look`` decides what it shows; this draws it. ``TrayIcon.available`` is False where the desktop
-has no tray (then the window says so and nothing is drawn).
+``tray_look`` decides what it shows (pure), ``tray_pixmap`` draws it. ``TrayIcon.available`` is False where the
+desktop has no tray (then the window says so and nothing is drawn).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
-from voicedesk.app.tray import TrayLook
+from voicedesk.app.engines import EngineState
 from voicedesk.app.ui.theme import PALETTE
 
 HEALTH_COLORS = {"ok": PALETTE.success, "busy": PALETTE.warning, "down": PALETTE.error}
+
+
+@dataclass(frozen=True, slots=True)
+class TrayLook:
+    activity: str
+    """'speaking' or 'idle': the icon's shape."""
+    health: str
+    """'ok', 'busy' or 'down': the icon's badge colour."""
+    tooltip: str
+
+
+def tray_look(speaking: bool, queued: int, paused: bool, engine: str, state: EngineState, title: str) -> TrayLook:
+    if state is EngineState.READY:
+        health = "ok"
+    elif state in (EngineState.LOADING, EngineState.DOWNLOADING, EngineState.IDLE):
+        health = "busy"
+    else:
+        health = "down"
+    lines = [f"voicedesk — {'speaking' if speaking else 'idle'}"]
+    if queued:
+        lines.append(f"{queued} waiting" + (" (paused)" if paused else ""))
+    lines.append(f"{engine}: {title}")
+    return TrayLook("speaking" if speaking else "idle", health, "\n".join(lines))
 
 
 def tray_pixmap(look: TrayLook, size: int = 64) -> QPixmap:

@@ -53,7 +53,7 @@ from voicedesk.engine.measure.timeline import UtteranceTimeline
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 if TYPE_CHECKING:
-    from voicedesk.app.house.window_house import HouseInputs, WindowHouse
+    from voicedesk.app.house.inputs import HouseInputs, HouseLink
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +80,8 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.house_inputs = house
-        self.house: WindowHouse | None = None
-        """Announcements from the house (MQTT, HTTP) into this window's queue, when asked for (app.house)."""
+        self.house: HouseLink | None = None
+        """Announcements from the house (MQTT, HTTP) into this window's console, when asked for (app.house)."""
         self.settings_path = settings_path
         loaded = load_settings(settings_path)
         self.settings = loaded.settings
@@ -100,7 +100,7 @@ class MainWindow(QMainWindow):
         parts = (self.sidebar.output, self.banners, self.status, player_factory, self.settings_changed)
         self.outputs = OutputActions(controller, self.settings, *parts)
         history = History(history_path or default_history_path())
-        parts = (self.console.announcements, self.outputs.use, self.spawn, self.selected_label, self.refresh_desktop)
+        parts = (self.console.announcements, self.outputs.use, self.selected_label, self.refresh_desktop, house)
         self.announce = AnnounceActions(history, controller, self.hub, self.settings, self.status, *parts)
         submit = self.announce.submit
         parts = (self.composer, controller, submit, self.sidebar.store, self.notice)
@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
         parts = (self.settings, self.hub, controller, self.sidebar, self.status, self.agent.consent, self.spawn)
         calls = (self.refresh_desktop, self.voice_changed, model_fetcher, model_importer)
         self.engines = EngineActions(self, *parts, *calls)
-        parts = (self.sidebar.desktop, self.hub, self.announce.announcer, self.request_stop, self.phrases.speak)
+        parts = (self.sidebar.desktop, self.hub, self.announce.console, self.request_stop, self.phrases.speak)
         self.desktop = DesktopIntegration(self, self.settings, *parts, self.selected_label)
         self.pronunciations = PronunciationActions(self, settings_path, controller, self.notice, self.spawn)
         self.sidebar.load(self.settings)
@@ -274,11 +274,11 @@ class MainWindow(QMainWindow):
         phrases.add_requested.connect(lambda: self.phrases.edit(None))
         phrases.delete_requested.connect(self.phrases.delete)
         queue.now_requested.connect(self.announce.speak_now)
-        queue.remove_requested.connect(self.announce.announcer.remove)
-        queue.clear_requested.connect(self.announce.announcer.clear)
-        queue.resume_requested.connect(self.announce.announcer.resume)
+        queue.remove_requested.connect(self.announce.console.remove)
+        queue.clear_requested.connect(self.announce.console.clear)
+        queue.resume_requested.connect(self.announce.console.resume)
         queue.replay_requested.connect(self.announce.replay)
-        queue.history_clear_requested.connect(self.announce.clear_history)
+        queue.history_clear_requested.connect(lambda: self.spawn(self.announce.clear_history()))
         self._save_timer = QTimer(self, singleShot=True, interval=400)
         self._save_timer.timeout.connect(self.save_settings)
         self._highlight = QTimer(self, interval=HIGHLIGHT_INTERVAL_MS)
@@ -289,18 +289,19 @@ class MainWindow(QMainWindow):
     # ---- start and stop ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Opens the audio output and the selected engine (the window is usable while they come up)."""
+        """Opens the audio output, the house's inputs, then the selected engine (the window and the house are served
+        while the model loads; what they ask for is said once it is ready)."""
         self.outputs.refresh()
         await self.outputs.open_player()
-        self.announce.announcer.start()
+        self.announce.console.start()
         self.desktop.apply()
+        if self.house_inputs is not None:
+            from voicedesk.app.house.inputs import HouseLink
+
+            self.house = HouseLink(self.announce.console, self.house_inputs)
+            await self.house.start()
         await self.engines.select()
         self.engines.health.start()
-        if self.house_inputs is not None:
-            from voicedesk.app.house.window_house import WindowHouse
-
-            self.house = WindowHouse(self, self.house_inputs)
-            await self.house.start()
 
     def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
@@ -321,7 +322,7 @@ class MainWindow(QMainWindow):
             if self.house is not None:
                 await self.house.aclose()
             await self.engines.health.aclose()
-            await self.announce.announcer.aclose()
+            await self.announce.console.aclose()
             await self.controller.aclose()
         finally:
             self.outputs.close_all()
@@ -392,12 +393,12 @@ class MainWindow(QMainWindow):
         self.composer.set_speaking(current is not None and current.turn.active)
 
     def turn_ended(self, turn: Turn) -> None:
-        self.announce.turn_ended(turn)
+        pass  # the console tells the history, with the announcement the turn said
 
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None:
         last = self.controller.last_run
         if last is not None and last.turn is turn:
-            self.latency.set_timeline(timeline, last.stalled_s)
+            self.latency.set_timeline(timeline, last.stalls, last.stalled_s)
             if self._latency_fitted:  # wider numbers may have wrapped its header onto another line
                 self.fit_latency()
 
@@ -445,6 +446,10 @@ class MainWindow(QMainWindow):
 
     def _desktop_changed(self) -> None:
         if self._loading:
+            return
+        refused = self.desktop.refuse_a_taken_stop_shortcut()
+        if refused:
+            self.notice(refused, "warning", Topic.SETTINGS)
             return
         self.sidebar.desktop.store(self.settings)
         self.desktop.apply()

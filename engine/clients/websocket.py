@@ -77,13 +77,10 @@ def _connect_error(exc: BaseException, settings: WebSocketSettings) -> Voicedesk
     if isinstance(exc, InvalidStatus):
         status = exc.response.status_code
         said = _server_message(exc.response.body)
-        if status == 401:
-            what = "refused the token" if settings.token else "requires a token"
-            return VoicedeskError(
-                ErrorCode.UNAUTHORIZED,
-                f"{url} {what} (HTTP 401{f': {said}' if said else ''}). Pass the token `voicedesk serve --token` "
-                f"was started with (--token, or the {TOKEN_ENV} variable).",
-            )
+        if status == 401:  # the server's own words give the same advice: said once, here
+            what = "refused the token it was given" if settings.token else "requires a token"
+            advice = f"Give the token `voicedesk serve` was started with (--token, or the {TOKEN_ENV} variable)."
+            return VoicedeskError(ErrorCode.UNAUTHORIZED, f"{url} {what}.", advice)
         if status in (403, 404):
             return ConnectionFailed(
                 f"{url} has no WebSocket at {urlsplit(url).path} (HTTP {status}). A voicedesk endpoint serves "
@@ -121,6 +118,8 @@ def _server_message(body: bytes | None) -> str | None:
 
 def _dropped(exc: ConnectionClosed, url: str) -> StreamInterrupted:
     frame = exc.rcvd or exc.sent
+    if frame is not None and frame.code == 1013 and frame.reason == ErrorCode.NOT_READY:
+        return StreamInterrupted(ErrorCode.NOT_READY, f"The server at {url} is still loading its model.")
     detail = f"code {frame.code}" + (f": {frame.reason}" if frame.reason else "") if frame else "no close frame"
     return StreamInterrupted(LocalErrorCode.CONNECTION, f"The connection to {url} dropped mid-session ({detail}).")
 

@@ -5,6 +5,7 @@ audio through the real PortAudio stream (into the private null sink under tests/
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 from PySide6.QtCore import Qt
@@ -16,6 +17,7 @@ from tests.app.test_sources import chat_server
 from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.history import load_history
+from voicedesk.app.notices import Topic
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.settings import AppSettings, save_settings
 
@@ -35,7 +37,7 @@ def test_a_new_speak_waits_its_turn_and_speak_now_interrupts_on_purpose(make_win
         first = window.controller.turns[0]
         assert window.composer.speak.text().startswith("Queue")  # says what it will do
         type_and(window, qtbot, "Second.", window.composer.speak)
-        await until(lambda: len(window.announce.announcer.queue) == 1)
+        await until(lambda: len(window.announce.console.core) == 1)
         queue = window.console.announcements
         assert queue.queue.count() == 1 and "Second." in queue.queue.item(0).text()
         assert "First in line" in queue.now.text()
@@ -64,11 +66,11 @@ def test_stop_pauses_the_queue_and_resume_carries_on(make_window, qtbot, qloop, 
     async def scenario():
         await until(lambda: window.controller.turns and window.controller.turns[0].sentences)
         type_and(window, qtbot, "Waiting one.", window.composer.speak)
-        await until(lambda: len(window.announce.announcer.queue) == 1)
+        await until(lambda: len(window.announce.console.core) == 1)
         qtbot.keyClick(window.composer.editor, Qt.Key.Key_Escape)
-        await until(lambda: window.controller.turns[0].state is TurnState.CUT and not window.announce.announcer.busy)
+        await until(lambda: window.controller.turns[0].state is TurnState.CUT and not window.announce.console.busy)
         queue = window.console.announcements
-        assert window.announce.announcer.queue.paused and queue.resume.isVisible()
+        assert window.announce.console.core.paused and queue.resume.isVisible()
         assert "Paused" in queue.now.text()
         assert len(window.controller.turns) == 1  # nothing started behind the operator's back
         qtbot.mouseClick(queue.resume, Qt.MouseButton.LeftButton)
@@ -280,3 +282,37 @@ def test_status_messages_go_when_their_cause_goes_and_long_ones_can_be_read(make
     assert "important part at the end." in window.status.dialog.browser.toPlainText()  # …and readable in full
     window.status.dialog.close()
     assert window.controller.turns[2].kind is TurnKind.SPEAK
+
+
+def test_no_more_link_without_a_message_behind_it(make_window):
+    """Issue 33.8: once a long message went, its "More…" link stayed with nothing shown to be more of."""
+    window = make_window(start=False)
+    window.resize(1024, 640)
+    window.notice("A very long explanation " * 30, "error")
+    assert window.status.more.text() == "More…"
+    window.status.clear(Topic.GENERAL)
+    assert window.status.text == "" and window.status.more.isVisibleTo(window)
+    assert window.status.more.text() == "Earlier messages"
+
+
+def test_clear_history_asks_first(make_window, qtbot, qloop, tmp_path):
+    """Issue 33.8: one click deleted the whole history, with no question and no undo."""
+    history = tmp_path / "history.json"
+    window = make_window(history_path=history)
+    type_and(window, qtbot, "Keep me.", window.composer.speak)
+    qloop.run_until_complete(until(lambda: window.announce.history.entries))
+    card = window.console.announcements
+
+    async def answer(button_text: str) -> None:
+        qtbot.mouseClick(card.history_clear, Qt.MouseButton.LeftButton)
+        await until(lambda: _question() is not None)
+        box = _question()
+        assert "Clear the history?" in box.windowTitle() + box.text() and "1 entry will be deleted" in box.text()
+        qtbot.mouseClick(next(b for b in box.buttons() if b.text() == button_text), Qt.MouseButton.LeftButton)
+        await until(lambda: _question() is None)
+        await asyncio.sleep(0.05)
+
+    qloop.run_until_complete(answer("Keep it"))
+    assert [e.text for e in load_history(history).entries] == ["Keep me."]
+    qloop.run_until_complete(answer("Clear history"))
+    assert load_history(history).entries == [] and card.history.count() == 0

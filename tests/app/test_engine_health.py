@@ -211,3 +211,37 @@ def test_a_token_goes_over_plain_ws_to_another_host_only_if_the_person_says_so(
         qloop.run_until_complete(until(lambda: server.runtime.active_sessions >= 1))
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_server_still_loading_its_model_is_said_so_and_asked_again_soon(
+    make_window, qtbot, qloop, synthesizer, tmp_path
+):
+    """Issue 33.8: a server still loading was reported as "dropped mid-session (code 1013)" and asked again only
+    after a minute or two of backing off. Now the card says it is loading, and the check comes back within 5 s."""
+    import threading
+
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+
+    gate = threading.Event()
+
+    def loading_model():
+        gate.wait(300)
+        return synthesizer
+
+    server = ServerThread(create_app(loading_model, server_settings(idle_timeout_s=120)))
+    server._thread.start()  # not start(): that waits for the model
+    try:
+        window = websocket_window(make_window, tmp_path, server.ws_url, interval_s=60.0)
+        engine = window.sidebar.engine
+        qloop.run_until_complete(until(lambda: "loading its model" in engine.message.text()))
+        assert "dropped" not in engine.message.text() and "1013" not in engine.message.text()
+        qloop.run_until_complete(until(lambda: window.engines.health.record.failures >= 2))  # asked again, soon
+        assert window.engines.health.record.next_delay(60.0) == 5.0
+        assert "The server is loading its model · retrying in 5 s" in engine.health.text()
+        gate.set()
+        qloop.run_until_complete(until(lambda: window.hub.status.state is EngineState.READY, within_s=40))
+    finally:
+        gate.set()
+        server.stop()

@@ -107,3 +107,40 @@ def test_ring_grows_without_losing_or_reordering_samples():
     buffer.write(signal[700:])  # wraps and grows while 100 samples are still queued
     rest, _ = _read(buffer, 4400)
     assert np.array_equal(np.concatenate([first, rest]), signal)
+
+
+def test_time_the_device_lost_mid_utterance_is_a_stall_and_one_just_after_it_is_the_same_gap():
+    """Silence the device played because it stopped pulling: a stall when heard (mid-utterance, after its first
+    sample); a second loss within 0.25 s of audio lengthens it; one before the first sample or after the last is
+    the stream starting or speech ending, not a gap."""
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.0)
+    buffer.begin_utterance()
+    buffer.write(np.ones(2000, dtype=np.float32), seq=0)
+    out = np.zeros(10, dtype=np.float32)
+    assert not buffer.read_into(out, 0.0, lost_frames=900).stall_started  # before the first sample: not heard
+    result = buffer.read_into(out, 0.0, lost_frames=1000)
+    assert result.stall_started and result.stall_ended_s == 1.0 and result.frames_played == 10
+    result = buffer.read_into(out, 0.0, lost_frames=500)  # 10 ms of audio later: the same gap, longer
+    assert not result.stall_started and result.stall_ended_s == 0.5 and buffer.underruns == 1
+    for _ in range(30):
+        buffer.read_into(out, 0.0)
+    assert buffer.read_into(out, 0.0, lost_frames=200).stall_started and buffer.underruns == 2  # 300 ms later
+    assert buffer.underrun_frames == 1700
+    buffer.end_utterance()
+    while not buffer.read_into(out, 0.0).finished:
+        pass
+    assert not buffer.read_into(out, 0.0, lost_frames=400).stall_started  # after the last: speech ended
+
+
+def test_the_device_clock_tells_the_time_the_device_lost_also_across_a_resync():
+    from voicedesk.app.dac_clock import DacClock
+
+    clock = DacClock(RATE)
+    clock.block(100, 10.0)
+    clock.block(100, 10.1 + 0.004)  # a wobble: nothing lost
+    assert clock.take_lost() == 0.0
+    clock.block(100, 10.2 + 1.0)  # the device stood still for a second
+    assert abs(clock.take_lost() - 1.0) < 0.01 and clock.take_lost() == 0.0
+    clock.resync()  # an underflow: the next report is taken as it is, the time lost still told
+    clock.block(100, 11.3 + 0.5)
+    assert abs(clock.take_lost() - 0.5) < 0.01

@@ -3,6 +3,8 @@ through httpx's ASGI transport where a request must come from another machine's 
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
@@ -42,7 +44,7 @@ async def test_a_bad_body_gets_400_with_the_reason_and_queues_nothing():
         ]:
             reply = await client.post("/announce", content=body)
             assert reply.status_code in (400, 413) and reason in reply.json()["error"], (body[:30], reply.text)
-        assert len(house.runner.queue) == 0 and house.runner.queue.current is None and not outcomes(house)
+        assert len(house.runner.core) == 0 and house.runner.core.current is None and not outcomes(house)
 
 
 async def test_a_token_is_checked_when_set():
@@ -96,3 +98,30 @@ async def test_post_stop_cuts_what_is_being_said():
         assert (await client.post("/stop")).json() == {"stopped": True}
         await until(lambda: outcomes(house))
         assert (outcomes(house)[0].outcome.value, outcomes(house)[0].reason) == ("interrupted", "stopped")
+
+
+async def test_a_huge_body_is_refused_on_its_length_or_at_the_limit_never_read_whole():
+    """Issue 33.7: a 300 MB body was read whole before the 413. Now a Content-Length over the limit is refused before
+    any of the body is sent, and a chunked body as soon as the limit is passed, the rest never sent."""
+
+    async def exchange(port: int, head: bytes, chunks: list[bytes]) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(head)
+            for chunk in chunks:
+                writer.write(chunk)
+                await writer.drain()
+            return await asyncio.wait_for(reader.read(4096), 10)  # the sender never finishes its body
+        finally:
+            writer.close()
+
+    async with running_console(None, http_port=0) as house:
+        port = house.http.port
+        announced = b"POST /announce HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+        reply = await exchange(port, announced + b"Content-Length: 300000000\r\n\r\n", [b"x" * 1000])
+        assert reply.startswith(b"HTTP/1.1 413") and b"at most 16384 bytes" in reply, reply
+        chunk = b"x" * 4096
+        chunked = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * 5  # 20 KiB of a body that never ends
+        reply = await exchange(port, announced + b"Transfer-Encoding: chunked\r\n\r\n", chunked)
+        assert reply.startswith(b"HTTP/1.1 413"), reply
+        assert len(house.runner.core) == 0 and not outcomes(house)

@@ -5,16 +5,18 @@ marked as an announcement to the sound server (media.role)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 
 import numpy as np
 import pytest
 
-from tests.app.house.helpers import outcomes, running_console, until
+from tests.app.house.helpers import outcomes, paced_opener, running_console, until
 from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.app.house.chimes import built_in
-from voicedesk.app.house.queue import Priority, Request, Source
-from voicedesk.app.lab.paced_synth import paced_duration_s, tone
+from voicedesk.app.house.loudness import LoudnessCache
+from voicedesk.app.lab.paced_synth import PacedSynthesizer, paced_duration_s, tone
 from voicedesk.engine.events import SAMPLE_RATE
 
 FRAME = SAMPLE_RATE // 100  # 10 ms
@@ -47,7 +49,7 @@ async def test_an_urgent_one_cuts_in_and_the_normal_one_resumes_from_its_next_se
             runner = house.runner
             runner.submit(Request(" ".join(SENTENCES), Priority.NORMAL, id="normal", source=Source.HTTP))
             # Half a second into the first sentence (after the chime), the basement floods.
-            await until(lambda: house.controller.run is not None and house.player.position_s > 0.5)
+            await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.5)
             runner.submit(Request(URGENT_TEXT, Priority.URGENT, id="urgent", source=Source.MQTT))
             await until(lambda: len(outcomes(house)) == 2, within_s=60)
             await asyncio.sleep(0.3)  # the last block leaves the device (output latency) before parec stops
@@ -99,15 +101,25 @@ async def test_a_sound_device_that_disappears_fails_the_announcement_and_comes_b
     def pactl(*args: str) -> str:
         return subprocess.run(["pactl", *args], capture_output=True, text=True, check=True).stdout
 
+    # The virtual microphone is a null sink too: PulseAudio would move the stream there. Both go, so it has nowhere.
+    mic = os.environ.get("VOICEDESK_TEST_MIC")
+    mic_reload = [f"sink_name={mic}", "rate=16000", "channels=1", "format=float32le"]
     async with running_console(None, realtime_factor=20.0, audio=True) as house:
         house.runner.submit(Request("One two three four five six. " * 4, id="first", source=Source.HTTP))
-        await until(lambda: house.controller.run is not None and house.player.position_s > 0.3)
-        module = next(line.split()[0] for line in pactl("list", "short", "modules").splitlines() if sink in line)
+        await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.3)
+        modules = pactl("list", "short", "modules").splitlines()
+        gone = [line.split()[0] for line in modules if f"sink_name={mic} " in line + " " and mic]
+        gone += [line.split()[0] for line in modules if f"sink_name={sink} " in line + " "]
         try:
-            pactl("unload-module", module)
+            for module in gone:
+                pactl("unload-module", module)
             await until(lambda: outcomes(house), within_s=60)
         finally:
-            if sink not in pactl("list", "short", "sinks"):
+            sinks = pactl("list", "short", "sinks")
+            if mic and mic not in sinks:
+                pactl("load-module", "module-null-sink", *mic_reload)
+                pactl("set-default-source", f"{mic}.monitor")
+            if sink not in sinks:
                 pactl("load-module", "module-null-sink", *reload)
                 pactl("set-default-sink", sink)
         first = outcomes(house)[0]
@@ -128,7 +140,7 @@ async def test_a_slow_engine_starving_the_player_is_not_taken_for_a_lost_device(
         house.runner.submit(Request("One two. Three four.", id="slow", source=Source.HTTP))
         await until(lambda: outcomes(house), within_s=90)
         assert outcomes(house)[0].outcome.value == "spoken", outcomes(house)[0]
-        assert house.player.buffer.underrun_frames > 5 * SAMPLE_RATE
+        assert house.controller.player.buffer.underrun_frames > 5 * SAMPLE_RATE
 
 
 async def test_the_headless_console_times_each_sentence_at_the_dac_and_then_forgets_it():
@@ -157,3 +169,26 @@ async def test_sentences_whose_onset_never_comes_are_forgotten_when_the_turn_has
         await until(lambda: len(outcomes(house)) == 1, within_s=60)
         assert house.controller.last_run.timeline.sentences[0].dac_at_s is None  # indeed no onset came
         assert house.controller.onsets_awaited == 0
+
+
+async def test_with_no_voice_measured_nothing_waits_for_loudness_and_what_is_said_teaches_it(tmp_path):
+    """Issue 33.1: the first announcement in a voice not measured yet sat silent while reference sentences were
+    synthesized to measure it (25-36 s with the model on this CPU), an urgent one waited behind it, and the one being
+    measured was then dropped as interrupted. Now the model makes nothing but the announcements: the first one plays
+    at once (at the default gain), the urgent one cuts it, it resumes from its next sentence, and its voice's loudness
+    is learnt from what was said."""
+    require_null_sink()
+    synthesizer = PacedSynthesizer(20.0)
+    cache = tmp_path / "loudness.json"
+    opener = paced_opener(synthesizer)
+    async with running_console(None, audio=True, opener=opener, loudness=True, loudness_cache=cache) as house:
+        assert house.runner.loudness is not None and not house.runner.loudness.learnt
+        house.runner.submit(Request(" ".join(SENTENCES), Priority.NORMAL, id="normal", source=Source.HTTP))
+        await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.5)
+        house.runner.submit(Request(URGENT_TEXT, Priority.URGENT, id="urgent", source=Source.MQTT))
+        await until(lambda: len(outcomes(house)) == 2, within_s=60)
+    assert [(r.id, r.outcome.value) for r in outcomes(house)] == [("urgent", "spoken"), ("normal", "spoken")]
+    assert {call.text.strip() for call in synthesizer.calls} <= {*SENTENCES, URGENT_TEXT}  # nothing made to measure
+    assert house.controller.turns[-1].text == " ".join(SENTENCES[1:])
+    (learnt,) = LoudnessCache(cache).learnt.items()
+    assert learnt[0] == "local:af_heart" and learnt[1][1] >= 2  # from the cut turn and the resumed one

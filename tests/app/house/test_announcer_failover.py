@@ -7,7 +7,7 @@ import asyncio
 
 from tests.app.house.helpers import outcomes, running_console, until
 from tests.support.fast_synth import start_fast_server
-from voicedesk.app.house.queue import Request, Source
+from voicedesk.app.console.announcement import Request, Source
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.factory import open_engine

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 
+import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from tests.app.house.helpers import outcomes, running_console, until
-from voicedesk.app.house.queue import Request
+from tests.app.house.helpers import outcomes, paced_opener, running_console, until
+from voicedesk.app.console.announcement import Request
+from voicedesk.app.console.core import Policy
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
+from voicedesk.app.lexicon_store import save_app_lexicon
+from voicedesk.engine.text.frontend.lexicon import parse_lexicon
 
 
 def nxt(listener, topic, within_s=60.0, where=lambda v: True):
@@ -41,7 +49,7 @@ async def test_a_low_one_expires_after_its_ttl_and_duplicates_merge(broker, list
         topics = house.mqtt.topics
         client = listen(topics.outcome)
         client.publish(topics.say, json.dumps({"text": "Four words take time.", "id": "long"}))
-        await until(lambda: house.runner.queue.current is not None)
+        await until(lambda: house.runner.core.current is not None)
         client.publish(topics.say, json.dumps({"text": "Too late.", "priority": "low", "ttl_s": 0.2, "id": "late"}))
         client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w1"}))
         client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w2"}))
@@ -63,7 +71,7 @@ async def test_malformed_payloads_are_refused_with_the_reason_and_nothing_else_i
         topics = house.mqtt.topics
         client = listen(topics.outcome, topics.error, "test/replies")
         client.publish(topics.say, json.dumps({"text": "Queued before the junk.", "id": "good"}))
-        await until(lambda: house.runner.queue.current is not None)
+        await until(lambda: house.runner.core.current is not None)
         bad = {
             b'{"text": "unclosed': "not valid JSON",
             b'{"text": "x", "priority": "panic"}': "unknown priority 'panic'",
@@ -72,7 +80,6 @@ async def test_malformed_payloads_are_refused_with_the_reason_and_nothing_else_i
             b"\xff\xfe": "not UTF-8",
             b'{"text": "x", "ttl_s": -3}': "'ttl_s' must be above 0",
             b'{"text": "x", "chime": "gong"}': "unknown chime 'gong'",
-            b'["a list"]': "must be an object",
             b'{"text": "x", "colour": "red"}': "unknown field(s) 'colour'",
         }
         for payload, reason in bad.items():
@@ -205,3 +212,69 @@ async def test_an_unknown_voice_is_said_in_the_default_one_and_the_outcome_says_
         assert "reason" not in got[1]  # the next one, in the default voice, has nothing to tell
         said = [turn for turn in house.controller.turns if turn.prompt == "Dinner is ready."]
         assert said and said[0].audio_s > 0
+
+
+async def test_plain_text_with_a_name_fixed_inline_is_said_and_the_lexicon_file_is_read_again_when_it_changes(
+    broker, listen, tmp_path
+):
+    """Issue 33.5: ``[Name](/phonemes/) is at the door.`` was refused as bad JSON; and the announcer had no lexicon.
+    Its lexicon is the window's file (``--lexicon`` another): edited while it runs, the next announcement uses it."""
+    lexicon = tmp_path / "lexicon.json"
+    save_app_lexicon(parse_lexicon([{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}]), lexicon)
+    synthesizer = PacedSynthesizer(20.0)
+    async with running_console(broker.port, opener=paced_opener(synthesizer), lexicon_file=lexicon) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome, topics.error)
+        client.publish(topics.say, "[Aoife](/ˈiːfə/) is at the door.")
+        said = await nxt(client, topics.outcome)
+        assert (said["outcome"], said["text"]) == ("spoken", "[Aoife](/ˈiːfə/) is at the door.")
+        assert [e.word for e in synthesizer.calls[-1].settings.lexicon.entries] == ["Siobhan"]
+        await asyncio.sleep(0.05)  # a later modification time than the first version's, on any file system
+        save_app_lexicon(parse_lexicon([{"word": "Niamh", "phonemes": "nˈiːv"}]), lexicon)
+        client.publish(topics.say, "Niamh is home.")
+        assert (await nxt(client, topics.outcome))["outcome"] == "spoken"
+        assert [e.word for e in synthesizer.calls[-1].settings.lexicon.entries] == ["Niamh"]
+
+
+def test_an_announcer_refused_for_its_options_leaves_nothing_in_home_assistant(broker, listen):
+    """Issue 33.6: on 0.0.0.0 without a token it was refused only after loading the model and publishing discovery,
+    leaving a device in Home Assistant that never ran. The options are checked first: refused at once, nothing sent."""
+    env = {k: v for k, v in os.environ.items() if k != "VOICEDESK_ANNOUNCER_TOKEN"}
+    command = [sys.executable, "-m", "voicedesk.engine.commands", "announcer", "--mqtt", f"127.0.0.1:{broker.port}"]
+    command += ["--name", "refused", "--http-host", "0.0.0.0", "--http-port", "0", "--engine", "local"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode != 0 and "without a token" in done.stderr, done.stderr
+    client = listen("homeassistant/#", "voicedesk/refused/#")  # retained messages arrive on subscribing
+    with pytest.raises(TimeoutError):
+        client.next("homeassistant/binary_sensor/refused/speaking/config", within_s=2)
+
+
+async def test_the_one_playing_absorbs_its_copies_however_long_it_waited(broker, listen):
+    """Issue 33.3: merging counted from when the first copy arrived, so a copy of the one playing, which had waited
+    longer than the merge window, was said again right after it."""
+    async with running_console(broker.port, realtime_factor=1.0, policy=Policy(merge_window_s=1.0)) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome)
+        client.publish(topics.say, json.dumps({"text": "One two three four five six.", "id": "first"}))
+        client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w1"}))
+        core = house.runner.core
+        await until(lambda: core.current is not None and core.current.id == "w1")  # it waited well over 1 s
+        client.publish(topics.say, json.dumps({"text": "The washer is done.", "id": "w2"}))
+        got = {}
+        while len(got) < 3:
+            outcome = await nxt(client, topics.outcome)
+            got[outcome["id"]] = outcome
+    assert (got["w2"]["outcome"], got["w2"].get("into")) == ("merged", "w1")
+    assert [r.text for r in outcomes(house) if r.outcome == "spoken"].count("The washer is done.") == 1
+
+
+async def test_the_shell_commands_docs_house_md_gives_work(broker, listen):
+    """docs/house.md tells users to try mosquitto_pub (tests/run.sh installs mosquitto-clients for it)."""
+    async with running_console(broker.port) as house:
+        topics = house.mqtt.topics
+        client = listen(topics.outcome)
+        command = ["mosquitto_pub", "-p", str(broker.port), "-t", topics.say, "-m", "The mail is here."]
+        published = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=30)
+        assert published.returncode == 0, published.stderr
+        outcome = await nxt(client, topics.outcome)
+        assert (outcome["text"], outcome["outcome"]) == ("The mail is here.", "spoken")

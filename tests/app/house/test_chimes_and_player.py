@@ -8,8 +8,8 @@ import wave
 import numpy as np
 import pytest
 
+from voicedesk.app.console.announcement import Priority
 from voicedesk.app.house.chimes import BUILT_IN, DEFAULT_CHIMES, PEAK, TAIL_S, ChimeError, Chimes, built_in, load_wav
-from voicedesk.app.house.queue import Priority
 from voicedesk.app.house.shaped_player import ShapedPlayer, mark_announcement_role
 from voicedesk.app.player import AudioPlayer
 from voicedesk.engine.events import SAMPLE_RATE

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.app.house.payload import MAX_TEXT_CHARS, PayloadError, parse_payload
-from voicedesk.app.house.queue import Priority, Request, Source
 
 
 def test_a_full_json_announcement():
@@ -22,6 +22,12 @@ def test_plain_text_is_a_normal_announcement():
     assert parse_payload("  The mail is here. ", Source.HTTP) == Request("The mail is here.", source=Source.HTTP)
 
 
+@pytest.mark.parametrize("text", ["[Siobhan](/ʃɪvˈɔn/) is at the door.", "[1, 2, 3] go!", "null", "true"])
+def test_only_a_json_object_is_json_anything_else_is_plain_text(text):
+    """A name fixed inline in plain text (``[Name](/phonemes/) …``) was refused as bad JSON."""
+    assert parse_payload(text.encode(), Source.MQTT) == Request(text, source=Source.MQTT)
+
+
 @pytest.mark.parametrize(
     ("raw", "reason"),
     [
@@ -29,7 +35,6 @@ def test_plain_text_is_a_normal_announcement():
         ('{"text": "x", "ttl_s": true}', "'ttl_s' must be a number"),
         ('{"text": "x", "ttl_s": 1e9}', "at most 86400"),
         ('{"text": "x", "voice": 3}', "'voice' must be a string"),
-        ("null", "must be an object"),
         ('{"text": "' + "a" * (MAX_TEXT_CHARS + 1) + '"}', f"at most {MAX_TEXT_CHARS}"),
         ('{"text": "x", "id": "' + "i" * 200 + '"}', "longer than 128"),
     ],

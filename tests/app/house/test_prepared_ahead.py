@@ -12,11 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from tests.app.house.helpers import outcomes, running_console, until
+from tests.app.house.helpers import outcomes, running_console, synthesize, until
 from tests.app.house.test_announcer_audio import locate_fft
 from tests.support.audio_capture import SinkCapture, require_null_sink
-from voicedesk.app.house.loudness import synthesize_reference
-from voicedesk.app.house.queue import Priority, Request, Source
+from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.engine.audio import pcm16_to_float
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.local import LocalEngine
@@ -68,7 +67,7 @@ async def test_the_next_queued_announcement_follows_after_its_pause_not_the_mode
     engine = LocalEngine(synthesizer)
     try:
         started = time.perf_counter()
-        alone = await synthesize_reference(engine, "af_heart", SECOND)
+        alone = await synthesize(engine, "af_heart", SECOND)
         synthesis_s = time.perf_counter() - started
     finally:
         await engine.aclose()
@@ -85,13 +84,13 @@ async def test_a_prepared_announcement_that_expires_is_not_said_and_an_urgent_on
         runner.submit(Request("One two three four five six seven.", id="long", source=Source.HTTP))
         runner.submit(Request("Gone soon.", ttl_s=1.0, id="short-lived", source=Source.HTTP))
         await until(lambda: len(outcomes(house)) == 2)
-        # Prepared while "long" played, it expired meanwhile: reported so, never played.
-        assert [(r.id, r.outcome.value) for r in outcomes(house)] == [("long", "spoken"), ("short-lived", "expired")]
+        # Prepared while "long" played, it expired meanwhile: reported when its TTL passed, never played.
+        assert [(r.id, r.outcome.value) for r in outcomes(house)] == [("short-lived", "expired"), ("long", "spoken")]
         assert [turn.text for turn in house.controller.turns] == ["One two three four five six seven."]
 
         runner.submit(Request("Alpha one two three. Bravo one two three.", id="first", source=Source.HTTP))
         runner.submit(Request("Charlie.", id="next", source=Source.HTTP))
-        await until(lambda: house.controller.run is not None and house.player.position_s > 0.3)
+        await until(lambda: house.controller.run is not None and house.controller.player.position_s > 0.3)
         runner.submit(Request("Fire!", Priority.URGENT, id="urgent", source=Source.MQTT))
         await until(lambda: len(outcomes(house)) == 5)
     said = [(turn.text.strip(), turn.state.value) for turn in list(house.controller.turns)[1:]]

@@ -16,10 +16,11 @@ import pytest
 from tests.app.helpers import ARTIFACTS, until
 from tests.app.house.test_announcer_audio import locate_fft
 from tests.support.audio_capture import SinkCapture, require_null_sink
+from voicedesk.app.console.announcement import Priority
+from voicedesk.app.console.core import QuietHours
 from voicedesk.app.house.chimes import built_in
+from voicedesk.app.house.inputs import HouseInputs, product_version
 from voicedesk.app.house.mqtt import MqttSettings
-from voicedesk.app.house.queue import Priority, QuietHours
-from voicedesk.app.house.window_house import HouseInputs
 from voicedesk.engine.events import SAMPLE_RATE
 
 
@@ -48,7 +49,7 @@ def test_mqtt_and_http_announcements_play_in_the_window_with_their_source(make_w
 
     async def scenario() -> None:
         client.publish("test/window/say", json.dumps({"text": "From the house.", "id": "m1"}))
-        await until(lambda: window.announce.announcer.current is not None)
+        await until(lambda: window.announce.console.core.current is not None)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
             reply = await http.post("/announce", json={"text": "From a script.", "priority": "low", "id": "h1"})
             assert reply.status_code == 202
@@ -75,7 +76,8 @@ def test_mqtt_and_http_announcements_play_in_the_window_with_their_source(make_w
 def test_the_window_applies_the_house_rules_chime_merge_quiet_hours_and_ttl(make_window, qloop, broker, listen):
     """One queue and one set of rules for the window and the announcer: the chime plays before the speech in the
     window's stream (recorded from the null sink), a duplicate is merged, and in quiet hours a normal announcement
-    is held back (not in the window's list, not said) until its TTL passes, while an urgent one is said."""
+    is held back (listed as waiting for the end of quiet hours, not said) until its TTL passes, while an urgent one
+    is said."""
     sink = require_null_sink()
     settings = MqttSettings("127.0.0.1", broker.port, base="test/rules", node_id="rules", discovery=False)
     window = make_window(house=HouseInputs(mqtt=settings, http_port=0, loudness=False))
@@ -91,7 +93,7 @@ def test_the_window_applies_the_house_rules_chime_merge_quiet_hours_and_ttl(make
         outcomes: dict[str, dict] = {}
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
             client.publish("test/rules/say", json.dumps({"text": "Dinner is ready.", "chime": "ding", "id": "d1"}))
-            await until(lambda: window.announce.announcer.current is not None)
+            await until(lambda: window.announce.console.core.current is not None)
             again = await http.post("/announce", json={"text": "Dinner is  ready.", "id": "d2"})
             assert again.json() == {"id": "d2", "merged_into": "d1"}
             for _ in range(2):
@@ -99,13 +101,15 @@ def test_the_window_applies_the_house_rules_chime_merge_quiet_hours_and_ttl(make
                 outcomes[outcome["id"]] = outcome
             # Quiet hours from a minute ago for an hour: a normal one waits (and expires), an urgent one is said.
             now = datetime.now()
-            house.rules.policy = replace(
-                house.rules.policy,
+            core = window.announce.console.core
+            core.policy = replace(
+                core.policy,
                 quiet_hours=QuietHours((now - timedelta(minutes=1)).time(), (now + timedelta(hours=1)).time()),
             )
             held = await http.post("/announce", json={"text": "The post has come.", "ttl_s": 4, "id": "q1"})
             assert held.status_code == 202
-            assert window.announce.announcer.current is None and not rows(panel.queue)  # held here, not listed
+            assert window.announce.console.core.current is None
+            assert rows(panel.queue) == ["1. The post has come.  · HTTP · normal  · waits for the end of quiet hours"]
             assert (await http.get("/state")).json()["queued"] == 1
             client.publish("test/rules/say", json.dumps({"text": "Smoke!", "priority": "urgent", "id": "u1"}))
             for _ in range(2):
@@ -130,7 +134,7 @@ def test_the_window_applies_the_house_rules_chime_merge_quiet_hours_and_ttl(make
     # chime under a load of 13 on 2 cores), which shifts what follows but changes no sample; most pieces must be
     # found exact, in order, near where the whole chime correlates best (searched sample by sample: a decaying
     # sine's pieces look alike to a correlation).
-    chime = built_in("ding") * house.rules.policy.volume[Priority.NORMAL]
+    chime = built_in("ding") * window.announce.console.core.policy.volume[Priority.NORMAL]
     near = locate_fft(recorded, chime)
     piece, slack = SAMPLE_RATE // 20, SAMPLE_RATE // 2
     # Only pieces with sound in them: the decayed tail is near silence, which matches any quiet stretch.
@@ -154,3 +158,13 @@ def test_the_window_says_an_unknown_voice_in_its_own_and_the_outcome_says_so(mak
     outcome = qloop.run_until_complete(asyncio.to_thread(client.next, "test/voice/outcome", 120))
     assert (outcome["id"], outcome["outcome"]) == ("odd", "spoken")
     assert "zz_nobody" in outcome["reason"]
+
+
+def test_the_windows_console_tells_home_assistant_its_version(make_window, qloop, broker, listen):
+    """Issue 33.8: the window's discovery had an empty sw_version."""
+    settings = MqttSettings("127.0.0.1", broker.port, base="test/winver", node_id="winver", name="Window console")
+    window = make_window(house=HouseInputs(mqtt=settings, loudness=False))
+    qloop.run_until_complete(asyncio.wait_for(window.house.mqtt.connected.wait(), 20))
+    client = listen("homeassistant/sensor/winver/state/config")
+    config = client.next("homeassistant/sensor/winver/state/config", within_s=20)
+    assert config["device"]["sw_version"] == product_version() and product_version()

@@ -11,8 +11,8 @@ import socket
 from tests.app.helpers import until
 from tests.app.ui.test_window_errors import connect_to
 from voicedesk.app.engines import EngineState
+from voicedesk.app.house.inputs import HouseInputs
 from voicedesk.app.house.mqtt import MqttSettings
-from voicedesk.app.house.window_house import HouseInputs
 
 
 def closed_port() -> int:
@@ -47,28 +47,27 @@ def test_an_announcement_whose_engine_cannot_be_reached_fails_once_with_the_reas
     first, second = qloop.run_until_complete(outcomes())
     assert [(o["id"], o["outcome"]) for o in (first, second)] == [("u1", "failed"), ("u2", "failed")]
     assert str(port) in first["reason"], first["reason"]  # the reason says which engine could not be reached
-    house = window.house
-    assert not house.rules.waiting and house.rules.current is None and house.state().queued == 0
-    assert not window.announce.announcer.busy and not window.controller.turns  # no turn was ever made
+    console = window.announce.console
+    assert not console.core.waiting and console.core.current is None and console.state().queued == 0
+    assert not console.busy and not window.controller.turns  # no turn was ever made
 
 
 def test_an_announcement_whose_start_raises_fails_with_the_reason_and_the_next_is_spoken(
     make_window, qloop, broker, listen
 ):
-    """The house's start-up (chime, loudness, volume) raising is a bug no input can trigger on purpose, so it is
-    made to raise here, after the house has begun the announcement; the engine and everything else are real."""
+    """The front-end's start-up (the output, the status line) raising is a bug no input can trigger on purpose, so
+    it is made to raise here, after the console has begun the announcement; the engine and all else are real."""
     window, client = house_window(make_window, qloop, broker, listen, "raising")
-    house_starting = window.announce.starting
+    before = window.announce.console.before
     raised: list[str] = []
 
-    async def starting_that_raises_once(announcement) -> bool:
-        said = await house_starting(announcement)
+    async def before_that_raises_once(item) -> None:
+        await before(item)
         if not raised:
-            raised.append(announcement.text)
+            raised.append(item.text)
             raise RuntimeError("the chime could not be mixed")
-        return said
 
-    window.announce.starting = starting_that_raises_once
+    window.announce.console.before = before_that_raises_once
 
     async def outcomes() -> list[dict]:
         client.publish("test/raising/say", json.dumps({"text": "First.", "id": "r1"}))

@@ -16,12 +16,11 @@ from tests.app.house.helpers import paced_opener
 from tests.app.house.test_announcer_audio import locate_fft
 from tests.app.house.test_window_house import rows
 from tests.support.audio_capture import SinkCapture, require_null_sink
-from voicedesk.app.announcements import Announcement
-from voicedesk.app.conversation import Turn, TurnKind
+from voicedesk.app.console.announcement import Item, Priority, Report, Request, Source
+from voicedesk.app.conversation import Turn
 from voicedesk.app.house.chimes import built_in
+from voicedesk.app.house.inputs import HouseInputs
 from voicedesk.app.house.mqtt import MqttSettings
-from voicedesk.app.house.queue import Priority, Report
-from voicedesk.app.house.window_house import HouseInputs
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.audio import pcm16_to_float
 from voicedesk.engine.events import SAMPLE_RATE
@@ -35,7 +34,7 @@ def record_turns(window) -> dict[int, tuple[Turn, np.ndarray]]:
     """Each ended turn with the audio it handed to the player (what the engine sent, before the chime)."""
     said: dict[int, tuple[Turn, np.ndarray]] = {}
 
-    def ended(_announcement: Announcement | None, turn: Turn) -> None:
+    def ended(_item: Item, turn: Turn) -> None:
         run = window.controller.last_run
         assert run is not None and run.turn is turn
         said[turn.id] = (turn, pcm16_to_float(b"".join(run.pcm)))
@@ -138,7 +137,7 @@ def test_an_urgent_one_cuts_a_normal_one_which_resumes_from_its_next_sentence(ma
     assert found_pieces(recorded, cut_audio[first_end - 4096 : first_end], 0.8) == 0.0
     # The chime once: before the normal one (then the model's time for its first sentence, on a CPU), and not
     # again anywhere after the urgent one started.
-    chime = built_in("ding") * house.rules.policy.volume[Priority.NORMAL]
+    chime = built_in("ding") * window.announce.console.core.policy.volume[Priority.NORMAL]
     assert found_pieces(recorded[: at["cut"]], chime) >= 0.5, found_pieces(recorded[: at["cut"]], chime)
     assert found_pieces(recorded[at["urgent"] :], chime, 0.8) == 0.0
 
@@ -151,8 +150,8 @@ def paced_window(make_window, **house):
 
 
 def reports_of(window) -> list[Report]:
-    got: list[Report] = []
-    window.house.reports.append(got.append)
+    got: list[Report] = []  # the house's (the person's own end with one too, not sent to the house)
+    window.announce.console.reports.append(lambda report: report.source.house and got.append(report))
     return got
 
 
@@ -172,8 +171,7 @@ def test_the_persons_stop_ends_a_house_announcement_interrupted_without_resuming
 
     qloop.run_until_complete(scenario())
     assert [(r.id, r.outcome.value, r.reason) for r in reports] == [("s1", "interrupted", "stopped")]
-    announcer = window.announce.announcer
-    assert not announcer.queue.items and not house.rules.waiting  # nothing goes back to resume
+    assert not window.announce.console.core.waiting  # nothing goes back to resume
     assert [turn.state.value for turn in window.controller.turns] == ["cut"]
 
 
@@ -184,12 +182,12 @@ def test_the_persons_own_text_resumes_and_a_cut_one_past_its_ttl_expires(make_wi
     window = paced_window(make_window)
     house = window.house
     reports = reports_of(window)
-    announcer = window.announce.announcer
     controller = window.controller
 
     async def scenario() -> None:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
-            announcer.submit(Announcement(TurnKind.SPEAK, "Alpha one two. Bravo one two. Charlie one.", origin="Typed"))
+            typed = Request("Alpha one two. Bravo one two. Charlie one.", source=Source.WINDOW, origin="Typed")
+            window.announce.submit(typed)
             await until(speech_started(window, 0.3))
             await http.post("/announce", json={"text": "Fire in the kitchen.", "priority": "urgent", "id": "u1"})
             await until(lambda: len(controller.turns) == 3 and not controller.turns[-1].active)
@@ -219,4 +217,28 @@ def test_the_persons_own_text_resumes_and_a_cut_one_past_its_ttl_expires(make_wi
     }
     history = rows(window.console.announcements.history)
     assert any("Bravo one two." in row and "Typed · resumed" in row for row in history), history
-    assert not announcer.queue.items and not house.rules.waiting
+    assert not window.announce.console.core.waiting
+
+
+def test_a_stop_from_the_house_ends_what_plays_and_the_window_carries_on(make_window, qloop):
+    """Issue 33.2: POST /stop (the MQTT stop and Home Assistant's Stop alike) left the next announcement "Paused
+    after a stop" in the window until another arrived; the announcer carried on. One behaviour: it carries on."""
+    require_null_sink()
+    window = paced_window(make_window)
+    house = window.house
+    reports = reports_of(window)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as http:
+            await http.post("/announce", json={"text": "Alpha one two three. Bravo one two three.", "id": "s1"})
+            await http.post("/announce", json={"text": "Charlie.", "id": "s2"})
+            await until(speech_started(window, 0.3))
+            assert (await http.post("/stop")).status_code == 200
+            await until(lambda: len(reports) == 2)
+
+    qloop.run_until_complete(scenario())
+    assert [(r.id, r.outcome.value, r.reason) for r in reports] == [
+        ("s1", "interrupted", "stopped"),
+        ("s2", "spoken", ""),
+    ]
+    assert not window.announce.console.core.paused

@@ -21,7 +21,6 @@ from voicedesk.app.engines import EngineState
 from voicedesk.app.hotkeys import unavailable_reason
 from voicedesk.app.phrases import Phrase, pynput_hotkey
 from voicedesk.app.settings import AppSettings, save_settings
-from voicedesk.app.tray import tray_look
 
 LONG = "This announcement is long on purpose. It goes on and on. The stop shortcut cuts it short. Still talking."
 
@@ -42,6 +41,8 @@ def test_wayland_and_headless_sessions_say_why_there_are_no_global_shortcuts():
 
 
 def test_the_tray_shows_speaking_idle_and_the_engines_health():
+    from voicedesk.app.ui.tray_icon import tray_look
+
     idle = tray_look(False, 0, False, "WebSocket", EngineState.READY, "Connected")
     assert (idle.activity, idle.health) == ("idle", "ok")
     busy = tray_look(True, 2, True, "WebSocket", EngineState.DISCONNECTED, "Disconnected")

@@ -76,7 +76,8 @@ def test_the_underruns_headline_counts_stalls_the_listener_heard_and_their_lengt
     heard_s = (player.buffer.underrun_frames - before_frames) / player.buffer.sample_rate
     chip = window.latency.metrics["underruns"].text()
     assert f"<b>{stalls}</b> stall" in chip and "underrun" not in chip
-    assert sum(s.underruns or 0 for s in window.latency.timeline.sentences) == stalls
+    # The rows count those a late sentence caused; the headline every gap heard (the device's own too).
+    assert sum(s.underruns or 0 for s in window.latency.timeline.sentences) <= stalls
     assert abs(run.stalled_s - heard_s) < 0.05
     if stalls:
         assert format_s(run.stalled_s) in chip
@@ -100,7 +101,7 @@ def test_a_new_phrase_cannot_take_a_shortcut_already_taken_and_recording_one_fir
     keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
     qtbot.keyClick(dialog.shortcut, Qt.Key.Key_1, keys)
     assert dialog.phrase().shortcut == "Ctrl+Alt+1"
-    assert not window.controller.turns and not window.announce.announcer.busy
+    assert not window.controller.turns and not window.announce.console.busy
     qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Save), Qt.MouseButton.LeftButton)
     assert dialog.isVisible(), "a shortcut another phrase has must be refused"
     assert "Ctrl+Alt+1" in dialog.problem.text() and "“Dinner”" in dialog.problem.text()
@@ -151,3 +152,17 @@ def test_the_ab_window_shows_its_controls_whole_and_closes(make_window, qtbot, q
     qloop.run_until_complete(until(lambda: QApplication.activeWindow() is view))
     qtbot.keyClick(view.text, Qt.Key.Key_Escape)
     assert not view.isVisible()
+
+
+def test_the_stop_shortcut_cannot_take_a_phrases_shortcut(make_window, qtbot):
+    """Issue 33.8: the Desktop card's Stop took a phrase's shortcut silently (the phrase's then did nothing)."""
+    window = make_window(start=False)  # the default phrases: Dinner on Ctrl+Alt+1
+    field, before = window.sidebar.desktop.stop_shortcut, window.settings.desktop.stop_shortcut
+    field.setText("Ctrl+Alt+1")
+    field.editingFinished.emit()
+    assert field.text() == before and window.settings.desktop.stop_shortcut == before
+    assert "Ctrl+Alt+1 is the shortcut of the phrase “Dinner”" in window.status.text
+    assert [p.shortcut for p in window.settings.phrases if p.title == "Dinner"] == ["Ctrl+Alt+1"]
+    field.setText("Ctrl+Alt+9")
+    field.editingFinished.emit()
+    assert window.settings.desktop.stop_shortcut == "Ctrl+Alt+9"

@@ -140,7 +140,7 @@ def test_a_long_reply_keeps_the_word_being_heard_in_sight(make_window, qtbot, ql
                 for text in ("Is the car in the garage?", "Turn off the lights."):
                     window.composer.editor.setPlainText(text)
                     qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
-                await until(lambda: len(window.announce.announcer.queue) == 2)
+                await until(lambda: len(window.announce.console.core) == 2)
                 await asyncio.sleep(0.1)
                 for size, name in (((1024, 640), "app-console-1024.png"), ((1280, 800), "app-console-1280.png")):
                     window.resize(*size)
@@ -154,4 +154,4 @@ def test_a_long_reply_keeps_the_word_being_heard_in_sight(make_window, qtbot, ql
     samples, outside = qloop.run_until_complete(watch())
     assert samples >= 5, samples
     assert outside == []
-    window.announce.announcer.clear()
+    window.announce.console.clear()
