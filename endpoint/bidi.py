@@ -81,6 +81,7 @@ class BidiConnection:
         lease.stop = self.stop
         lease.drain = self.drain
         lease.evict = self.evict
+        lease.is_speaking = lambda: self.connection.speaking(time.monotonic())
 
     def _admit_request(self, request: SynthesizeRequest) -> Error | None:
         """Staleness and saturation, as on the HTTP routes (the AWS sample's request_stale / queue_saturated)."""

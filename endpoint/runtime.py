@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from voicedesk.endpoint.fair_admission import idlest_of_busiest
+from voicedesk.endpoint.fair_admission import admit, evicted
 from voicedesk.endpoint.log_safety import BadFrameLog, escape
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.admission import QueueLoad
@@ -65,6 +65,12 @@ class Lease:
     opened_at: float = field(default_factory=time.monotonic)
     last_active: float = field(default_factory=time.monotonic)
     """When the client last gave text to speak or took audio (the adapter keeps it): the idlest is evicted first."""
+    is_speaking: Callable[[], bool] | None = None
+    """Whether its audio is being made or played (the adapter's): an idle session is evicted before it."""
+
+    @property
+    def speaking(self) -> bool:
+        return self.is_speaking is not None and self.is_speaking()
 
 
 class EndpointRuntime:
@@ -227,46 +233,39 @@ class EndpointRuntime:
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
 
     def admit(self, kind: str, client: str | None = None) -> Lease:
+        """A slot for a WebSocket session or HTTP stream, by the fair rule (``endpoint.fair_admission``): on a full
+        server an idle session of an address holding clearly more is closed to make room, a speaking one last."""
         self.check_available()
         settings = self.settings
-        if len(self._leases) >= settings.max_sessions and not self._make_room(client):
+        admission = admit(
+            list(self._leases.values()),
+            client,
+            settings.max_sessions,
+            settings.max_sessions_per_client,
+            lambda lease: lease.evict is not None,  # one still being set up cannot be closed yet
+        )
+        if admission.refused == "per-client cap":
+            held = sum(1 for lease in self._leases.values() if lease.client == client)
+            raise VoicedeskError(
+                ErrorCode.TOO_MANY_SESSIONS,
+                f"Your address already holds {held} sessions here (limit {settings.max_sessions_per_client} per "
+                "client); close one first, or start the server with a higher --max-sessions-per-client.",
+            )
+        if admission.refused is not None:
             raise VoicedeskError(
                 ErrorCode.TOO_MANY_SESSIONS,
                 f"This server already runs {len(self._leases)} sessions (limit {settings.max_sessions}); "
                 "retry later, or start the server with a higher --max-sessions.",
             )
-        cap = settings.max_sessions_per_client
-        if client is not None and cap is not None:
-            held = sum(1 for lease in self._leases.values() if lease.client == client)
-            if held >= cap:
-                raise VoicedeskError(
-                    ErrorCode.TOO_MANY_SESSIONS,
-                    f"Your address already holds {held} sessions here (limit {cap} per client); close one first, "
-                    "or start the server with a higher --max-sessions-per-client.",
-                )
+        if (victim := admission.victim) is not None:
+            del self._leases[victim.id]
+            self.sessions_evicted += 1
+            log.info("server full: %s session %s closed to make room", victim.kind, victim.id[:8])
+            victim.evict(evicted("sessions", settings.max_sessions).message)  # type: ignore[misc]
         lease = Lease(kind, client)
         self._leases[lease.id] = lease
         self.sessions_opened += 1
         return lease
-
-    def _make_room(self, client: str | None) -> bool:
-        """A full server: the idlest session of the address holding the most is closed for a newcomer whose address
-        holds clearly less (off without a per-client cap: behind a proxy every session has the same address)."""
-        if self.settings.max_sessions_per_client is None:
-            return False
-        evictable = [lease for lease in self._leases.values() if lease.evict is not None]
-        victim = idlest_of_busiest(evictable, client)
-        if victim is None or victim.evict is None:
-            return False
-        del self._leases[victim.id]
-        self.sessions_evicted += 1
-        log.info("server full: session %s of the busiest address closed to make room", victim.id[:8])
-        victim.evict(
-            f"This server is full ({self.settings.max_sessions} sessions) and your address holds more of them than "
-            "anyone; this session, the idlest, was closed to make room for another client. Reconnect later, or keep "
-            "fewer sessions open at once."
-        )
-        return True
 
     def release(self, lease: Lease) -> None:
         self._leases.pop(lease.id, None)

@@ -134,10 +134,13 @@ async def session_events(runtime: EndpointRuntime, lease: Lease, request: Speech
         await ended.wait()
 
     lease.drain = drain
+    lease.is_speaking = lambda: session.core.has_work  # a stream exists to speak; an idle session goes first
+    lease.evict = lambda message: session.evict(Error(ErrorCode.TOO_MANY_SESSIONS, message, fatal=True))
     try:
         await session.synthesize(request.text, request_id=request.request_id)
         await session.close()
         async for event in session.events():
+            lease.last_active = time.monotonic()
             yield event
     finally:
         ended.set()

@@ -5,11 +5,10 @@ on an open network needs and uvicorn does not apply on its own.
   connection and between keep-alive requests); otherwise it is aborted. Slow-header ("slowloris") connections no
   longer hold sockets open. The token is checked after the headers, so this guard needs none.
 - **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
-- **Connection caps.** Beyond ``max_connections_per_client`` from one address, a new connection is aborted at
-  once. Beyond ``max_connections`` in all, the idlest connection of the address holding the most makes room for a
-  newcomer from an address holding clearly less (``endpoint.fair_admission``), told why first (``evict``: an
-  ``error`` frame ``too_many_connections`` and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP
-  connection); otherwise the newcomer is aborted. Refusals are logged as a count, once per interval.
+- **Connection caps**, by the fair rule (``endpoint.fair_admission``): beyond ``max_connections_per_client`` from
+  one address a new connection is aborted at once; beyond ``max_connections`` a connection of an address holding
+  clearly more makes room (an idle one first), told why (``evict``: an ``error`` frame ``too_many_connections``
+  and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP connection). Refusals are logged as counts.
 - **Junk from an address.** While the junk budget of a client's address is empty (``JunkByAddress``: its last
   connection was just closed for sending frames that cannot be understood), a new connection from it gets a 429
   JSON ``rate_limited`` answer with ``retry_after_s`` and is closed before the WebSocket handshake: a reconnecting
@@ -38,7 +37,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from voicedesk.endpoint.fair_admission import connection_evicted, idlest_of_busiest
+from voicedesk.endpoint.fair_admission import LINGER_S, admit, evicted
 from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
@@ -47,9 +46,6 @@ from voicedesk.engine.input_budget import JunkByAddress
 from voicedesk.engine.protocol import encode_event
 
 log = logging.getLogger(__name__)
-
-LINGER_S = 1.0
-"""After a 400, how long the connection stays half-open so the client can read the answer."""
 
 
 class TimedFlowControl(FlowControl):
@@ -110,28 +106,23 @@ class GuardedH11Protocol(H11Protocol):
         return True
 
     def _over_cap(self) -> str | None:
+        """The fair rule (``endpoint.fair_admission``); a connection closed to make room is told why first."""
         settings = self.settings
-        cap, host = settings.max_connections_per_client, self.client[0] if self.client else None
-        if cap is not None and host is not None:
-            held = sum(1 for c in self.connections if (getattr(c, "client", None) or (None,))[0] == host)
-            if held > cap:
-                return "per-client connection cap"
-        if len(self.connections) > settings.max_connections:
-            if cap is not None and self._make_room(host):
-                return None
-            return "connection cap"
+        host = self.client[0] if self.client else None
+        others = [c for c in self.connections if c is not self and hasattr(c, "last_active")]
+        admission = admit(others, host, settings.max_connections, settings.max_connections_per_client)
+        if admission.refused is not None:
+            return "per-client connection cap" if admission.refused == "per-client cap" else "connection cap"
+        if (victim := admission.victim) is not None:
+            self.connections.discard(victim)  # counted out now; its connection_lost comes later
+            victim.evict(evicted("connections", settings.max_connections))  # type: ignore[attr-defined]
+            self.refusals.refused("fair share (an idle connection of a busier address, closed to make room)")
         return None
 
-    def _make_room(self, host: str | None) -> bool:
-        """Aborts the idlest connection of the busiest address, if this one's address holds clearly less."""
-        others = [c for c in self.connections if c is not self and hasattr(c, "last_active")]
-        victim = idlest_of_busiest(others, host)
-        if victim is None:
-            return False
-        self.connections.discard(victim)  # counted out now; its connection_lost comes later
-        victim.evict(connection_evicted(self.settings.max_connections))  # type: ignore[attr-defined]
-        self.refusals.refused("fair share (the idlest connection of the busiest address, closed to make room)")
-        return True
+    @property
+    def speaking(self) -> bool:
+        """A request is in progress (an idle or slow-header connection makes room first)."""
+        return self.cycle is not None and not self.cycle.response_complete
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 cannot parse (malformed, or headers over ``max_header_bytes``)."""
@@ -213,6 +204,9 @@ class GuardedH11Protocol(H11Protocol):
 class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
     settings: ServerSettings
 
+    speaking = True
+    """An upgraded WebSocket holds a session (whose own fairness is the session's); idle HTTP connections go first."""
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.last_active = time.monotonic()
         super().connection_made(transport)
@@ -222,7 +216,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         super().data_received(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        # An evicted connection was counted out when it was chosen (``_make_room``); uvicorn removes it again.
+        # An evicted connection was counted out when it was chosen (``_over_cap``); uvicorn removes it again.
         self.connections.add(self)
         super().connection_lost(exc)
 

@@ -122,6 +122,7 @@ class ServerConnection:
         self._close: tuple[int, str] | None = None
         self._closing = False
         self._last_progress = now
+        self._played_until = now
         self.pacing = ReadPacing(limits.frames_per_s, limits.frame_burst, now)
         self._junk = junk if junk is not None else JunkBudget(limits.junk_per_s, limits.junk_burst, now)
         """The junk budget: the client address's (``JunkByAddress``, shared by its connections) or this one's."""
@@ -294,7 +295,12 @@ class ServerConnection:
         if out.audio_s:
             self.core.audio_consumed(out.audio_s)
             self._last_progress = now
+            self._played_until = max(self._played_until, now) + out.audio_s
         return out.data
+
+    def speaking(self, now: float) -> bool:
+        """Its audio is being made, or sent and still playing (a full server closes an idle session first)."""
+        return self.core.synthesizing or now < self._played_until
 
     @property
     def has_frames(self) -> bool:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 
 from voicedesk.engine.api import EngineInfo
-from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.errors import CloseReason, VoicedeskError
 from voicedesk.engine.event_stream import EventStream
 from voicedesk.engine.events import Audio, Error, Event, SessionConfig
 from voicedesk.engine.model.synthesis import Synthesizer
@@ -109,6 +109,11 @@ class LocalSession:
     async def aclose(self) -> None:
         self._driver.interrupt()
         self._driver.apply(self._core.abort("aborted", self._now()))
+
+    def evict(self, error: Error) -> None:
+        """Ends at once, ``error`` (fatal) first: a full server closed it to make room for another client."""
+        self._driver.interrupt()
+        self._driver.apply([error, *self._core.abort(CloseReason.EVICTED, self._now())])
 
     def events(self) -> AsyncIterator[Event]:
         return aiter(self._events)
