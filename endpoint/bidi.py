@@ -20,7 +20,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
-from voicedesk.engine.connection import ResampleJob, ServerConnection, VoiceCheck
+from voicedesk.engine.connection import (
+    DECODE_OFF_LOOP_BYTES,
+    ResampleJob,
+    ServerConnection,
+    VoiceCheck,
+    decode,
+)
 from voicedesk.engine.errors import VoicedeskError, close_code_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.protocol import SynthesizeRequest, encode_event
@@ -180,7 +186,11 @@ class BidiConnection:
                 frame = message.get("bytes")
             if frame is None:
                 continue
-            events, check = connection.receive_frame(frame, time.monotonic())
+            if len(frame) > DECODE_OFF_LOOP_BYTES:  # a pronunciation list: parsed on a thread, the loop serves on
+                decoded = await asyncio.to_thread(decode, connection.codec, frame)
+                events, check = connection.receive_decoded(decoded, time.monotonic())
+            else:
+                events, check = connection.receive_frame(frame, time.monotonic())
             self.driver.apply(events)
             self._count_bad_frames()
             self.lease.last_active = connection.last_activity

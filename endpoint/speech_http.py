@@ -43,6 +43,7 @@ from voicedesk.endpoint.speech_request import (
     request_id_of,
 )
 from voicedesk.engine.audio_formats import ENCODINGS
+from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
@@ -262,7 +263,10 @@ async def _speech_route(
         runtime.check_available()
         async with asyncio.timeout(runtime.settings.header_timeout_s):
             body = await read_body(request, runtime.settings.connection.max_frame_bytes)
-        speech = parse(body, runtime.settings.limits)
+        if len(body) > DECODE_OFF_LOOP_BYTES:  # a pronunciation list: parsed on a thread, the loop serves on
+            speech = await asyncio.to_thread(parse, body, runtime.settings.limits)
+        else:
+            speech = parse(body, runtime.settings.limits)
         check_budget(speech, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
         speech = replace(speech, voice=voice)

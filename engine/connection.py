@@ -94,6 +94,13 @@ class VoiceCheck:
     voice: str
 
 
+DECODE_OFF_LOOP_BYTES = 16 * 1024
+"""A frame bigger than this (a pronunciation list) is decoded on a worker thread: parsing and checking 6,000
+entries takes tens of milliseconds, which on the event loop every other session would wait for."""
+LEXICON_ENTRIES_PER_FRAME = 20
+"""A ``config`` with a lexicon is paced as one frame per this many entries (6,000 entries: 300 frames, 3 s of
+the frame budget), so resending a big lexicon is slowed, never refused."""
+
 RequestAdmission = Callable[[SynthesizeRequest], Error | None]
 """The server's say on a whole request before it is queued (staleness, saturation): None to admit it."""
 
@@ -142,18 +149,20 @@ class ServerConnection:
         """One client frame: the events it causes, or a voice to check before ``execute`` runs its command.
 
         Every valid frame is processed, in order. A frame that cannot be understood is answered with its error
-        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008)."""
+        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008). A frame over
+        ``DECODE_OFF_LOOP_BYTES`` is better decoded off the event loop (``decode``, then ``receive_decoded``)."""
+        return self.receive_decoded(decode(self.codec, frame), now)
+
+    def receive_decoded(self, command: Command | ProtocolError, now: float) -> tuple[list[Event], VoiceCheck | None]:
         if self._closing:
             return [], None
         self.frames_read += 1
-        self.pacing.frame_read(now)
-        try:
-            command = self.codec.receive(frame)
-        except ProtocolError as exc:
+        # A lexicon costs its parse and its merge: read as that many frames, so resending it is slowed.
+        lexicon = command.lexicon if isinstance(command, Configure) else None
+        self.pacing.frame_read(now, 1 + (len(lexicon) // LEXICON_ENTRIES_PER_FRAME if lexicon else 0))
+        if isinstance(command, ProtocolError):
             self.bad_frames += 1
-            if self._junk.allow(now):
-                return [exc.to_event()], None
-            return self._too_much_junk(exc, now), None
+            return self._junk_answer(command.to_event(), now), None
         if isinstance(command, SynthesizeRequest | Configure) and command.voice is not None:
             return [], VoiceCheck(command, command.voice)
         return self.execute(command, now), None
@@ -165,9 +174,9 @@ class ServerConnection:
         if self._closing:
             return []
         core = self.core
-        if voice_error is not None:
+        if voice_error is not None:  # each costs a look-up: counted as junk
             request_id = command.request_id if isinstance(command, SynthesizeRequest) else None
-            return [Error(voice_error.code, voice_error.message, request_id=request_id)]
+            return self._junk_answer(Error(voice_error.code, voice_error.message, request_id=request_id), now)
         match command:
             case SynthesizeRequest(text, _voice, speed, request_id, sample_rate, audio_format):
                 if audio_format not in (None, "pcm"):
@@ -363,16 +372,28 @@ class ServerConnection:
             return None
         return self._last_progress + self.limits.idle_timeout_s
 
-    def _too_much_junk(self, exc: ProtocolError, now: float) -> list[Event]:
+    def _junk_answer(self, error: Error, now: float) -> list[Event]:
+        """``error`` while the junk budget lasts; over it, the session ends (``rate_limited``, 1008)."""
+        if self._junk.allow(now):
+            return [error]
         junk = self._junk
-        error = Error(
+        fatal = Error(
             ErrorCode.RATE_LIMITED,
-            f"Too many frames that could not be understood (more than {junk.burst} at once, or {junk.junk_per_s:g} a "
-            f"second over time; the last: {exc.code}), so the connection was closed. Send valid JSON commands. The "
-            "budget belongs to your address: new connections from it are refused while it is empty.",
+            f"Too many frames that could not be understood or used (more than {junk.burst} at once, or "
+            f"{junk.junk_per_s:g} a second over time; the last: {error.code}), so the connection was closed. Send "
+            "valid JSON commands and voices that exist. The budget belongs to your address: new connections from "
+            "it are refused while it is empty.",
             fatal=True,
         )
-        return [error, *self.core.abort(ABUSE_REASON, now)]
+        return [fatal, *self.core.abort(ABUSE_REASON, now)]
+
+
+def decode(codec: ServerProtocol, frame: Frame) -> Command | ProtocolError:
+    """A client frame as a command, or the error it is (pure, safe on any thread)."""
+    try:
+        return codec.receive(frame)
+    except ProtocolError as exc:
+        return exc
 
 
 def _audio_of(frame: _OutFrame) -> tuple[int, float] | None:

@@ -73,8 +73,9 @@ class ReadPacing:
             self.paced_reads += 1
         return wait
 
-    def frame_read(self, now: float) -> None:
-        self._bucket.spend(now)
+    def frame_read(self, now: float, cost: float = 1.0) -> None:
+        """A frame was read; ``cost``: how many frames' worth of work it is (a lexicon costs more)."""
+        self._bucket.spend(now, cost)
 
 
 class JunkBudget:

@@ -1,0 +1,46 @@
+"""Valid input that costs the server work (issue 34), over real sockets: a real uvicorn server around the test-only
+fast synthesizer, real ``websockets`` clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from websockets.asyncio.client import connect
+
+from tests.support.endpoint import GUARD_S, receive_until
+from tests.support.fast_synth import start_fast_server
+from voicedesk.engine.protocol import BIDI_PATH, decode_command
+
+
+async def _thread_time() -> float:
+    return time.thread_time()
+
+
+async def test_a_lexicon_config_is_parsed_off_the_event_loop() -> None:
+    """Three 6,000-entry lexicons cost the event loop's thread less CPU than parsing one: the parse runs on a
+    worker thread, so the loop is never stalled for a parse (CPU time, not wall time: the machine is shared)."""
+    lexicon = [{"word": f"t{i}", "phonemes": "tˈɜm"} for i in range(6_000)]
+    frame = json.dumps({"type": "config", "lexicon": lexicon}, ensure_ascii=False)
+    began = time.thread_time()
+    decode_command(frame)
+    parse_cpu_s = time.thread_time() - began
+    running = start_fast_server(idle_timeout_s=60.0)  # the paced reads of 900 frames' worth take seconds
+    try:
+        assert running.loop is not None
+
+        async def loop_cpu() -> float:
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_thread_time(), running.loop))  # type: ignore[arg-type]
+
+        async with connect(running.ws_url + BIDI_PATH, max_size=None, open_timeout=GUARD_S) as ws:
+            before = await loop_cpu()
+            for _ in range(3):
+                await ws.send(frame)
+            await ws.send(json.dumps({"type": "flush", "request_id": "after"}))
+            answered = await receive_until(ws, "flushed")  # every frame before it has been dealt with
+            spent = await loop_cpu() - before
+        assert not answered.of_type("error")
+        assert spent < parse_cpu_s, (spent, parse_cpu_s)
+    finally:
+        running.stop()
