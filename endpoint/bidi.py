@@ -94,7 +94,8 @@ class BidiConnection:
         settings = self.runtime.settings
         try:
             check_fresh(request.request_timestamp, time.time(), settings.max_request_age_s)
-            check_not_saturated(self.runtime, self.lease.id)
+            backlog, in_hand = self.connection.core.backlog_phonemes, self.connection.in_hand_s(time.monotonic())
+            check_not_saturated(self.runtime, backlog, in_hand)
         except VoicedeskError as exc:
             retry_after_s = getattr(exc, "details", {}).get("retry_after_s")
             return Error(exc.code, exc.message, request_id=request.request_id, retry_after_s=retry_after_s)

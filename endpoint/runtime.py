@@ -27,7 +27,7 @@ from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.input_budget import JunkByAddress
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
-from voicedesk.engine.model.voices import is_path_spec, parse_voice_spec
+from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
 from voicedesk.engine.scheduler import SynthesisScheduler
 
 if TYPE_CHECKING:
@@ -294,9 +294,9 @@ class EndpointRuntime:
         the load signal behind ``queue_saturated``."""
         return self.scheduler.pending
 
-    def queue_load(self, session_id: str | None = None) -> QueueLoad:
-        """What a new first sentence (of ``session_id``; None: a new session) would wait behind on the model."""
-        return self.scheduler.load(session_id)
+    def queue_load(self, own_phonemes: int = 0, in_hand_s: float = 0.0) -> QueueLoad:
+        """What a new request waits behind: its session's own backlog (``engine.admission``); none for a newcomer."""
+        return QueueLoad(self.scheduler.s_per_phoneme, own_phonemes, in_hand_s, self.scheduler.pending)
 
     def session_ids(self) -> set[str]:
         """The ids under which the open sessions' jobs run on the scheduler."""
@@ -319,5 +319,11 @@ class EndpointRuntime:
         if any(part.is_path for part in parts):
             raise VoiceError(
                 f"Voice {escape(voice, 60)!r} names a file; over the network only voice names are accepted."
+            )
+        # Answered from the voice list read at start: a name no Kokoro voice has costs no file-system scan.
+        unknown = [p.source for p in parts if p.source not in self.voices and p.source not in KNOWN_VOICES]
+        if unknown and self.voices:
+            raise VoiceError(
+                f"There is no voice {escape(unknown[0], 60)!r} here. Voices here: {', '.join(self.voices)}."
             )
         return await asyncio.to_thread(self.synthesizer.check_voice, voice)

@@ -307,6 +307,10 @@ class ServerConnection:
             self._played_until = max(self._played_until, now) + out.audio_s
         return out.data
 
+    def in_hand_s(self, now: float) -> float:
+        """Audio sent and not yet heard, at playback speed: the wait a new request of this client can cover."""
+        return max(0.0, self._played_until - now)
+
     def speaking(self, now: float) -> bool:
         """Its audio is being made, or sent and still playing (a full server closes an idle session first)."""
         return self.core.synthesizing or now < self._played_until

@@ -12,6 +12,7 @@ import json
 import math
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 
 MAX_REQUEST_ID_CHARS = 200
 MAX_VOICE_SPEC_CHARS = 400
@@ -20,8 +21,9 @@ MIN_SPEED = 0.25
 MAX_SPEED = 4.0
 MAX_BUFFER_DELAY_MS = 30_000
 """Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
-SPOKEN_CHARS_PER_S = 15.0
-"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
+SPOKEN_PHONEMES_PER_S = 20.0
+"""Phonemes per second of speech at speed 1, as ``estimate_phonemes`` counts them (English prose: 15 characters a
+second); digits, symbols, emoji and other scripts count as long as they are read (13-30 phonemes a character)."""
 MILLISECONDS_AFTER = 1e11
 """An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
 
@@ -77,8 +79,9 @@ def text_length(chars: int, max_chars: int, what: str) -> None:
 
 
 def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
-    return len(text) / SPOKEN_CHARS_PER_S / speed
+    """Seconds of audio ``text`` will make at ``speed``, counted on what is read (the chunker's conservative phoneme
+    estimate: "9,876" and an emoji read as words), not on its length (for budgets, never for scheduling)."""
+    return estimate_phonemes(text) / SPOKEN_PHONEMES_PER_S / speed
 
 
 def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "request") -> None:

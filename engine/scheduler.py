@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
 from voicedesk.engine.preemption import RunningCall, should_preempt
 
@@ -278,23 +277,10 @@ class SynthesisScheduler:
         """How long a call of ``phonemes`` takes on this model, from the calls run so far (None: not known yet)."""
         return None if self._s_per_phoneme is None else self._s_per_phoneme * phonemes
 
-    def load(self, exclude: str | None = None, now: float | None = None) -> QueueLoad:
-        """What a new first sentence of session ``exclude`` (None: a new session) would wait behind, at ``now``
-        (``time.perf_counter()`` when not given), for admission by expected wait (``engine.admission``)."""
-        now = time.perf_counter() if now is None else now
-        # A call being stopped (its session cancelled or gone) frees the model within a slice: not work ahead.
-        running = [
-            job
-            for job in self._running
-            if job.session_id != exclude and not (job.interrupt is not None and job.interrupt.is_set())
-        ]
-        return QueueLoad(
-            s_per_phoneme=self._s_per_phoneme,
-            running_phonemes=sum(job.size for job in running),
-            running_elapsed_s=max(0.0, now - self._running_since) if running else 0.0,
-            queued_first_phonemes=self._queue.first_work(exclude),
-            queue_depth=len(self._queue),
-        )
+    @property
+    def s_per_phoneme(self) -> float | None:
+        """The model's measured forward cost (None: nothing measured yet), for admission (``engine.admission``)."""
+        return self._s_per_phoneme
 
     def _learn_speed(self, size: int, elapsed_s: float) -> None:
         if size <= 0:

@@ -9,8 +9,10 @@ import time
 
 from websockets.asyncio.client import connect
 
-from tests.support.endpoint import GUARD_S, receive_until
-from tests.support.fast_synth import start_fast_server
+from tests.support.endpoint import GUARD_S, receive_all, receive_until
+from tests.support.fast_synth import FAST_FACTOR, start_fast_server
+from voicedesk.app.lab.paced_synth import PacedSynthesizer
+from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.protocol import BIDI_PATH, decode_command
 
 
@@ -42,5 +44,25 @@ async def test_a_lexicon_config_is_parsed_off_the_event_loop() -> None:
             spent = await loop_cpu() - before
         assert not answered.of_type("error")
         assert spent < parse_cpu_s, (spent, parse_cpu_s)
+    finally:
+        running.stop()
+
+
+async def test_unknown_voices_are_refused_from_the_voice_list_and_counted_as_junk() -> None:
+    synthesizer = PacedSynthesizer(FAST_FACTOR)
+    looked_up: list[str] = []
+    check_voice = synthesizer.check_voice
+    synthesizer.check_voice = lambda voice: looked_up.append(voice) or check_voice(voice)  # type: ignore[method-assign]
+    running = start_fast_server(synthesizer, junk_burst=5, junk_per_s=0.1)
+    try:
+        async with connect(running.ws_url + BIDI_PATH, open_timeout=GUARD_S, local_addr=("127.0.0.4", 0)) as ws:
+            for i in range(6):
+                await ws.send(json.dumps({"type": "config", "voice": f"zz_nobody{i}"}))
+            told = await receive_all(ws)
+        codes = [m["code"] for m in told.of_type("error")]
+        assert codes == [ErrorCode.UNKNOWN_VOICE] * 5 + [ErrorCode.RATE_LIMITED]
+        assert "af_heart" in told.of_type("error")[0]["message"]  # the voices there are
+        assert ws.close_code == 1008
+        assert looked_up == []  # none cost the synthesizer a look-up
     finally:
         running.stop()
