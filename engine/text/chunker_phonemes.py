@@ -181,7 +181,7 @@ class PhonemeEstimator:
         self.closed += weight
 
     def add_fixed(self, quarters: int) -> None:
-        """Adds a character whose cost is known from its context (an inline override's phonemes, a link target)."""
+        """Adds a character whose cost is known from its context (an inline override's phonemes)."""
         if self.part_letters:
             self._close_part()
         self.closed += quarters
@@ -223,15 +223,13 @@ class PhonemeEstimator:
 def estimate_phonemes(text: str) -> int:
     """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc), read as
     the front-end reads it: an inline override ``[word](/phonemes/)`` costs its phonemes, a link ``[text](url)``
-    its text (``engine.text.chunker_spans``)."""
+    its text and its target, erring high (``engine.text.chunker_spans``)."""
     estimator = PhonemeEstimator()
     guard = SpanGuard()
     for i, c in enumerate(text):
         guard.add(i, c)
         if guard.in_override_target:
             estimator.add_fixed(QUARTERS)
-        elif guard.in_link_target:
-            estimator.add_fixed(1)
-        else:
+        else:  # a link's target too: unspoken once closed, but one never closed is read whole
             estimator.add(c)
     return estimator.phonemes

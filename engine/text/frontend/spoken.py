@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+_NOT_MARKUP = str.maketrans("[]", "()")
 TEXT = "text"
 """Written words: the spoken form (numbers, units, symbols) and the lexicon still apply."""
 SPOKEN = "spoken"
@@ -33,11 +34,12 @@ class Unit:
 
     @property
     def g2p_text(self) -> str:
-        """The word as misaki reads it: phoneme overrides in its ``[word](/phonemes/)`` form."""
+        """The word as misaki reads it: phoneme overrides in its ``[word](/phonemes/)`` form, and no other bracket
+        misaki could take for one (its link pattern is quadratic on ``[a](`` repeated)."""
         if self.kind == PHONEMES:
             core, tail = split_trailing_punctuation(self.text)
             return f"[{core or 'x'}](/{self.phonemes}/){tail}"
-        return self.text
+        return self.text.translate(_NOT_MARKUP)
 
 
 @dataclass(frozen=True, slots=True)
