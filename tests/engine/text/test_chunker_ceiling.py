@@ -146,3 +146,13 @@ def test_one_english_g2p_call_reads_a_bounded_text() -> None:
     parts = _bounded(units)
     assert [u for part in parts for u in part] == list(units) and len(parts) >= 4
     assert all(len(" ".join(u.g2p_text for u in part)) <= ENGLISH_CALL_CHARS for part in parts)
+
+
+def test_no_run_without_spaces_reaches_misaki_whole_when_it_is_long() -> None:
+    """misaki merges the tokens of one word in quadratic time: ``(a)(`` 400 characters long took 0.8 s."""
+    from voicedesk.engine.text.frontend.spoken import G2P_WORD_CHARS, Unit
+
+    long_word = Unit("(a)(" * 100, 0, 400)
+    assert max(len(piece) for piece in long_word.g2p_text.split()) <= G2P_WORD_CHARS
+    assert long_word.g2p_text.replace(" ", "") == long_word.text
+    assert Unit("antidisestablishmentarianism", 0, 28).g2p_text == "antidisestablishmentarianism"
