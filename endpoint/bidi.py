@@ -202,7 +202,7 @@ class BidiConnection:
         bad, paced = self.connection.bad_frames, self.connection.pacing.paced_reads
         if (bad, paced) != self._counted:
             told_bad, told_paced = self._counted
-            self.runtime.bad_frame_log.add(self.lease.id[:8], bad - told_bad, paced - told_paced)
+            self.runtime.bad_frame_log.add({"bad": bad - told_bad, "paced": paced - told_paced}, self.lease.id[:8])
             self._counted = (bad, paced)
 
     async def _execute_checked(self, check: VoiceCheck) -> list[Event]:

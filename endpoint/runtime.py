@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from voicedesk.endpoint.fair_admission import admit, evicted
-from voicedesk.endpoint.log_safety import BadFrameLog, escape
+from voicedesk.endpoint.log_safety import bad_frame_log, escape
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
@@ -88,7 +88,7 @@ class EndpointRuntime:
         self._prepare_pool: PreparePool | None = None
         self.sessions_opened = 0
         self.sessions_evicted = 0
-        self.bad_frame_log = BadFrameLog(logging.getLogger("voicedesk.endpoint.bidi"))
+        self.bad_frame_log = bad_frame_log(logging.getLogger("voicedesk.endpoint.bidi"))
         """Every WebSocket session's unreadable frames and slowed reads, one summary line per interval."""
         limits, per_address = settings.connection, settings.max_connections_per_client is not None
         self.junk_by_address = JunkByAddress(limits.junk_per_s, limits.junk_burst) if per_address else None

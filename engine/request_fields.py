@@ -39,7 +39,9 @@ def describe(value: object) -> str:
     """A client's value for an error message: short, never a huge echo of what it sent."""
     if isinstance(value, str):
         return repr(value) if len(value) <= 40 else f"a string of {len(value):,} characters"
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)  # null, true, false: as the client wrote them
+    if isinstance(value, int | float):
         return repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a very large number"
     return f"a JSON {type(value).__name__.replace('dict', 'object').replace('list', 'array')}"
 

@@ -96,7 +96,7 @@ class WyomingTtsServer:
         self.connections: set[TtsConnection] = set()
         self.sessions_opened = 0
         self._tcp: AsyncTcpServer | None = None
-        guard_server_logs((__name__,))
+        guard_server_logs((__name__, "phonemizer"))
 
     async def start(self) -> None:
         """Listens on the settings' host and port (raises ``OSError`` when the port is taken)."""

@@ -134,3 +134,18 @@ def test_the_compute_budget_is_counted_on_what_is_read_not_on_the_length(text):
     assert _websocket("text", text) == _http("text", text) == _wyoming(text) == ("refused", ErrorCode.BUDGET_EXCEEDED)
     prose = "The living room lights are on and the heating is set to twenty one degrees. " * 200  # 15,200 chars
     assert _websocket("text", prose) == _http("text", prose) == ("accepted", prose)
+
+
+def test_a_clients_value_is_named_as_json_writes_it():
+    from voicedesk.engine.request_fields import describe
+
+    assert [describe(v) for v in (None, True, False, 5, [1], {"a": 1})] == [
+        "null",
+        "true",
+        "false",
+        "5",
+        "a JSON array",
+        "a JSON object",
+    ]
+    with pytest.raises(ProtocolError, match=r"got true\.$"):
+        decode_command(json.dumps({"text": True}))

@@ -66,3 +66,21 @@ async def test_unknown_voices_are_refused_from_the_voice_list_and_counted_as_jun
         assert looked_up == []  # none cost the synthesizer a look-up
     finally:
         running.stop()
+
+
+async def test_websocket_pings_are_read_no_faster_than_frames() -> None:
+    """Pings are answered inside the WebSocket layer, below the session's read pacing; a flood of them is read at
+    the frame rate too (the rest wait in the kernel), instead of costing the server a pong each at any rate."""
+    running = start_fast_server(frames_per_s=100, frame_burst=100, idle_timeout_s=60.0)
+    try:
+        async with connect(running.ws_url + BIDI_PATH, open_timeout=GUARD_S) as ws:
+            waiters = []
+            for batch in range(20):  # 20,000 pings in separate writes
+                for n in range(1_000):
+                    waiters.append(await ws.ping((batch * 1_000 + n).to_bytes(4, "big")))
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(1.0)
+            answered = sum(waiter.done() for waiter in waiters)
+        assert 0 < answered < 10_000, answered  # unpaced, all 20,000 came back at once
+    finally:
+        running.stop()
