@@ -24,7 +24,7 @@ from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.input_budget import JunkByAddress
+from voicedesk.engine.input_budget import BucketsByAddress, JunkByAddress
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from voicedesk.engine.model.prepare_pool import PreparePool
 
 log = logging.getLogger(__name__)
+
+LARGE_BODY_BYTES_PER_S = 64 * 1024
+LARGE_BODY_BURST_BYTES = 512 * 1024
 
 SynthesizerSource = Synthesizer | Callable[[], Synthesizer]
 """A loaded, warmed synthesizer (tests, benchmarks), or a blocking loader run off the event loop (``serve``):
@@ -92,6 +95,10 @@ class EndpointRuntime:
         """Every WebSocket session's unreadable frames and slowed reads, one summary line per interval."""
         limits, per_address = settings.connection, settings.max_connections_per_client is not None
         self.junk_by_address = JunkByAddress(limits.junk_per_s, limits.junk_burst) if per_address else None
+        self.large_bodies = BucketsByAddress(LARGE_BODY_BYTES_PER_S, LARGE_BODY_BURST_BYTES) if per_address else None
+        """Bytes of large HTTP bodies (pronunciation lists) per address: parsing them costs the server's CPU, so a
+        client posting them back to back is slowed (as a WebSocket's ``config`` is paced), never refused. None
+        where every client has one address (a proxy, SageMaker), as for junk."""
         """Junk budgets per client address, shared by its connections; the transport refuses an address whose
         budget is empty before the WebSocket handshake. None without per-client caps (behind a proxy or SageMaker
         every client has the same address): then each connection has its own budget."""

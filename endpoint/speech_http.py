@@ -263,7 +263,9 @@ async def _speech_route(
         runtime.check_available()
         async with asyncio.timeout(runtime.settings.header_timeout_s):
             body = await read_body(request, runtime.settings.connection.max_frame_bytes)
-        if len(body) > DECODE_OFF_LOOP_BYTES:  # a pronunciation list: parsed on a thread, the loop serves on
+        if len(body) > DECODE_OFF_LOOP_BYTES:  # a pronunciation list: paced per address, parsed on a thread
+            if runtime.large_bodies is not None and request.client:
+                await asyncio.sleep(runtime.large_bodies.spend_s(request.client.host, time.monotonic(), len(body)))
             speech = await asyncio.to_thread(parse, body, runtime.settings.limits)
         else:
             speech = parse(body, runtime.settings.limits)

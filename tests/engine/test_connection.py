@@ -270,3 +270,13 @@ def test_refused_voices_are_counted_as_junk():
     last = answers[3]
     assert isinstance(last[0], Error) and last[0].code == ErrorCode.RATE_LIMITED and last[0].fatal
     assert isinstance(last[-1], Closed)
+
+
+def test_large_bodies_are_paced_per_address():
+    from voicedesk.engine.input_budget import BucketsByAddress
+
+    bodies = BucketsByAddress(per_s=64_000, burst=512_000)
+    assert bodies.spend_s("10.0.0.1", 0.0, 250_000) == 0.0
+    assert bodies.spend_s("10.0.0.1", 0.0, 250_000) == 0.0  # within the burst
+    assert abs(bodies.spend_s("10.0.0.1", 0.0, 250_000) - 238_000 / 64_000) < 1e-9  # the third waits
+    assert bodies.spend_s("10.0.0.2", 0.0, 250_000) == 0.0  # another address is not slowed
