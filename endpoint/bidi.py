@@ -78,7 +78,13 @@ class BidiConnection:
             core, settings.connection, now, self._admit_request, base_lexicon=settings.lexicon, junk=junk
         )
         self.driver = SessionDriver(
-            self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection
+            self.connection.core,
+            runtime.synthesizer,
+            runtime.scheduler,
+            lease.id,
+            self._emit,
+            timers=self.connection,
+            in_hand=self.connection.in_hand_s,
         )
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()

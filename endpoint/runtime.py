@@ -252,6 +252,10 @@ class EndpointRuntime:
             lambda lease: lease.evict is not None,  # one still being set up cannot be closed yet
         )
         if admission.refused == "per-client cap":
+            if self.junk_by_address is not None and client is not None:
+                # Reconnecting into its cap costs a handshake each time: the address's junk budget pays for it, and
+                # once it is spent the transport refuses the address before the handshake.
+                self.junk_by_address.bucket(client, time.monotonic()).take(time.monotonic())
             held = sum(1 for lease in self._leases.values() if lease.client == client)
             raise VoicedeskError(
                 ErrorCode.TOO_MANY_SESSIONS,

@@ -101,6 +101,8 @@ LEXICON_ENTRIES_PER_FRAME = 20
 """A ``config`` with a lexicon is paced as one frame per this many entries (6,000 entries: 300 frames, 3 s of
 the frame budget), so resending a big lexicon is slowed, never refused."""
 
+UNUSABLE_TEXT = frozenset({ErrorCode.TEXT_TOO_LONG, ErrorCode.BUDGET_EXCEEDED})
+
 RequestAdmission = Callable[[SynthesizeRequest], Error | None]
 """The server's say on a whole request before it is queued (staleness, saturation): None to admit it."""
 
@@ -186,11 +188,11 @@ class ServerConnection:
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate, request_id)):
                     return [refusal]
                 self._last_progress = now
-                return core.synthesize(text, now, voice, speed, request_id)
+                return self._charged(core.synthesize(text, now, voice, speed, request_id), now)
             case SendText(text):
                 if text.strip():  # only text to speak keeps a session open, not empty or blank fragments
                     self._last_progress = now
-                return core.send_text(text, now)
+                return self._charged(core.send_text(text, now), now)
             case Flush(request_id):
                 return core.flush(now, request_id)
             case Cancel():  # unsent audio of the cancelled utterance leaves the send queue: barge-in is heard at once
@@ -316,10 +318,6 @@ class ServerConnection:
         return self.core.synthesizing or now < self._played_until
 
     @property
-    def has_frames(self) -> bool:
-        return bool(self._out)
-
-    @property
     def close_instruction(self) -> tuple[int, str] | None:
         """(code, reason) to close the socket with, once every frame has been sent; None while open."""
         return self._close if not self._out else None
@@ -375,6 +373,12 @@ class ServerConnection:
         if self._closing or self.core.synthesizing:
             return None
         return self._last_progress + self.limits.idle_timeout_s
+
+    def _charged(self, events: list[Event], now: float) -> list[Event]:
+        """Text refused for its size (too long, over the compute budget) was still read and measured: junk."""
+        if len(events) == 1 and isinstance(events[0], Error) and events[0].code in UNUSABLE_TEXT:
+            return self._junk_answer(events[0], now)
+        return events
 
     def _junk_answer(self, error: Error, now: float) -> list[Event]:
         """``error`` while the junk budget lasts; over it, the session ends (``rate_limited``, 1008)."""

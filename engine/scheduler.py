@@ -56,17 +56,8 @@ class DeadlineQueue:
         self._by_id[job_id] = entry
         return job_id
 
-    def pop(self) -> tuple[int, str, Any] | None:
-        while self._heap:
-            entry = heapq.heappop(self._heap)
-            if entry.removed:
-                continue
-            del self._by_id[entry.job_id]
-            return entry.job_id, entry.session_id, entry.payload
-        return None
-
     def pop_entry(self) -> tuple[int, bool, Any] | None:
-        """Like ``pop``: the job's id, whether it is urgent, and its payload."""
+        """The next job: its id, whether it is urgent, and its payload (None: the queue is empty)."""
         while self._heap:
             entry = heapq.heappop(self._heap)
             if entry.removed:
@@ -220,6 +211,7 @@ class SynthesisScheduler:
         ahead = self._queue.first_work(exclude=session_id)
         if should_preempt(running, arrival, size, self._s_per_phoneme, ahead):
             job.preempted = True
+            job.deadline = max(job.deadline, arrival)  # a stopped first sentence goes again after the newcomer's
             job.interrupt.set()
 
     def cancel_session(self, session_id: str) -> int:

@@ -121,7 +121,7 @@ class WyomingTtsServer:
         connection = TtsConnection(self, reader, writer)
         settings = self.settings
         cap, per_client = settings.max_connections, settings.max_connections_per_client
-        admission = admit(self.connections, connection.host, cap, per_client, lambda c: not (c.evicted or c.refusal))
+        admission = admit(self.connections, connection.client, cap, per_client, lambda c: not (c.evicted or c.refusal))
         if admission.refused == "per-client cap":
             connection.refusal = f"Your address already holds {per_client} connections here; close one first."
         elif admission.refused is not None:
@@ -158,7 +158,7 @@ class TtsConnection(AsyncEventHandler):
         self._played_until = 0.0
         self._closing: asyncio.Task[None] | None = None
         peer = writer.get_extra_info("peername")
-        self.host: str | None = str(peer[0]) if isinstance(peer, tuple) else None
+        self.client: str | None = str(peer[0]) if isinstance(peer, tuple) else None
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a client"
         log.debug("%s connected", self.peer)
 
@@ -217,10 +217,6 @@ class TtsConnection(AsyncEventHandler):
             message = f"The server failed on this {escape(event.type, 64)!r} event; its log says why."
             await self._write(WyomingError(text=message, code=str(ErrorCode.INTERNAL)).event())
             return False
-
-    @property
-    def client(self) -> str | None:
-        return self.host
 
     @property
     def speaking(self) -> bool:

@@ -28,11 +28,6 @@ class SsmlDocuments:
         self._elements: list[tuple[str, str]] = []
         """Elements below the root open at the end of the last chunk: (name, start tag)."""
 
-    @property
-    def open(self) -> bool:
-        """A document was opened by an earlier chunk and not yet closed."""
-        return self._open_tag is not None
-
     def frame(self, chunk: str) -> str | None:
         """The chunk as a whole document, or None when it is one already (or is not SSML at all)."""
         opened_here = False
