@@ -21,6 +21,7 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 PULSE_PREFIX = "pulse-sink:"
+PULSE_SOURCE_PREFIX = "pulse-source:"
 PORTAUDIO_ALIASES = ("pulse", "default", "sysdefault")
 """PortAudio's names for "whatever PulseAudio's default is": redundant once the sinks are listed by name."""
 _ENV_LOCK = threading.Lock()
@@ -35,15 +36,17 @@ class OutputChoice:
     detail: str = ""
 
 
-def pulse_sinks() -> list[tuple[str, str]]:
-    """(name, description) of PulseAudio's sinks; empty when there is no PulseAudio (or no libpulse)."""
+def pulse_sinks(kind: str = "sink") -> list[tuple[str, str]]:
+    """(name, description) of PulseAudio's sinks (or ``kind="source"``: its sources, the microphones); empty when
+    there is no PulseAudio (or no libpulse)."""
     try:
         import pulsectl
     except (ImportError, OSError):  # OSError: libpulse.so is not installed
         return []
     try:
         with pulsectl.Pulse("voicedesk-outputs", connect=True) as pulse:
-            return [(sink.name, sink.description or sink.name) for sink in pulse.sink_list()]
+            found = pulse.sink_list() if kind == "sink" else pulse.source_list()
+            return [(sink.name, sink.description or sink.name) for sink in found]
     except Exception as exc:  # no server, refused, version mismatch: PortAudio's list is the fallback
         log.debug("PulseAudio is not available: %s", exc)
         return []
@@ -68,19 +71,21 @@ def sink_name(key: str) -> str | None:
 def routed_to(key: str) -> Iterator[str | None]:
     """Opens a stream inside this block to reach ``key``: yields the PortAudio device to name (None: default).
 
-    For a PulseAudio sink, ``PULSE_SINK`` is set for the moment the stream connects (under a lock, so two
-    players opening at once cannot swap sinks), then restored."""
+    For a PulseAudio sink (or source), ``PULSE_SINK`` (``PULSE_SOURCE``) is set for the moment the stream connects
+    (under a lock, so two streams opening at once cannot swap them), then restored."""
     sink = sink_name(key)
-    if sink is None:
+    source = key[len(PULSE_SOURCE_PREFIX) :] if key.startswith(PULSE_SOURCE_PREFIX) else None
+    if sink is None and source is None:
         yield key or None
         return
+    variable = "PULSE_SINK" if sink is not None else "PULSE_SOURCE"
     with _ENV_LOCK:
-        before = os.environ.get("PULSE_SINK")
-        os.environ["PULSE_SINK"] = sink
+        before = os.environ.get(variable)
+        os.environ[variable] = sink or source or ""
         try:
             yield None
         finally:
             if before is None:
-                os.environ.pop("PULSE_SINK", None)
+                os.environ.pop(variable, None)
             else:
-                os.environ["PULSE_SINK"] = before
+                os.environ[variable] = before

@@ -82,8 +82,11 @@ class AudioPlayer:
         latency: str | float = "high",
         on_event: Callable[[PlayerEvent], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        tap: Callable[[np.ndarray], None] | None = None,
     ) -> None:
         self.device = device
+        self.tap = tap
+        """Called in the audio thread with each block handed to the device (the echo canceller's reference)."""
         self.latency = latency
         self.buffer = PlaybackBuffer(SAMPLE_RATE, prebuffer_s)
         self.dac_clock = DacClock(SAMPLE_RATE)
@@ -194,6 +197,8 @@ class AudioPlayer:
             self.dac_clock.resync()  # the device played silence nobody wrote: sample counts no longer line up
         dac_time = self.dac_clock.block(frames, now + dac_delay)
         result = self.buffer.read_into(outdata[:, 0], dac_time)
+        if self.tap is not None:
+            self.tap(outdata[:, 0])
         if result.onsets and not self.dac_clock.pinned:
             self.dac_clock.pin()  # this block's time came from the estimate pinned here: the rest follow it
         elif not self.buffer.playing:

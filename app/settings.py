@@ -7,7 +7,7 @@ back to that field's default. Either way the file is kept next to it as ``settin
 nothing is lost when the settings are saved again, and ``load_settings`` returns a message for the window.
 
 Secrets (the WebSocket bearer token, API keys) are not written here: they come from the environment
-(``VOICEDESK_TOKEN``, ``OPENAI_API_KEY``) or live only for the session.
+(``VOICEDESK_TOKEN``, ``OPENAI_API_KEY``, ``HASS_TOKEN``) or live only for the session.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SETTINGS_FILE = "settings.json"
 LEXICON_FILE = "lexicon.json"
 """The app's pronunciation lexicon (``app.lexicon_store``), next to the settings file."""
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
-SOURCE_KINDS = ("scripted", "openai", "bedrock")
+SOURCE_KINDS = ("scripted", "openai", "bedrock", "homeassistant")
 COMPOSER_MODES = ("speak", "agent")
 LOCAL_DEVICES = ("auto", "cpu", "cuda")
 MAX_FILE_BYTES = 1 << 20
@@ -86,6 +86,11 @@ class SourceSettings:
     bedrock_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
     bedrock_region: str = "us-east-1"
     bedrock_profile: str = ""
+    ha_url: str = "http://homeassistant.local:8123"
+    ha_language: str = ""
+    """The language Assist is asked in; empty: the voice's."""
+    ha_agent_id: str = ""
+    """One of Home Assistant's conversation agents; empty: its own."""
     system_prompt: str = "You are a helpful voice assistant. Answer in a few short spoken sentences, without markdown."
 
 
@@ -200,6 +205,7 @@ _RANGES: dict[str, tuple[float, float]] = {
 _URLS: dict[str, tuple[str, ...]] = {
     "engine.websocket_url": ENGINE_SCHEMES,
     "source.openai_base_url": AGENT_SCHEMES,
+    "source.ha_url": AGENT_SCHEMES,
 }
 
 

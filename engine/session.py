@@ -51,12 +51,12 @@ from voicedesk.engine.events import (
 )
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.session_limits import SessionLimits, check_text, speed_error
+from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
 from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
-from voicedesk.engine.text.ssml_chunks import SsmlDocuments
 
 __all__ = ["SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
 
@@ -94,7 +94,7 @@ class SynthesisJob:
     """How the front-end reads this sentence (the session's at the time the sentence was released)."""
     markup_text: str | None = None
     """What the synthesizer reads when it is not ``text``: a chunk of an SSML document wrapped as a document of its
-    own (``engine.text.ssml_chunks``); ``text`` stays the chunk as sent."""
+    own (``engine.text.chunk_markup``); ``text`` stays the chunk as sent."""
 
 
 @dataclass(slots=True)
@@ -155,18 +155,20 @@ class SessionCore:
     _winding_down: bool = False
     _release: QuietRelease = field(init=False)
     _ssml: SsmlDocuments = field(default_factory=SsmlDocuments)
+    _lines: LineStarts = field(default_factory=LineStarts)
 
     def __post_init__(self) -> None:
         self._release = QuietRelease(self.chunker, self.config.max_buffer_delay_ms)  # type: ignore[arg-type]
         self._follow_voice_language()
 
-    def _follow_voice_language(self) -> None:
-        """The chunker estimates phonemes the way the voice's language's G2P makes them (``language_rules``)."""
+    def _follow_voice_language(self, voice: str | None = None) -> None:
+        """The chunker estimates phonemes the way the voice's language's G2P makes them (``language_rules``):
+        the session's voice, or a whole request's own."""
         set_language = getattr(self.chunker, "set_language", None)
         if set_language is None:
             return
         try:
-            set_language(language_of(parse_voice_spec(self.config.voice)[0].source))
+            set_language(language_of(parse_voice_spec(voice or self.config.voice)[0].source))
         except VoicedeskError:  # not a voice spec at all: the adapter refuses it; English weights meanwhile
             set_language(None)
 
@@ -177,6 +179,7 @@ class SessionCore:
             return refusal
         if refusal := self._check_size(fragment, self.config.speed, None):
             return [refusal]
+        self._lines.fed(fragment)
         for chunk in self._release.feed(fragment, now):
             self._enqueue(chunk)
         return []
@@ -202,13 +205,18 @@ class SessionCore:
         rest = self._release.flush()
         if rest:
             self._enqueue(rest)
+        self._lines.reset()
         self._utterance_started = False
         request = _Request(request_id, now)
+        self._lines.fed(text)
+        self._follow_voice_language(voice)
         chunks = self.chunker.feed(text)
         tail = self.chunker.flush()
+        self._follow_voice_language()
         for chunk in [*chunks, tail] if tail else chunks:
             self._enqueue(chunk, voice, speed, request)
         self._ssml.reset()
+        self._lines.reset()
         self._markers.append(_Marker(self._next_order - 1, request_id, request))
         self._utterance_started = False
         return self._answer_markers(now)
@@ -224,6 +232,7 @@ class SessionCore:
             return []
         self._release.reset()
         self._ssml.reset()
+        self._lines.reset()
         events: list[Event] = []
         for marker in self._markers:
             events.extend(self._answer(marker, now, cancelled=True))
@@ -342,7 +351,10 @@ class SessionCore:
             # The tail keeps the sentence's place in the queue (a flush after it still waits for it) and is no
             # longer the first of its utterance.
             tail_phonemes = estimate_phonemes(tail)
-            self._queue[0] = replace(pending, text=tail, first_of_utterance=False, phonemes=tail_phonemes)
+            continues = replace(pending.text_settings, continues_line=True)
+            self._queue[0] = replace(
+                pending, text=tail, first_of_utterance=False, text_settings=continues, phonemes=tail_phonemes
+            )
             self._queued_chars -= len(pending.text) - len(tail)
             self._queued_phonemes -= pending.phonemes - tail_phonemes
             pending = replace(pending, text=head, phonemes=pending.phonemes - tail_phonemes)
@@ -535,6 +547,8 @@ class SessionCore:
         self._utterance_started = True
         settings = self.config.text
         markup_text = self._ssml.frame(text) if settings.markup in ("auto", "ssml") else None
+        if not self._lines.begins_line(text) and markup_text is None:
+            settings = replace(settings, continues_line=True)
         pending = _Pending(
             self._next_order,
             text,
@@ -556,6 +570,7 @@ class SessionCore:
         if rest:
             self._enqueue(rest)
         self._ssml.reset()
+        self._lines.reset()
         self._markers.append(_Marker(self._next_order - 1, request_id))
         self._utterance_started = False
         return self._answer_markers(now)

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins xvfb xauth x11-utils
   libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
-  imagemagick xdotool mosquitto)
+  imagemagick xdotool mosquitto espeak-ng)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -44,6 +44,17 @@ echo "tests/run.sh: building the offline test model cache (random weights, real 
 .venv/bin/python -m tests.support.fake_hf_cache
 echo "tests/run.sh: building the English text-normalization grammars once (NeMo; about a minute the first time)"
 VOICEDESK_TEXT_GRAMMARS="$PWD/.cache/text-grammars" .venv/bin/python -m voicedesk.engine.text.frontend.grammars
+# The Wyoming Whisper server the listening tests run (wyoming-faster-whisper, from the test extra) needs an older
+# PyAV than the product's: a small venv over .venv's packages with just that (.cache/wyoming-asr-venv).
+bash tests/support/install_wyoming_asr.sh .venv/bin/python
+# The folder of docs/languages.md's offline Japanese set-up (tests/engine/model/test_offline_japanese.py), downloaded
+# as the docs say: about 170 MB the first time, kept between runs.
+if [ ! -f .cache/offline-ja/.done ]; then
+  echo "tests/run.sh: downloading the offline Japanese set-up folder (.cache/offline-ja)"
+  .venv/bin/python -m pip download -q -d .cache/offline-ja $(.venv/bin/python -c \
+    'from voicedesk.engine.model.language_setup import download_requirements as d; print(*d("j"))')
+  touch .cache/offline-ja/.done
+fi
 # A real Home Assistant (its own Python 3.13 venv, .cache/ha-venv, kept between runs) for
 # tests/app/house/test_home_assistant.py: 5–12 minutes the first time, nothing once cached. VOICEDESK_HOME_ASSISTANT=0
 # leaves it out; a machine without Python 3.13 is told how to get it, and those tests are skipped saying so.

@@ -1,5 +1,5 @@
 """The agent's side of the window: the composer's text asked (or said) through the announcement queue, a failed
-reply asked again, a new conversation, and consent before an API key crosses the network unencrypted."""
+reply asked again, a new conversation, and consent before an API key or token crosses the network unencrypted."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from voicedesk.app.announcements import Announcement
 from voicedesk.app.choices import make_source
 from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.notices import Topic
-from voicedesk.app.sources import ChatMessage
+from voicedesk.app.sources import ChatMessage, TextSource
+from voicedesk.app.sources.home_assistant import TOKEN_ENV
 from voicedesk.app.ui.dialogs import ask
 from voicedesk.app.urls import SecretConsent, host_of
+from voicedesk.engine.errors import UsageError
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 @dataclass(eq=False)
 class AgentActions:
     """``parent``: the consent dialog's; ``submit``: the announcement queue's; ``store_settings``: the sidebar writes
-    its fields into the settings (the agent is made from them as each question starts)."""
+    its fields into the settings (the agent is made from them as each question starts); ``token``: the Token
+    field's (Home Assistant's), never saved."""
 
     parent: QWidget
     settings: AppSettings
@@ -37,7 +40,11 @@ class AgentActions:
     store_settings: Callable[[AppSettings], None]
     notice: Callable[..., None]
     consent: SecretConsent = field(default_factory=SecretConsent)
+    token: Callable[[], str] = str
+    source: TextSource | None = None
+    """The agent asked last: kept while nothing it is made from changes (Home Assistant's conversation id)."""
     _agent_key: tuple[object, ...] | None = None
+    _made_from: tuple[object, ...] | None = None
 
     def speak_composer(self, interrupt: bool = False) -> Announcement | None:
         composer = self.composer
@@ -85,23 +92,39 @@ class AgentActions:
             self.controller.new_conversation()
             self.notice("The agent changed, so it starts a new conversation.", "info", Topic.AGENT)
         self._agent_key = key
-        api_key = None
-        url = source_settings.openai_base_url
-        if source_settings.kind == "openai" and os.environ.get("OPENAI_API_KEY"):
-            allowed = self.consent.decided(url)
-            if allowed is None:
-                allowed = await ask(
-                    self.parent,
-                    "Send your API key unencrypted?",
-                    f"The chat server {url} is on another machine ({host_of(url)}) and the address starts with "
-                    "http://, so OPENAI_API_KEY would cross the network unencrypted, readable by anyone on the "
-                    "way.\n\nUse https:// if the server offers it. Send the key anyway?",
-                    "Send the key",
-                    "Ask without the key",
-                )
-                self.consent.record(url, allowed)
-            if not allowed:
-                api_key = "not-sent"  # the client insists on some key; a local server ignores it
-        source = make_source(self.settings, api_key=api_key)
+        secret = await self._secret()
+        made_from = (key, self.settings.voice.voice, secret)
+        if self.source is None or made_from != self._made_from:
+            self.source, self._made_from = make_source(self.settings, secret), made_from
         messages = [*self.controller.history, ChatMessage("user", question)]
-        return source.reply(messages)
+        return self.source.reply(messages)
+
+    async def _secret(self) -> str | None:
+        """OPENAI_API_KEY or Home Assistant's token: over http:// to another machine only after the person's yes."""
+        source = self.settings.source
+        if source.kind == "homeassistant":
+            url, secret, noun = source.ha_url, self.token() or os.environ.get(TOKEN_ENV), "token"
+        elif source.kind == "openai":
+            url, secret, noun = source.openai_base_url, os.environ.get("OPENAI_API_KEY"), "key"
+        else:
+            return None
+        allowed = self.consent.decided(url) if secret else True
+        if allowed is None:
+            allowed = await ask(
+                self.parent,
+                f"Send your {noun} unencrypted?",
+                f"The agent {url} is on another machine ({host_of(url)}) and the address starts with http://, so "
+                f"your {noun} would cross the network unencrypted, readable by anyone on the way.\n\nUse https:// "
+                f"if the server offers it. Send the {noun} anyway?",
+                f"Send the {noun}",
+                f"Ask without the {noun}",
+            )
+            self.consent.record(url, allowed)
+        if allowed:
+            return secret
+        if source.kind == "openai":
+            return "not-sent"  # the client insists on some key; a local server ignores it
+        raise UsageError(
+            f"Not asked: you chose not to send the token to {host_of(url)} unencrypted. Use https:// (Home "
+            "Assistant's own certificate or a proxy in front of it), or restart the app to be asked again.",
+        )

@@ -28,7 +28,7 @@ from voicedesk.app.ui.widgets import Card, field_label, hint
 from voicedesk.engine.model.languages import language_status
 from voicedesk.engine.model.voices import DEFAULT_VOICE, KNOWN_VOICES, LANGUAGES, language_of
 
-SOURCE_PAGES = ("scripted", "openai", "bedrock")
+SOURCE_PAGES = ("scripted", "openai", "bedrock", "homeassistant")
 
 
 SHORT_LANGUAGES = {"a": "US", "b": "UK", "e": "ES", "f": "FR", "h": "HI", "i": "IT", "j": "JA", "p": "BR", "z": "ZH"}
@@ -273,6 +273,7 @@ class AgentCard(Card):
         self.source.addItem("Scripted replay", "scripted")
         self.source.addItem("OpenAI-compatible server", "openai")
         self.source.addItem("Amazon Bedrock", "bedrock")
+        self.source.addItem("Home Assistant", "homeassistant")
         self.body.addWidget(self.source)
         self.pages = PageSwitcher()
         # A slider, not a spin box: styled spin boxes lose their text in Qt 6.12.
@@ -303,6 +304,18 @@ class AgentCard(Card):
         bedrock.addRow(field_label("Region"), self.bedrock_region)
         bedrock.addRow(field_label("Profile"), self.bedrock_profile)
         self.pages.addWidget(page(bedrock))
+        self.ha_url, self.ha_token, self.ha_language, self.ha_agent = (QLineEdit() for _ in range(4))
+        self.ha_token.setEchoMode(QLineEdit.EchoMode.Password)  # kept for the session only, like the engine's
+        ha = form_layout()
+        for label, edit, placeholder in (
+            ("Server", self.ha_url, "http://homeassistant.local:8123"),
+            ("Token", self.ha_token, "long-lived (or HASS_TOKEN)"),
+            ("Language", self.ha_language, "the voice's"),
+            ("Agent", self.ha_agent, "Home Assistant's own"),
+        ):
+            edit.setPlaceholderText(placeholder)
+            ha.addRow(field_label(label), edit)
+        self.pages.addWidget(page(ha, hint("Assist: commands carried out in the house, answered aloud.")))
         self.body.addWidget(self.pages)
         self.instructions = QLineEdit()
         self.instructions.setPlaceholderText("System prompt")
@@ -316,6 +329,9 @@ class AgentCard(Card):
             self.bedrock_model,
             self.bedrock_region,
             self.bedrock_profile,
+            self.ha_url,
+            self.ha_language,
+            self.ha_agent,
             self.instructions,
         ):
             edit.textEdited.connect(self.changed)
@@ -327,7 +343,7 @@ class AgentCard(Card):
     def _source_changed(self) -> None:
         kind = self.source.currentData()
         self.pages.setCurrentIndex(SOURCE_PAGES.index(kind))
-        self.instructions.setVisible(kind != "scripted")
+        self.instructions.setVisible(kind in ("openai", "bedrock"))
         self.changed.emit()
 
     def load(self, settings: AppSettings) -> None:
@@ -341,6 +357,9 @@ class AgentCard(Card):
         self.bedrock_model.setText(source.bedrock_model_id)
         self.bedrock_region.setText(source.bedrock_region)
         self.bedrock_profile.setText(source.bedrock_profile)
+        self.ha_url.setText(source.ha_url)
+        self.ha_language.setText(source.ha_language)
+        self.ha_agent.setText(source.ha_agent_id)
         self.instructions.setText(source.system_prompt)
 
     def store(self, settings: AppSettings) -> None:
@@ -352,6 +371,9 @@ class AgentCard(Card):
         source.bedrock_model_id = self.bedrock_model.text().strip()
         source.bedrock_region = self.bedrock_region.text().strip()
         source.bedrock_profile = self.bedrock_profile.text().strip()
+        source.ha_url = self.ha_url.text().strip()
+        source.ha_language = self.ha_language.text().strip()
+        source.ha_agent_id = self.ha_agent.text().strip()
         source.system_prompt = self.instructions.text()
 
 

@@ -104,7 +104,7 @@ class MainWindow(QMainWindow):
         self.announce = AnnounceActions(history, controller, self.hub, self.settings, self.status, *parts)
         submit = self.announce.submit
         parts = (self.composer, controller, submit, self.sidebar.store, self.notice)
-        self.agent = AgentActions(self, self.settings, *parts)
+        self.agent = AgentActions(self, self.settings, *parts, token=self.sidebar.agent.ha_token.text)
         self.announce.ended.append(self.agent.turn_ended)
         parts = (self.composer.text, self.sidebar.voice.names, self.suspend_shortcuts, self.phrases_changed)
         self.phrases = PhraseActions(self, self.settings, self.outputs, submit, *parts)
@@ -471,6 +471,7 @@ class MainWindow(QMainWindow):
             "scripted": f"Scripted agent · replays your text at {source.scripted_tokens_per_s:g} tokens/s",
             "openai": f"{source.openai_model or 'model?'} on {source.openai_base_url or 'server?'}",
             "bedrock": f"Amazon Bedrock · {source.bedrock_model_id or 'model?'}",
+            "homeassistant": f"Home Assistant · {source.ha_url or 'URL?'}",
         }
         self.composer.set_source_label(f"Agent: {names.get(source.kind, source.kind)}")
 

@@ -1,5 +1,5 @@
 """Kokoro's G2P per language: one ``KPipeline`` per language code, built on first use, with voicedesk's wrapping
-for languages other than English (``engine.model.language_g2p``).
+(``engine.model.language_g2p``).
 
 Shared by the synthesizer (whose pipelines carry its ``KModel``) and by the preparation workers
 (``engine.model.prepare_pool``), which have no model: a pipeline is only asked for its G2P and its 510-phoneme
@@ -8,6 +8,7 @@ chunking here, never for a forward, so the same pieces come out either way.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,11 @@ from voicedesk.engine.model.voices import DEFAULT_LANGUAGE, LANGUAGES
 
 if TYPE_CHECKING:
     from kokoro import KModel, KPipeline
+
+QUIET_LOGGERS = {"phonemizer": logging.ERROR, "jieba": logging.WARNING}
+"""phonemizer warns on every espeak-ng call that switches language or splits words differently ("words count
+mismatch"); jieba logs its dictionary build at DEBUG through a handler of its own. Both set their level when they
+load, so it is set again after each build."""
 
 
 class G2PPipelines:
@@ -63,14 +69,15 @@ class G2PPipelines:
                 f"{LANGUAGES[lang_code]} voices need G2P packages that do not load here ({exc}).",
                 f"Set them up with {status.fix}.",
             ) from exc
-        if lang_code not in "ab":
-            built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, english=self._english_g2p)
+        built.g2p = LanguageG2P(lang_code, built.g2p, self.vocab, other=self._other_g2p)
+        for name, level in QUIET_LOGGERS.items():
+            logging.getLogger(name).setLevel(level)
         return built
 
-    def _english_g2p(self) -> Callable[[str], tuple[str, Any]] | None:
-        """misaki's English G2P for Latin-script runs inside Japanese or Mandarin text (None if English is not
-        set up, in which case the language's own G2P reads them as it can)."""
+    def _other_g2p(self, lang_code: str) -> Callable[[str], tuple[str, Any]] | None:
+        """Another language's G2P, for a run of its script inside this one's text (None if it is not set up
+        here: the run is then read as the language's own G2P can, or left out)."""
         try:
-            return self.get(DEFAULT_LANGUAGE).g2p
+            return self.get(DEFAULT_LANGUAGE if lang_code == "a" else lang_code).g2p
         except VoicedeskError:
             return None

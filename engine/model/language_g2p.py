@@ -1,18 +1,17 @@
-"""The G2P a non-English ``KPipeline`` runs, wrapped for voicedesk: spoken forms, mixed scripts, the vocabulary.
+"""The G2P a ``KPipeline`` runs, wrapped for voicedesk: spoken forms, runs of other scripts, the vocabulary.
 
-``KPipeline`` calls ``g2p(text)`` once per chunk for languages other than English and feeds the phoneme string
-to the model. Around misaki's G2P for the voice's language this adds:
+``KPipeline`` calls ``g2p(text)`` once per chunk and feeds the phonemes to the model. Around misaki's G2P for
+the voice's language this adds:
 
-1. **Spoken forms** (``engine.text.frontend.spoken_languages``): numbers written the language's way, and the
-   symbols its G2P skips, become words of that language.
-2. **Mixed text.** misaki's Japanese and Mandarin G2P pass Latin letters through untouched ("Google" comes out
-   as the letters ``Google``, which the model mostly drops), so inside a Japanese or Mandarin text each run of
-   Latin-script words (a name, a brand, an English phrase) is read by the English G2P and spoken with English
-   phonemes in the voice of the sentence. espeak-ng's languages (es/fr/hi/it/pt) read Latin words themselves, with
-   that language's rules ("Google" in Spanish is "ɣˈuɣəl"): it is what their G2P allows, and they are left to it.
+1. **Spoken forms** (``engine.text.frontend.spoken_languages``): numbers and the symbols around them become
+   words of the language; Japanese numbers with their counters are read by Open JTalk (``4月1日`` しがつついたち).
+2. **Runs of another script** go to the G2P that reads that script, in the voice of the sentence: Latin words in
+   Japanese or Mandarin (misaki passes them through as letters) to the English G2P; kana and kanji in any other
+   language (espeak-ng and misaki's English name them: "Chinese letter") to the Japanese G2P when the text has
+   kana, else to the Mandarin one. A script no G2P here reads is left out rather than named. espeak-ng's
+   languages read Latin words themselves, with their own rules.
 3. **Only what the model can say.** Characters outside the model's vocabulary (espeak-ng's ``¿``/``¡``, Hindi's
-   ``।``) would be dropped by the model without a word; mapped or dropped here, the phonemes voicedesk reports are
-   the phonemes spoken. A sentence end the model cannot see (``।``) becomes the ``.`` it can.
+   ``।``) are mapped or dropped here, so the phonemes voicedesk reports are the phonemes spoken.
 """
 
 from __future__ import annotations
@@ -21,63 +20,95 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
+from voicedesk.engine.text.frontend.number_words import JAPANESE_NUMBER, japanese_reading
 from voicedesk.engine.text.frontend.spoken_languages import spoken_form
 
 G2P = Callable[[str], tuple[str, Any]]
-
-LATIN_RUN_LANGUAGES = frozenset("jz")
-"""Languages whose G2P cannot read Latin script, so English reads it."""
+OtherG2P = Callable[[str], G2P | None]
+"""A language code → that language's G2P, or None when it is not set up here."""
 
 _FULL_WIDTH_LATIN = {c: c - 0xFEE0 for c in (*range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B))}
-# A run of Latin-script words: letters with inner apostrophes, hyphens, ampersands, digits or dots ("Wi-Fi",
-# "AT&T", "iPhone 15", "U.S."), joined by spaces. A final period stays outside (it may end the sentence).
-_LATIN_WORD = r"[A-Za-z](?:[A-Za-z0-9'’&\-]|\.(?=[A-Za-z]))*"
-_LATIN_RUN = re.compile(rf"{_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
+_LATIN = r"A-Za-z\u00c0-\u024f"
+# Latin-script words: letters with inner apostrophes, hyphens, ampersands, digits or dots ("Wi-Fi", "AT&T",
+# "iPhone 15", "U.S.", "José"), joined by spaces. A final period stays outside (it may end the sentence).
+_LATIN_WORD = rf"[{_LATIN}](?:[{_LATIN}0-9'’&\-]|\.(?=[{_LATIN}]))*"
+_LATIN_RUN = rf"{_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*"
+_KANA = "\u3040-\u30ff"
+_CJK_RUN = rf"[{_KANA}\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+"
+RUNS = {
+    "j": re.compile(rf"(?P<reading>{JAPANESE_NUMBER.pattern})|(?P<a>{_LATIN_RUN})"),
+    "z": re.compile(rf"(?P<a>{_LATIN_RUN})"),
+    **{code: re.compile(rf"(?P<cjk>{_CJK_RUN})") for code in "abefhip"},
+}
+"""Per voice language: the runs read by another reader (named by the group: a language code, Open JTalk's
+``reading`` of a number, or ``cjk``: Japanese or Mandarin by the text's kana)."""
 _PUNCT_FOR_MODEL = str.maketrans({"।": ".", "॥": ".", "¿": None, "¡": None})
 
 
 class LanguageG2P:
-    """Callable like misaki's G2P: ``text → (phonemes, None)``."""
+    """Callable like misaki's G2P: ``text → (phonemes, None)`` (for English, misaki's own result)."""
 
     def __init__(
-        self,
-        language: str,
-        native: G2P,
-        vocab: Collection[str] | None,
-        english: Callable[[], G2P | None] | None = None,
+        self, language: str, native: G2P, vocab: Collection[str] | None, other: OtherG2P | None = None
     ) -> None:
         self.language = language
         self.native = native
         self.vocab = frozenset(vocab) if vocab is not None else None
         """None: the model's vocabulary is not known here (no config.json yet); nothing is dropped."""
-        self._english = english
+        self._other = other or (lambda _code: None)
 
-    def __call__(self, text: str) -> tuple[str, None]:
-        text = spoken_form(text, self.language).translate(_PUNCT_FOR_MODEL)
-        english = self._english() if self._english and self.language in LATIN_RUN_LANGUAGES else None
-        if english is None:
-            phonemes = self._read(self.native, text)
-        else:
-            phonemes = " ".join(p for p in self._mixed(text.translate(_FULL_WIDTH_LATIN), english) if p)
+    def spoken(self, text: str) -> str:
+        """What the G2Ps read for ``text`` (``voicedesk phonemes --explain`` shows it)."""
+        if self.language in "ab":
+            return text
+        return spoken_form(text, self.language).translate(_PUNCT_FOR_MODEL).translate(_FULL_WIDTH_LATIN)
+
+    def pieces(self, text: str) -> list[tuple[str, str]]:
+        """``text`` (spoken) in runs, each with the name of its reader: ``native``, a language code, ``reading``."""
+        runs = RUNS[self.language]
+        kana = re.search(f"[{_KANA}]", text) is not None
+        pieces, at = [], 0
+        for match in runs.finditer(text):
+            reader = match.lastgroup or "native"
+            if reader == "cjk":
+                reader = "j" if kana or self._other("z") is None else "z"
+            pieces += [("native", text[at : match.start()]), (reader, match.group())]
+            at = match.end()
+        pieces.append(("native", text[at:]))
+        return [(reader, piece) for reader, piece in pieces if piece.strip()]
+
+    def __call__(self, text: str) -> tuple[str, Any]:
+        spoken = self.spoken(text)
+        if self.language in "ab":  # misaki's English keeps its tokens (word timings): runs go in as overrides
+            return self.native(RUNS[self.language].sub(self._english_override, spoken))
+        phonemes = " ".join(p for p in (self._read(reader, piece) for reader, piece in self.pieces(spoken)) if p)
         return self.keep_speakable(phonemes), None
 
-    def _mixed(self, text: str, english: G2P) -> list[str]:
-        pieces: list[str] = []
-        at = 0
-        for match in _LATIN_RUN.finditer(text):
-            pieces.append(self._read(self.native, text[at : match.start()]))
-            pieces.append(self._read(english, match.group()))
-            at = match.end()
-        pieces.append(self._read(self.native, text[at:]))
-        return pieces
+    def _english_override(self, match: re.Match[str]) -> str:
+        phonemes = self._read("j" if re.search(f"[{_KANA}]", match.group()) else "z", match.group())
+        return f"[{match.group()}](/{phonemes}/)" if phonemes else ""
 
-    @staticmethod
-    def _read(g2p: G2P, text: str) -> str:
-        if not text.strip():
-            return ""
-        phonemes, _tokens = g2p(text)
-        return (phonemes or "").strip()
+    def _read(self, reader: str, text: str) -> str:
+        if reader == "reading":
+            cutlet = getattr(self.native, "cutlet", None)
+            if cutlet is not None:  # cutlet's own kana table, without MeCab's guess at the word (ハツカ: mint)
+                from misaki.cutlet import Word
+
+                hiragana = _hiragana(japanese_reading(text))
+                return cutlet._romaji_word(Word(hiragana, hiragana, 6))
+            text, reader = japanese_reading(text), "native"
+        other = self._other(reader) if reader not in ("native", self.language) else self.native
+        if other is None:
+            other = self.native if reader == "a" else None  # no English: the G2P reads its letters as it can
+        if other is None or not text.strip():
+            return ""  # a script no G2P here reads: left out rather than named
+        phonemes, _tokens = other(text)
+        return self.keep_speakable(phonemes or "")
 
     def keep_speakable(self, phonemes: str) -> str:
         kept = phonemes if self.vocab is None else "".join(c for c in phonemes if c in self.vocab or c == " ")
         return re.sub(r" {2,}", " ", kept).strip()
+
+
+def _hiragana(katakana: str) -> str:
+    return "".join(chr(ord(c) - 0x60) if "\u30a1" <= c <= "\u30f6" else c for c in katakana)

@@ -4,10 +4,11 @@ The packages are ordinary PyPI distributions (``engine.model.languages`` names t
 pip into the Python voicedesk runs in, the way any Python package is; nothing is downloaded later, when a voice is
 first used. For a machine without internet, download the wheels on one that has it and carry the folder over:
 
-    pip download -d DIR fugashi jaconv mojimoji pyopenjtalk-plus unidic-lite     # Japanese (as listed by status)
-    voicedesk models import DIR --languages ja                                   # on the offline machine
+    pip download -d DIR fugashi jaconv mojimoji pyopenjtalk-plus unidic-lite setuptools wheel    # Japanese
+    voicedesk models import DIR --languages ja                                                  # offline
 
-``--no-index`` keeps pip off the network there: what DIR lacks is reported, not fetched.
+unidic-lite exists only as a source package: pip builds it there, with the ``setuptools`` and ``wheel`` of DIR.
+``--no-index`` keeps pip off the network: what DIR lacks is reported, not fetched.
 """
 
 from __future__ import annotations
@@ -19,6 +20,22 @@ from pathlib import Path
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.model import languages
+
+BUILD_PACKAGES = ("setuptools", "wheel")
+"""What pip needs in DIR to build a source package (unidic-lite) without the network."""
+
+
+def download_requirements(codes: Iterable[str]) -> list[str]:
+    """What ``pip download -d DIR`` must fetch for those languages' offline set-up."""
+    return [*dict.fromkeys(p for c in codes for p in languages.LANGUAGES[c].packages), *BUILD_PACKAGES]
+
+
+def pip_reason(output: str) -> str:
+    """pip's own reason in its output: its error lines (those of a failed build included), not its last line
+    ("note: This error originates from a subprocess")."""
+    lines = [line.strip(" │╰─>×") for line in output.splitlines()]
+    errors = [line for line in lines if line.startswith(("ERROR:", "error:")) or "No matching distribution" in line]
+    return " ".join(dict.fromkeys(errors or lines[-3:])).strip()
 
 
 def pip_command(packages: Iterable[str], wheel_dir: Path | None = None) -> list[str]:
@@ -51,16 +68,16 @@ def install_language_packages(
     except OSError as exc:
         raise VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"Could not run pip ({exc}).") from exc
     if done.returncode != 0:
-        reason = (done.stderr or done.stdout).strip().splitlines()
+        wanted = download_requirements(c for c in codes if not languages.language_status(c).ready)
         hint = (
-            f"Put their wheels in {wheel_dir} (`pip download -d DIR {' '.join(packages)}` on a machine with "
+            f"Put what they need in {wheel_dir} (`pip download -d DIR {' '.join(wanted)}` on a machine with "
             "internet), then run the command again."
             if wheel_dir is not None
             else f"Install them yourself with `pip install {' '.join(packages)}`, or check the network."
         )
         raise VoicedeskError(
             ErrorCode.WEIGHTS_MISSING,
-            f"pip could not install {' '.join(packages)}: {reason[-1] if reason else 'no reason given'}",
+            f"pip could not install {' '.join(packages)}: {pip_reason(done.stderr + done.stdout) or 'no reason given'}",
             hint,
         )
     import importlib

@@ -48,6 +48,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="comma-separated languages to set up (en, ja, zh, es, fr, hi, it, pt, or all): installs each one's "
         "G2P packages from PyPI and downloads its voices, so nothing is fetched when a voice is first used",
     )
+    fetch.add_argument(
+        "--stt",
+        default=None,
+        metavar="NAME",
+        help="instead, download a speech-to-text model for listening (faster-whisper's names: tiny.en, base.en, "
+        "small.en, small, medium, large-v3, ... or a hub id owner/name); damaged files are fetched again",
+    )
     fetch.set_defaults(handler=run_fetch)
 
     status = actions.add_parser(
@@ -79,6 +86,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run_fetch(args: argparse.Namespace) -> int:
     from voicedesk.engine.model import language_setup, languages, weights
 
+    if getattr(args, "stt", None):
+        from voicedesk.engine.model.stt_models import fetch_stt_model
+
+        fetch_stt_model(args.stt)
+        return 0
     voices = args.voices
     codes = languages.parse_languages(args.languages) if getattr(args, "languages", None) else []
     if codes:

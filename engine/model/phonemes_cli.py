@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from voicedesk.engine.model.voices import DEFAULT_VOICE
@@ -43,16 +44,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_phonemes)
 
 
-def chunks_of(text: str) -> list[str]:
-    """The chunks a session speaks this text in (SSML stays whole: its elements must not be cut)."""
+def chunks_of(text: str, language: str | None = None) -> list[tuple[str, bool]]:
+    """The chunks a session speaks this text in with a voice of ``language``, each with whether it continues a
+    line (``engine.text.chunk_markup``); SSML stays whole: its elements must not be cut."""
     if text.lstrip().startswith("<speak"):
-        return [text.strip()]
+        return [(text.strip(), False)]
+    from voicedesk.engine.text.chunk_markup import LineStarts
     from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
-    chunker = IncrementalSentenceChunker()
-    chunks = chunker.feed(text)
-    last = chunker.flush()
-    return [c for c in [*chunks, last] if c and c.strip()]
+    chunker, lines = IncrementalSentenceChunker(language=language), LineStarts()
+    lines.fed(text)
+    chunks = [c for c in [*chunker.feed(text), chunker.flush()] if c and c.strip()]
+    return [(chunk, not lines.begins_line(chunk)) for chunk in chunks]
 
 
 def run_phonemes(args: argparse.Namespace) -> int:
@@ -73,11 +76,11 @@ def run_phonemes(args: argparse.Namespace) -> int:
     pipeline = _g2p_pipeline(language)
     for note in front_end.notes:
         print(f"note: {note}", file=sys.stderr)
-    for chunk in chunks_of(text):
-        spoken = front_end.to_spoken(chunk, language, settings)
+    for chunk, continues_line in chunks_of(text, language):
+        spoken = front_end.to_spoken(chunk, language, replace(settings, continues_line=continues_line))
         if args.explain:
             print(f"chunk:  {chunk}", file=sys.stderr)
-            print(f"spoken: {spoken.text}", file=sys.stderr)
+            print(f"spoken: {pipeline.g2p.spoken(spoken.text)}", file=sys.stderr)
             for change in spoken.changes:
                 print(f"  {change.rule}: {change.source!r} -> {change.spoken!r}", file=sys.stderr)
         for piece in prepare_pieces(pipeline, spoken, language):

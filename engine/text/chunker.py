@@ -75,8 +75,10 @@ from voicedesk.engine.text.chunker_rules import (
     CLAUSE_MARKS,
     CLOSERS,
     DASHES,
+    DAY,
     HYPHENS,
     NEWLINES,
+    SPACED_CLOSERS,
     TERMINALS,
     clean_word,
     cut_may_follow,
@@ -304,6 +306,7 @@ class IncrementalSentenceChunker:
         pending = self._pending
         if (
             pending is not None
+            and pending.kind == _TERM
             and speakable is not None
             and speakable < pending.end
             and run_ends_unless_lower(pending.single_period, pending.word, at_line_start=pending.at_line_start)
@@ -358,7 +361,7 @@ class IncrementalSentenceChunker:
                 self._prev = c
                 return
             self._start = i
-        if self._pending is not None and (newline or not space) and self._resolve_pending(c, newline):
+        if self._pending is not None and (newline or not space) and self._resolve_pending(i, c, newline):
             return
         run = self._run
         if run is not None and not self._extend_run(run, i, c):
@@ -367,11 +370,17 @@ class IncrementalSentenceChunker:
                 return
         self._account(i, c, kind, space, newline)
 
-    def _resolve_pending(self, c: str, newline: bool) -> bool:
-        """``c`` (a newline or the first non-space) decides the pending sentence end; returns whether it cut."""
+    def _resolve_pending(self, i: int, c: str, newline: bool) -> bool:
+        """``c`` (a newline or the first non-space) decides the pending sentence end or day's comma; returns
+        whether it cut."""
         pending = self._pending
         assert pending is not None
+        if pending.kind == _TERM and c in SPACED_CLOSERS and not newline:
+            pending.end = i + 1  # "Oui ! » Puis": the quote closes the sentence before it
+            return False
         self._pending = None
+        if pending.kind == _CLAUSE_RUN:  # "March 15, 2025": never between a day and its year
+            return not c.isdigit() and self._boundary(pending.end, _CLAUSE)
         if c == "<" and self._guard.ssml:
             return False  # "Done. <break/>": the tag goes with the sentence before it, never alone
         ends = newline or run_ends_sentence(pending.single_period, pending.word, c, at_line_start=pending.at_line_start)
@@ -400,13 +409,17 @@ class IncrementalSentenceChunker:
         """The run ended just before ``c``; returns whether a cut happened."""
         kind = run.kind
         if kind == _CJK_TERM:
-            return self._boundary(run.end, _SENTENCE)
+            # 「行きます。」と言った: a quoted sentence that a particle (hiragana) goes on from is not the end
+            return not (run.closing and "\u3040" <= c <= "\u309f") and self._boundary(run.end, _SENTENCE)
         if kind in (_CJK_CLAUSE_RUN, _DASH):
             return self._boundary(run.end, _CLAUSE)
         if kind == _HYPHEN:
             # " - " between words, or "--" inside a word; not "-5", "well-known", "10–12" or "--flag".
             if (run.spaced_before and space) or (run.marks >= 2 and not run.spaced_before):
                 return self._boundary(run.end, _CLAUSE)
+            return False
+        if kind == _CLAUSE_RUN and space and not newline and DAY.fullmatch(run.word):
+            self._pending = run  # a day's comma: its year may follow
             return False
         if kind == _CLAUSE_RUN and (space or is_cjk(c)):
             return self._boundary(run.end, _CLAUSE)

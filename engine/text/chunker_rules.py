@@ -23,6 +23,8 @@ HYPHENS = frozenset("-–")
 """Hyphen and en dash: a clause boundary only when spaced (" - "), or doubled ("--")."""
 CLOSERS = frozenset("\"'”’)]}»›」』】〉》）〕＂*_`")
 """Closing quotes and brackets (and Markdown emphasis, "**Done.**"): they stay with the sentence they close."""
+SPACED_CLOSERS = frozenset("»›")
+"""Closing quotes French writes after a space ("Oui ! »"): after a sentence end they still belong to it."""
 OPENERS = "\"'“‘([{«‹「『【〈《（〔¿¡*_"
 """Stripped from the front of the word before a period when looking it up."""
 
@@ -54,6 +56,8 @@ the capital; "etc. and" does not. Listed for documentation; they follow the usua
 
 _MULTI_DOT = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
 """U.S, Ph.D, e.g, a.m: letters with inner periods (the final period is not part of the word)."""
+DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)?")
+"""The word before a comma that may be a date's day: no cut there when a number (its year) follows."""
 _ROMAN = re.compile(r"[ivx]{1,5}|[IVX]{1,5}")
 
 

@@ -43,6 +43,8 @@ def samples(seconds: float) -> int:
         ('He said "go."', SENTENCE_PAUSE_S),
         ("(As planned.)", SENTENCE_PAUSE_S),
         ("完了。", SENTENCE_PAUSE_S),
+        ("मैं ठीक हूँ।", SENTENCE_PAUSE_S),  # Hindi's danda
+        ("« Oui ! »", SENTENCE_PAUSE_S),
         ("First of all,", CLAUSE_PAUSE_S),
         ("as follows:", CLAUSE_PAUSE_S),
         ("one; ", CLAUSE_PAUSE_S),

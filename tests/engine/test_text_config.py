@@ -237,3 +237,49 @@ def test_a_long_sentence_is_not_split_inside_an_override_or_an_ssml_chunk() -> N
     core.synthesize(ssml, 0.0)
     job, _ = core.next_job(0.0, split_above_phonemes=30)
     assert job.text == ssml
+
+
+def test_a_chunk_cut_from_the_middle_of_a_line_is_read_as_text_by_the_front_end() -> None:
+    """The agent pauses after "March 15," and the session releases it on quiet: "2025." comes as a chunk of its own,
+    which markdown alone would read as an empty ordered-list item (0.0 s of speech). The session knows it
+    continues a line; a chunk after a newline begins one ("2. Then…" stays a list item)."""
+    from voicedesk.engine.text.frontend import FrontEnd
+
+    core = SessionCore(IncrementalSentenceChunker(), SessionConfig(max_buffer_delay_ms=100), SessionLimits())
+    core.send_text("Your alarm is set for 6:45 AM on March 15,", 0.0)
+    core.timer(1.0)  # quiet: what is held goes out
+    core.send_text(" 2025.\n2. Then sleep.", 1.0)
+    core.flush(1.0)
+    jobs = []
+    while (handed := core.next_job(1.0)) is not None:
+        job, _ = handed
+        jobs.append(job)
+        core.job_done(job, PCM_100MS, 0.1, now=1.0)
+    assert [(job.text, job.text_settings.continues_line) for job in jobs] == [
+        ("Your alarm is set for 6:45 AM on March 15,", False),
+        ("2025.", True),
+        ("2. Then sleep.", False),
+    ]
+    front_end = FrontEnd()
+    said = [" ".join(u.text for u in front_end.to_spoken(job.text, "a", job.text_settings).units) for job in jobs]
+    assert said[1:] == ["2025.", "Then sleep."]
+
+
+def test_a_whole_request_is_chunked_for_the_language_of_its_own_voice() -> None:
+    """An AWS-style request naming a Japanese voice on an English session: its long sentences are estimated as the
+    Japanese G2P reads them (``language_rules``), as a session configured with that voice would."""
+    text = "今日はいい天気ですね、明日も晴れるでしょうか、週末は家族と一緒に海へ行く予定なので、"
+    text = (text + "とても楽しみにしています。") * 3
+
+    def calls(core: SessionCore, request_voice: str | None) -> list[str]:
+        core.synthesize(text, 0.0, voice=request_voice)
+        jobs = []
+        while (handed := core.next_job(0.0)) is not None:
+            jobs.append(handed[0])
+            core.job_done(handed[0], PCM_100MS, 0.1, now=0.0)
+        return [job.text for job in jobs]
+
+    english = SessionCore(IncrementalSentenceChunker(), SessionConfig(voice="af_heart"), SessionLimits())
+    japanese = SessionCore(IncrementalSentenceChunker(), SessionConfig(voice="jf_alpha"), SessionLimits())
+    assert calls(english, "jf_alpha") == calls(japanese, None)
+    assert len(calls(english, None)) > len(calls(japanese, None))  # English weights cut it more often

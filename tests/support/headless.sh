@@ -1,6 +1,7 @@
-# Sourced by tests/run.sh: a private PulseAudio null sink (24 kHz mono float32) and an Xvfb display, so
-# the audio and Qt tests use real PortAudio streams and a real X server on a machine with neither.
-# Exports XDG_RUNTIME_DIR, PULSE_SERVER-free defaults, DISPLAY, QT_QPA_PLATFORM; stops both on exit.
+# Sourced by tests/run.sh: a private PulseAudio null sink (24 kHz mono float32), a virtual microphone (a second null
+# sink, 16 kHz, whose monitor is the default source: tests play speech into it) and an Xvfb display, so the audio,
+# voice and Qt tests use real PortAudio streams and a real X server on a machine with neither.
+# Exports XDG_RUNTIME_DIR, VOICEDESK_TEST_SINK, VOICEDESK_TEST_MIC, DISPLAY, QT_QPA_PLATFORM; stops all on exit.
 # See docs/testing.md ("Real audio and a real window, headless") for why each step is there.
 
 VOICEDESK_HEADLESS_DIR=$(mktemp -d -t voicedesk-headless.XXXXXX)
@@ -18,8 +19,9 @@ if command -v pulseaudio >/dev/null 2>&1; then
   pulseaudio -n --daemonize=yes --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=yes \
     --log-target=file:"$VOICEDESK_HEADLESS_DIR/pulse.log" -L module-native-protocol-unix \
     -L "module-null-sink sink_name=voicedesk_test rate=24000 channels=1 format=float32le" \
-    && pactl set-default-sink voicedesk_test && pactl set-default-source voicedesk_test.monitor \
-    && export VOICEDESK_TEST_SINK=voicedesk_test \
+    -L "module-null-sink sink_name=voicedesk_mic rate=16000 channels=1 format=float32le" \
+    && pactl set-default-sink voicedesk_test && pactl set-default-source voicedesk_mic.monitor \
+    && export VOICEDESK_TEST_SINK=voicedesk_test VOICEDESK_TEST_MIC=voicedesk_mic \
     || echo "tests/run.sh: PulseAudio did not start (see $VOICEDESK_HEADLESS_DIR/pulse.log)" >&2
 fi
 

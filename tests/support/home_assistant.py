@@ -101,12 +101,12 @@ class Entity:
 
 
 class HomeAssistant:
-    """One ``hass`` process on a free loopback port, talking to the broker on ``broker_port``."""
+    """One ``hass`` process on a free loopback port, talking to the broker on ``broker_port`` (None: no MQTT)."""
 
     def __init__(
         self,
         directory: Path,
-        broker_port: int,
+        broker_port: int | None,
         venv: Path = HA_VENV,
         packages: dict[str, str] | None = None,
         secrets: dict[str, str] | None = None,
@@ -133,7 +133,8 @@ class HomeAssistant:
             configuration = configuration.replace("homeassistant:\n", PACKAGES_LINE, 1)
         (directory / "configuration.yaml").write_text(configuration)
         (directory / "secrets.yaml").write_text(json.dumps(secrets or {}))  # JSON is YAML
-        (storage / "core.config_entries").write_text(json.dumps(_config_entries(broker_port)))
+        if broker_port is not None:
+            (storage / "core.config_entries").write_text(json.dumps(_config_entries(broker_port)))
 
     # ---- lifecycle --------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -102,17 +103,35 @@ def _words(text: str, offset: int, settings: TextSettings, changes: list[Change]
                 yield Unit(kept, start, end)
 
 
-@lru_cache(maxsize=1)
-def _parser():
+BLOCK_RULES = ("table", "code", "fence", "blockquote", "hr", "list", "reference", "html_block", "heading", "lheading")
+"""What markdown reads only at the start of a line (a chunk cut mid-line gets none of them on its first line)."""
+
+
+@lru_cache(maxsize=2)
+def _parser(inline_only: bool = False):
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": True}).enable(["strikethrough", "table"])
+    parser = MarkdownIt("commonmark", {"html": True}).enable(["strikethrough", "table"])
+    return parser.disable(list(BLOCK_RULES)) if inline_only else parser
 
 
 def markdown_units(text: str, settings: TextSettings, changes: list[Change]) -> list[Unit]:
     """Agent markdown as words: blocks (paragraphs, headings, list items, table cells) become sentences, links are
-    read by their text, code is skipped or read, marks vanish. markdown-it gives block lines but not inline
-    offsets, so each word is found in the source from where the previous one ended."""
+    read by their text, code is skipped or read, marks vanish. The first line of a chunk that continues a line
+    (``settings.continues_line``) is read as text: its start is no line start."""
+    if not settings.continues_line:
+        return _markdown_units(text, settings, changes, _parser())
+    cut = text.find("\n") + 1 or len(text)
+    units = _markdown_units(text[:cut], settings, changes, _parser(inline_only=True))
+    rest = _markdown_units(text[cut:], settings, changes, _parser())
+    if rest:
+        _end_sentence(units)
+    return units + [replace(u, start=u.start + cut, end=u.end + cut) for u in rest]
+
+
+def _markdown_units(text: str, settings: TextSettings, changes: list[Change], parser) -> list[Unit]:
+    """markdown-it gives block lines but not inline offsets, so each word is found in the source from where the
+    previous one ended."""
     line_starts = [0]
     for index, ch in enumerate(text):
         if ch == "\n":
@@ -126,7 +145,7 @@ def markdown_units(text: str, settings: TextSettings, changes: list[Change]) -> 
 
     units: list[Unit] = []
     cursor = 0
-    for token in _parser().parse(text):
+    for token in parser.parse(text):
         if token.type == "inline":
             start, end = block_span(token.map, cursor)
             cursor = max(cursor, start)

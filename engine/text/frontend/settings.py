@@ -28,6 +28,9 @@ class TextSettings:
     code: str = "skip"
     emoji: str = "drop"
     lexicon: Lexicon = EMPTY_LEXICON
+    continues_line: bool = False
+    """Set by the session, not the client: the text is a chunk cut from the middle of a line as written, so
+    markdown reads its first line as text ("2025." after "March 15," is a year, not an empty list item)."""
 
     def __post_init__(self) -> None:
         for name, choices in (

@@ -11,7 +11,6 @@ import pytest
 from voicedesk.engine.errors import VoicedeskError, VoiceError
 from voicedesk.engine.model import languages
 from voicedesk.engine.model.languages import EXTRA_NAMES, LANGUAGES, language_status, parse_languages
-from voicedesk.engine.text.frontend.spoken_languages import spoken_form
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -123,23 +122,8 @@ def test_installing_reports_what_pip_says_when_the_wheels_are_missing(monkeypatc
     with pytest.raises(VoicedeskError) as failed:  # the real pip, kept off the network by --no-index
         install_language_packages(["z"], wheel_dir=tmp_path, report=lambda _line: None)
     assert "pip could not install voicedesk-no-such-wheel==1" in failed.value.message
-    assert f"Put their wheels in {tmp_path}" in (failed.value.advice or "")
-
-
-@pytest.mark.parametrize(
-    ("code", "written", "spoken"),
-    [
-        ("e", "Son 1.000 euros y 3,5 kg.", "Son mil euros y tres coma cinco kilogramos."),
-        ("f", "Il a 12 500,5 €.", "Il a douze mille cinq cents virgule cinq euros."),
-        ("i", "Sono 3,5 litri.", "Sono tre virgola cinque litri."),
-        ("p", "Custa 1.250 reais.", "Custa mil, duzentos e cinquenta reais."),  # num2words' spelling
-        ("j", "気温は25.5度、湿度は60%です。", "気温は二十五点五度、湿度は60パーセントです。"),
-        ("e", "Versión 1.2.3 a las 10:30.", "Versión 1.2.3 a las 10 y 30."),
-        ("z", "温度是25.5度。", "温度是25.5度。"),
-    ],
-)
-def test_numbers_are_written_out_the_way_the_language_writes_them(code, written, spoken):
-    assert spoken_form(written, code) == spoken
+    assert f"Put what they need in {tmp_path}" in (failed.value.advice or "")
+    assert "No matching distribution found for voicedesk-no-such-wheel==1" in failed.value.message  # pip's reason
 
 
 @pytest.mark.parametrize(("code", "extra"), list(EXTRA_NAMES.items()))

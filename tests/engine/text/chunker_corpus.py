@@ -489,6 +489,24 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         {},
         ["Leading   whitespace\tand   tabs are   kept inside.", "Next sentence here."],
     ),
+    (
+        "a-date-keeps-its-year",
+        "Your alarm is set for 6:45 AM on March 15, 2025. Sleep well.",
+        {},
+        ["Your alarm is set for 6:45 AM on March 15, 2025.", "Sleep well."],
+    ),
+    (
+        "a-day-comma-before-a-word-still-cuts",
+        "We will meet on the 15th, then we will go home to rest.",
+        {},
+        ["We will meet on the 15th,", "then we will go home to rest."],
+    ),
+    (
+        "french-spaced-closing-quote-stays",
+        "Il a crié : « Au secours, venez vite ! » Puis il est parti.",
+        {},
+        ["Il a crié :", "« Au secours, venez vite ! »", "Puis il est parti."],
+    ),
     # ---- CJK ------------------------------------------------------------------------------------------
     (
         "chinese",
@@ -500,7 +518,7 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         "japanese-quote-closer-stays",
         "「こんにちは。」と彼は言った。それから帰った。",
         {},
-        ["「こんにちは。」", "と彼は言った。それから帰った。"],
+        ["「こんにちは。」と彼は言った。", "それから帰った。"],  # と quotes it: the sentence goes on
     ),
     (
         "cjk-with-ascii-punctuation",

@@ -49,4 +49,36 @@ def test_notices_a_g2p_library_prints_on_import_stay_off_stdout(text_grammars):
         timeout=120,
     )
     assert said.returncode == 0, said.stderr
-    assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡo ɲiɴ desɨ."]
+    assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡoɲiɴ desɨ."]  # 25人 as Open JTalk reads it
+
+
+def test_phonemes_chunks_as_a_session_with_that_voice_does(capsys):
+    """A long Japanese text: cut where the Japanese G2P's phonemes would fill a model call, not the English
+    estimate's (which made 5 calls of it instead of 3)."""
+    from voicedesk.engine.model.phonemes_cli import chunks_of
+
+    text = "今日はいい天気ですね、明日も晴れるでしょうか、週末は家族と一緒に海へ行く予定なので、"
+    text = (text + "とても楽しみにしています。") * 2
+    assert main(["phonemes", "--voice", "jf_alpha", text]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(chunks_of(text, "j")) < len(chunks_of(text, None))
+
+
+def test_the_g2p_libraries_do_not_log_on_every_call():
+    """jieba logged its dictionary build, phonemizer a warning per espeak-ng call that switches language."""
+    for voice, text in (("zf_xiaobei", "我用Google搜索。"), ("hf_alpha", "मैं Google पर हूँ। 15/03/2025")):
+        said = subprocess.run(
+            [sys.executable, "-m", "voicedesk.engine.commands", "phonemes", "--voice", voice, text],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert said.returncode == 0, said.stderr
+        assert not [line for line in said.stderr.splitlines() if "jieba" in line or "phonemizer" in line], said.stderr
+        assert said.stdout.strip()
+
+
+def test_explain_shows_the_spoken_form_of_another_language(capsys):
+    assert main(["phonemes", "--voice", "ef_dora", "--explain", "Cuesta 3,20 € el 15/03/2025."]) == 0
+    err = capsys.readouterr().err
+    assert "spoken: Cuesta tres euros con veinte el quince de marzo de dos mil veinticinco." in err

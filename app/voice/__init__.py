@@ -1,0 +1,1 @@
+"""Listening: microphone capture, echo cancellation, VAD, the turn detector and speech-to-text (docs/voice.md)."""

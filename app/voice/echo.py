@@ -1,0 +1,120 @@
+"""Removes the console's own voice from the microphone: WebRTC's audio processing (livekit's APM, AEC3).
+
+The reference is exactly what the player handed the sound card (``AudioPlayer(tap=canceller.played)``), silence
+included, so the canceller's delay estimate stays locked between utterances. Everything runs in 10 ms frames at
+16 kHz; ``played`` is called from PortAudio's output thread and only appends to a deque.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import numpy as np
+
+RATE = 16_000
+FRAME = RATE // 100
+PLAYER_RATE = 24_000
+PLAYER_GONE_S = 0.3
+"""A player whose tap was quiet this long is closed: the microphone goes on, against silence."""
+MAX_WAIT_S = 0.5
+LAG_WINDOW = RATE  # one second of microphone per lag check
+LAG_SEARCH = RATE // 2
+LAG_EVERY = RATE // 4
+MIN_LAG, TARGET_LAG, MAX_LAG = RATE // 50, RATE // 10, RATE * 2 // 5  # 20 ms, 100 ms, 400 ms
+
+
+class EchoCanceller:
+    def __init__(self, noise_suppression: bool = False) -> None:
+        import soxr
+        from livekit import rtc
+
+        self._rtc = rtc
+        self._apm = rtc.AudioProcessingModule(
+            echo_cancellation=True, noise_suppression=noise_suppression, high_pass_filter=True
+        )
+        self._played: deque[np.ndarray] = deque(maxlen=400)  # ~8 s of player blocks if nobody reads them
+        self._last_played = 0.0
+        self._fed = np.zeros(LAG_WINDOW + LAG_SEARCH, np.float32)  # the reference fed, newest last
+        self._heard = np.zeros(LAG_WINDOW, np.float32)  # the microphone before cancelling, newest last
+        self._since_check = 0
+        self._resample = soxr.ResampleStream(PLAYER_RATE, RATE, 1, dtype="float32")
+        self._reference = np.zeros(0, np.float32)
+        self._mic = np.zeros(0, np.float32)
+        self._started = False
+        self.realigned = 0
+        """Times the reference was moved back into step with its echo."""
+        self.lag_s: float | None = None
+        """The echo's last measured delay after the reference fed with it."""
+
+    def played(self, block: np.ndarray) -> None:
+        """The player's tap: one block (24 kHz float32) just handed to the device."""
+        self._played.append(block.copy())
+        self._last_played = time.monotonic()
+
+    def process(self, mic: np.ndarray) -> np.ndarray:
+        """Microphone samples (16 kHz float32) in, echo-free samples out: whole 10 ms frames, each paired with the
+        next 10 ms of what the device played. What cannot be paired yet waits for the player's next block.
+
+        Pairing in step keeps the delay the canceller sees what the devices make it, however late this code runs:
+        feeding the reference as it arrived made a late event loop look like an echo path that jumps, and the echo
+        leaked while the canceller looked for it again. (PortAudio's own DAC and capture times were no help: through
+        PulseAudio they drifted by more than a second in 7 s.)"""
+        if not self._started:  # what played before listening began has no echo to pair with
+            self._started = True
+            self._played.clear()
+        chunks = [self._resample.resample_chunk(self._played.popleft()) for _ in range(len(self._played))]
+        self._reference = np.concatenate([self._reference, *chunks])
+        self._mic = np.concatenate([self._mic, mic])
+        frames = len(self._mic) // FRAME
+        if time.monotonic() - self._last_played < PLAYER_GONE_S and len(self._mic) < MAX_WAIT_S * RATE:
+            frames = min(frames, len(self._reference) // FRAME)
+        out = np.empty(frames * FRAME, np.float32)
+        for i in range(frames):
+            reference = np.pad(self._reference[i * FRAME : (i + 1) * FRAME], (0, FRAME))[:FRAME]
+            self._apm.process_reverse_stream(self._frame(reference))
+            self._remember(reference, self._mic[i * FRAME : (i + 1) * FRAME])
+            frame = self._frame(self._mic[i * FRAME : (i + 1) * FRAME])
+            self._apm.process_stream(frame)
+            out[i * FRAME : (i + 1) * FRAME] = np.frombuffer(frame.data, np.int16) / 32768.0
+        self._mic, self._reference = self._mic[frames * FRAME :], self._reference[frames * FRAME :]
+        if len(self._reference) > RATE:  # the microphone stalled while the player went on: in step again from here
+            self._reference = np.zeros(0, np.float32)
+        if self._since_check >= LAG_EVERY:
+            self._since_check = 0
+            self._keep_in_step()
+        return out
+
+    def _remember(self, reference: np.ndarray, mic: np.ndarray) -> None:
+        self._fed = np.concatenate([self._fed[FRAME:], reference])
+        self._heard = np.concatenate([self._heard[FRAME:], mic])
+        self._since_check += FRAME
+
+    def _keep_in_step(self) -> None:
+        """The device played silence the tap never saw (an underrun), or the streams' clocks drift: the echo then
+        comes sooner after its reference, until before it, and the canceller cannot follow. So find the lag (the
+        cross-correlation's peak, phase transform) and, when it leaves a safe range, move the reference back into it."""
+        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6 or float(np.mean(self._heard**2)) < 1e-7:
+            return  # nothing played, or nothing heard: nothing to measure
+        n = 2 * (LAG_WINDOW + LAG_SEARCH)
+        spectrum = np.conj(np.fft.rfft(self._heard, n)) * np.fft.rfft(self._fed, n)
+        correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + 1]
+        # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late.
+        lag = LAG_SEARCH - int(np.argmax(correlation))
+        self.lag_s = lag / RATE
+        if correlation.max() < 6 * np.std(correlation):
+            return  # no clear echo (speech over it, or too little of it)
+        if not MIN_LAG <= lag <= MAX_LAG:
+            shift = TARGET_LAG - lag
+            if shift > 0:  # delay the reference
+                self._reference = np.concatenate([np.zeros(shift, np.float32), self._reference])
+            else:
+                self._reference = self._reference[-shift:]
+            self.realigned += 1
+            self._fed[:] = 0.0  # what was fed before the move says nothing about the lag after it
+            self._heard[:] = 0.0
+
+    def _frame(self, samples: np.ndarray) -> object:
+        samples = np.pad(samples, (0, FRAME - len(samples)))
+        pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype(np.int16)
+        return self._rtc.AudioFrame(bytearray(pcm.tobytes()), RATE, 1, FRAME)

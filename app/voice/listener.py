@@ -1,0 +1,137 @@
+"""The asyncio adapter around the turn detector: microphone → echo canceller → VAD → turns → STT.
+
+It moves audio and runs what the detector asks for; the detector decides. Times are the microphone's sample clock
+(seconds since it opened), exact for slicing audio; ``to_monotonic`` maps them for the latency timeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import wave
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from voicedesk.app.voice.echo import EchoCanceller
+from voicedesk.app.voice.microphone import Microphone
+from voicedesk.app.voice.stt import Transcriber
+from voicedesk.app.voice.turns import SpeechEnded, SpeechStarted, TranscribeRequest, TurnDetector, TurnEvent
+from voicedesk.app.voice.vad import RATE, WINDOW_S, SpeechDetector
+from voicedesk.engine.errors import VoicedeskError
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerError:
+    message: str
+
+
+ListenerEvent = TurnEvent | ListenerError
+
+
+class Listener:
+    def __init__(
+        self,
+        microphone: Microphone,
+        turns: TurnDetector,
+        transcriber: Transcriber,
+        on_event: Callable[[ListenerEvent], None],
+        echo: EchoCanceller | None = None,
+        language: str | None = "en",
+        recordings: Path | None = None,
+    ) -> None:
+        self.microphone, self.turns, self.transcriber, self.echo = microphone, turns, transcriber, echo
+        self.language = language
+        self.recordings = recordings
+        """Where each utterance is kept as a WAV; None (the default): nothing is written."""
+        self._on_event = on_event
+        self._vad = SpeechDetector()
+        self._blocks: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue()
+        self._audio = np.zeros(0, np.float32)
+        self._audio_start = 0  # sample index of _audio[0]
+        self._heard = 0  # samples through the VAD
+        self._received = 0  # samples from the microphone
+        self._starts: dict[int, float] = {}
+        self._offset = float("inf")  # monotonic time - sample clock, the least seen (callbacks only run late)
+        self._keep_s = turns.config.max_utterance_s + turns.config.pre_roll_s + 5.0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def now(self) -> float:
+        return self._heard / RATE
+
+    def to_monotonic(self, at: float) -> float:
+        return at + self._offset
+
+    async def run(self) -> None:
+        """Listens until cancelled or the microphone is lost (reported as a ``ListenerError``)."""
+        loop = asyncio.get_running_loop()
+        self.microphone.on_block = lambda block, t: loop.call_soon_threadsafe(self._blocks.put_nowait, (block, t))
+        self.microphone.open()
+        try:
+            while True:
+                try:
+                    block, captured = await asyncio.wait_for(self._blocks.get(), 0.25)
+                except TimeoutError:
+                    self.microphone.check()
+                    continue
+                self._hear(block, captured)
+                if self._received % (RATE // 2) < len(block):  # twice a second: PulseAudio moves a lost
+                    self.microphone.check()  # microphone's stream to another one, so blocks alone prove nothing
+        except VoicedeskError as exc:
+            self._handle(self.turns.stop(self.now))
+            self._on_event(ListenerError(exc.message))
+        finally:
+            self.microphone.close()
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _hear(self, block: np.ndarray, captured: float) -> None:
+        clean = self.echo.process(block) if self.echo is not None else block
+        self._audio = np.concatenate([self._audio, clean])
+        excess = len(self._audio) - int(self._keep_s * RATE)
+        if excess > 0:
+            self._audio, self._audio_start = self._audio[excess:], self._audio_start + excess
+        for probability in self._vad.feed(clean):
+            self._heard += int(WINDOW_S * RATE)
+            self._handle(self.turns.vad(probability, self.now, WINDOW_S))
+        self._received += len(block)
+        self._offset = min(self._offset, captured - self._received / RATE)
+
+    def _handle(self, events: list[TurnEvent]) -> None:
+        for event in events:
+            if isinstance(event, TranscribeRequest):
+                task = asyncio.get_running_loop().create_task(self._transcribe(event))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                continue
+            if isinstance(event, SpeechStarted):
+                self._starts[event.utterance] = event.at
+            elif isinstance(event, SpeechEnded):
+                start = self._starts.pop(event.utterance, event.at)
+                if self.recordings is not None:
+                    self._keep(self.recordings, event.utterance, start, event.at)
+            self._on_event(event)
+
+    def _slice(self, start: float, end: float) -> np.ndarray:
+        lo = max(int(start * RATE) - self._audio_start, 0)
+        return self._audio[lo : max(int(end * RATE) - self._audio_start, lo)].copy()
+
+    async def _transcribe(self, request: TranscribeRequest) -> None:
+        try:
+            text = await self.transcriber.transcribe(self._slice(request.start, request.end), self.language)
+        except VoicedeskError as exc:
+            self._on_event(ListenerError(exc.message + (f" {exc.advice}" if exc.advice else "")))
+            text = ""
+        self._handle(self.turns.transcribed(request, text, self.now))
+
+    def _keep(self, folder: Path, utterance: int, start: float, end: float) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        audio = self._slice(start - self.turns.config.pre_roll_s, end + self.turns.config.tail_s)
+        with wave.open(str(folder / time.strftime(f"%Y%m%d-%H%M%S-{utterance}.wav")), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(RATE)
+            out.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())

@@ -1,0 +1,110 @@
+"""Speech-to-text behind one interface, like the TTS engines: local faster-whisper, or a Wyoming ASR server.
+
+Both take float32 16 kHz mono arrays (what the microphone gives; never file paths: faster-whisper 1.2.1's file
+decoding fails with the PyAV the product uses) and return the text. Partials are the same call on the audio so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+import numpy as np
+
+from voicedesk.engine.errors import ConnectionFailed, UsageError, VoicedeskError, WeightsMissingError
+
+RATE = 16_000
+
+
+class Transcriber(Protocol):
+    async def transcribe(self, audio: np.ndarray, language: str | None) -> str: ...
+
+
+def stt_language(voice: str, override: str | None = None) -> str:
+    """The STT language: the one set, else the voice's (``bf_emma`` → ``en``, ``jf_alpha`` → ``ja``)."""
+    if override:
+        return override
+    from voicedesk.engine.model.languages import LANGUAGES
+
+    lang = LANGUAGES.get(voice[:1])
+    return lang.tag.split("-")[0] if lang else "en"
+
+
+def open_transcriber(kind: str, **options: object) -> Transcriber:
+    """``local`` (model, device, compute_type) or ``wyoming`` (uri)."""
+    if kind == "local":
+        return WhisperTranscriber(**options)  # type: ignore[arg-type]
+    if kind == "wyoming":
+        return WyomingTranscriber(**options)  # type: ignore[arg-type]
+    raise UsageError(f"Unknown speech-to-text kind {kind!r}: use 'local' (faster-whisper) or 'wyoming'.")
+
+
+class WhisperTranscriber:
+    def __init__(self, model: str = "small.en", device: str = "auto", compute_type: str = "default") -> None:
+        from faster_whisper import WhisperModel
+
+        from voicedesk.engine.model.stt_models import fetch_advice, stt_model_dir
+
+        folder = stt_model_dir(model)
+        if compute_type == "default" and device in ("auto", "cpu"):
+            compute_type = "int8"  # the hub's models are float16; a CPU would convert them to float32
+        try:
+            self._model = WhisperModel(str(folder), device=device, compute_type=compute_type)
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise WeightsMissingError(
+                f"The speech-to-text model in {folder} cannot be loaded ({exc}).", fetch_advice(model)
+            ) from None
+        self.name = model
+        self.multilingual = bool(self._model.model.is_multilingual)
+        self._lock = asyncio.Lock()
+
+    async def transcribe(self, audio: np.ndarray, language: str | None) -> str:
+        if language and language != "en" and not self.multilingual:
+            raise UsageError(
+                f"The speech-to-text model {self.name!r} understands only English, not {language!r}.",
+                "Set the STT language to en, or fetch a multilingual model (`voicedesk models fetch --stt small`).",
+            )
+        async with self._lock:  # one model, one transcription at a time
+            return await asyncio.to_thread(self._run, np.asarray(audio, np.float32), language)
+
+    def _run(self, audio: np.ndarray, language: str | None) -> str:
+        segments, _ = self._model.transcribe(
+            audio,
+            language=language if self.multilingual else "en",
+            beam_size=1,
+            without_timestamps=True,
+            condition_on_previous_text=False,
+        )
+        return "".join(s.text for s in segments).strip()
+
+
+class WyomingTranscriber:
+    """A Wyoming ASR server (Home Assistant's ``wyoming-faster-whisper``): one connection per transcription."""
+
+    def __init__(self, uri: str, timeout_s: float = 30.0) -> None:
+        self.uri = uri
+        self.timeout_s = timeout_s
+
+    async def transcribe(self, audio: np.ndarray, language: str | None) -> str:
+        from wyoming.asr import Transcribe, Transcript
+        from wyoming.audio import AudioChunk, AudioStart, AudioStop
+        from wyoming.client import AsyncClient
+
+        pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+        fmt = {"rate": RATE, "width": 2, "channels": 1}
+        try:
+            async with asyncio.timeout(self.timeout_s), AsyncClient.from_uri(self.uri) as client:
+                await client.write_event(Transcribe(language=language).event())
+                await client.write_event(AudioStart(**fmt).event())
+                for i in range(0, len(pcm), 8192):
+                    await client.write_event(AudioChunk(audio=pcm[i : i + 8192], **fmt).event())
+                await client.write_event(AudioStop().event())
+                while (event := await client.read_event()) is not None:
+                    if Transcript.is_type(event.type):
+                        return Transcript.from_event(event).text.strip()
+        except (OSError, TimeoutError) as exc:
+            raise ConnectionFailed(
+                f"The Wyoming speech-to-text server at {self.uri} did not answer ({type(exc).__name__}: {exc}).",
+                "Check that it runs (Home Assistant's Whisper add-on listens on port 10300) and the address.",
+            ) from None
+        raise VoicedeskError("connection", f"The Wyoming server at {self.uri} closed without a transcript.")
