@@ -85,6 +85,7 @@ class BidiConnection:
             self._emit,
             timers=self.connection,
             in_hand=self.connection.in_hand_s,
+            share=lambda: runtime.held_by(lease.client),
         )
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()

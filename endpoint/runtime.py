@@ -284,7 +284,10 @@ class EndpointRuntime:
     def open_session(self, lease: Lease, config: SessionConfig | None = None) -> LocalSession:
         """A session on the shared model and scheduler: the same session code the local engine runs."""
         assert self.synthesizer is not None, "open_session before the model is ready"
-        session = LocalSession(self.synthesizer, self.scheduler, config or SessionConfig(), self.settings.limits)
+        share = lambda: self.held_by(lease.client)  # noqa: E731
+        session = LocalSession(
+            self.synthesizer, self.scheduler, config or SessionConfig(), self.settings.limits, share=share
+        )
         session.id = lease.id
 
         def stop() -> None:
@@ -292,6 +295,12 @@ class EndpointRuntime:
 
         lease.stop = stop
         return session
+
+    def held_by(self, client: str | None) -> int:
+        """Sessions ``client``'s address holds (0 without per-client caps: behind a proxy all share one)."""
+        if client is None or self.settings.max_sessions_per_client is None:
+            return 0
+        return sum(1 for lease in self._leases.values() if lease.client == client)
 
     # ---- introspection (tests, benchmarks, /ping) ---------------------------------------------------
 

@@ -40,12 +40,13 @@ class LocalSession:
         limits: SessionLimits | None = None,
         chunker_factory: Callable[[], IncrementalSentenceChunker] = IncrementalSentenceChunker,
         clock: Callable[[], float] = time.monotonic,
+        share: Callable[[], int] | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self._synthesizer = synthesizer
         self._core = SessionCore(chunker_factory(), config or SessionConfig(), limits or SessionLimits())
         self._events = EventStream(on_taken=self._taken)
-        self._driver = SessionDriver(self._core, synthesizer, scheduler, self.id, self._events.emit, clock)
+        self._driver = SessionDriver(self._core, synthesizer, scheduler, self.id, self._events.emit, clock, share=share)
 
     @property
     def core(self) -> SessionCore:

@@ -32,7 +32,7 @@ from voicedesk.engine.preemption import RunningCall, should_preempt
 
 @dataclass(order=True, slots=True)
 class _Entry:
-    key: tuple[int, float, int]
+    key: tuple[int, int, float, int]
     job_id: int = field(compare=False)
     session_id: str = field(compare=False)
     payload: Any = field(compare=False)
@@ -49,9 +49,14 @@ class DeadlineQueue:
         self._by_id: dict[int, _Entry] = {}
         self._ids = itertools.count()
 
-    def push(self, session_id: str, payload: Any, *, urgent: bool, deadline: float, size: int = 0) -> int:
+    def push(
+        self, session_id: str, payload: Any, *, urgent: bool, deadline: float, size: int = 0, share: int = 0
+    ) -> int:
+        """``share``: sessions its client's address holds; among first sentences, a quieter address goes first."""
         job_id = next(self._ids)
-        entry = _Entry((0 if urgent else 1, deadline, job_id), job_id, session_id, payload, size)
+        entry = _Entry(
+            (0 if urgent else 1, share if urgent else 0, deadline, job_id), job_id, session_id, payload, size
+        )
         heapq.heappush(self._heap, entry)
         self._by_id[job_id] = entry
         return job_id
@@ -121,6 +126,7 @@ class _Job:
     session_id: str = ""
     urgent: bool = False
     deadline: float = 0.0
+    share: int = 0
     wasted_s: float = 0.0
     """Model time thrown away by stopping this job for first sentences (it was queued again each time)."""
     preempted: bool = False
@@ -172,6 +178,7 @@ class SynthesisScheduler:
         interrupt: threading.Event | None = None,
         size: int = 0,
         batch_item: Any = None,
+        share: int = 0,
     ) -> asyncio.Future[Any]:
         """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
 
@@ -183,7 +190,7 @@ class SynthesisScheduler:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(call, future, interrupt, size, batch_item, session_id, urgent, deadline)
+        job = _Job(call, future, interrupt, size, batch_item, session_id, urgent, deadline, share)
         self._enqueue(job)
         self._idle.clear()
         self._ensure_runner(loop)
@@ -194,7 +201,9 @@ class SynthesisScheduler:
         return future
 
     def _enqueue(self, job: _Job) -> None:
-        job_id = self._queue.push(job.session_id, job, urgent=job.urgent, deadline=job.deadline, size=job.size)
+        job_id = self._queue.push(
+            job.session_id, job, urgent=job.urgent, deadline=job.deadline, size=job.size, share=job.share
+        )
         job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
 
     def _maybe_preempt(self, session_id: str, arrival: float, size: int) -> None:

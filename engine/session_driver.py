@@ -137,12 +137,15 @@ class SessionDriver:
         clock: Callable[[], float] = time.monotonic,
         timers: Timers | None = None,
         in_hand: Callable[[float], float] | None = None,
+        share: Callable[[], int] | None = None,
     ) -> None:
         self.core = core
         self._timers: Timers = timers if timers is not None else core
         self._in_hand = in_hand
         """Audio its listener has and has not heard yet (the server connection's): a new utterance starts after it,
         so its first sentence is urgent only when that is nothing."""
+        self._share = share
+        """Sessions its client's address holds (the server's): a quieter address's first sentence goes first."""
         self.session_id = session_id
         self._synthesizer = synthesizer
         self._scheduler = scheduler
@@ -219,6 +222,7 @@ class SessionDriver:
                 interrupt=interrupt,
                 size=estimate_phonemes(job.text),
                 batch_item=self._batch_item(job),
+                share=self._share() if self._share is not None else 0,
             )
         except SchedulerClosed:
             self.apply(self.core.abort(SHUTDOWN_REASON, now))

@@ -21,6 +21,15 @@ def test_first_sentences_go_before_any_deadline_then_earliest_deadline_first():
     assert queue.pop_entry() is None
 
 
+def test_among_first_sentences_a_quieter_address_goes_first():
+    """Issue 34: a newcomer's first sentence is not queued behind the fourth stream of a busy address."""
+    queue = DeadlineQueue()
+    queue.push("busy-4th", "busy", urgent=True, deadline=1.0, share=4)
+    queue.push("later", "later", urgent=False, deadline=0.5)
+    queue.push("newcomer", "newcomer", urgent=True, deadline=2.0, share=1)
+    assert [queue.pop_entry()[2] for _ in range(3)] == ["newcomer", "busy", "later"]
+
+
 def test_equal_keys_keep_submission_order():
     queue = DeadlineQueue()
     for name in "xyz":
