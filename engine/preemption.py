@@ -14,8 +14,8 @@ It is not worth it, and not done, when:
 - its session's audio is needed before the redo could finish: the listener would hear a gap
   (``deadline - arrival`` must cover the first sentences that go before it, the redo, and a margin). When its
   listener waits for it anyway (it is a first sentence itself, or it would end late: a model slower than its
-  speech), the shorter wait goes first: it is stopped when what is left of it is longer than the newcomer's call
-  plus the work thrown away;
+  speech), the shorter wait goes first, or the quieter address's: it is stopped when what is left of it is longer
+  than the newcomer's call plus the work thrown away, or when its address holds more sessions than the newcomer's;
 - what is left of it is short next to the newcomer's own call (waiting costs less than ``WORTH_FRACTION`` of it);
 - stopping it now would throw away more than ``MAX_WASTE_FRACTION`` of its own cost over all its stops (the work
   thrown away stays bounded: a call at most doubles its model time, however many newcomers arrive during it);
@@ -49,10 +49,17 @@ class RunningCall:
     """How long it has run."""
     wasted_s: float = 0.0
     """Model time already thrown away by earlier stops of this call."""
+    share: int = 0
+    """Sessions its client's address holds (``engine.scheduler``)."""
 
 
 def should_preempt(
-    running: RunningCall, arrival: float, first_size: int, s_per_phoneme: float | None, first_work_ahead: int = 0
+    running: RunningCall,
+    arrival: float,
+    first_size: int,
+    s_per_phoneme: float | None,
+    first_work_ahead: int = 0,
+    share: int = 0,
 ) -> bool:
     """Whether a first sentence of ``first_size`` phonemes arriving at ``arrival`` (the running call's clock) should
     stop ``running``. ``first_work_ahead``: first sentences of other sessions already queued (they go first too)."""
@@ -69,6 +76,6 @@ def should_preempt(
     if running.urgent or arrival + left_s > running.deadline:
         # Its listener waits for it anyway (a first sentence, or a call that ends late: a model slower than its
         # speech, e.g. a flood on a CPU): a stop costs that listener the newcomer's call and the work thrown away,
-        # and spares the newcomer what is left of it. The shorter wait goes first.
-        return left_s > ahead_s + running.elapsed_s
+        # and spares the newcomer what is left of it. The shorter wait goes first, or the quieter address's.
+        return left_s > ahead_s + running.elapsed_s or running.share > share
     return running.deadline - arrival >= ahead_s + redo_s + SLACK_MARGIN_S

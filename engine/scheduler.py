@@ -197,7 +197,7 @@ class SynthesisScheduler:
         assert self._wakeup is not None
         self._wakeup.set()
         if urgent:
-            self._maybe_preempt(session_id, deadline, size)
+            self._maybe_preempt(session_id, deadline, size, share)
         return future
 
     def _enqueue(self, job: _Job) -> None:
@@ -206,7 +206,7 @@ class SynthesisScheduler:
         )
         job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
 
-    def _maybe_preempt(self, session_id: str, arrival: float, size: int) -> None:
+    def _maybe_preempt(self, session_id: str, arrival: float, size: int, share: int) -> None:
         """Stops the running call for a first sentence that just arrived, when ``engine.preemption`` says so. Only a
         call that runs alone: a batch holds other sessions' work."""
         if not self.preemption or len(self._running) != 1:
@@ -214,11 +214,10 @@ class SynthesisScheduler:
         job = self._running[0]
         if job.session_id == session_id or job.interrupt is None or job.interrupt.is_set():
             return
-        running = RunningCall(
-            job.urgent, job.deadline, job.size, time.perf_counter() - self._running_since, job.wasted_s
-        )
+        elapsed_s = time.perf_counter() - self._running_since
+        running = RunningCall(job.urgent, job.deadline, job.size, elapsed_s, job.wasted_s, job.share)
         ahead = self._queue.first_work(exclude=session_id)
-        if should_preempt(running, arrival, size, self._s_per_phoneme, ahead):
+        if should_preempt(running, arrival, size, self._s_per_phoneme, ahead, share):
             job.preempted = True
             job.deadline = max(job.deadline, arrival)  # a stopped first sentence goes again after the newcomer's
             job.interrupt.set()

@@ -64,3 +64,12 @@ def test_a_call_already_late_for_its_listener_is_stopped_when_what_is_left_is_th
     assert not should_preempt(nearly, arrival=10.0, first_size=40, s_per_phoneme=slow)
     # Not late yet, but it will be: its audio is needed in 6 s and 8 s of it are left.
     assert should_preempt(_far_ahead(deadline=16.0, elapsed_s=2.0), arrival=10.0, first_size=40, s_per_phoneme=slow)
+
+
+def test_a_busier_addresses_first_sentence_makes_way_for_a_quieter_ones():
+    """Both wait in silence; the newcomer's address holds one session, the running one's four (fair share)."""
+    running = _far_ahead(urgent=True, size=70, elapsed_s=0.02)  # 0.05 s left: not the longer wait
+    assert not should_preempt(running, arrival=0.0, first_size=40, s_per_phoneme=SPEED, share=1)
+    busy = _far_ahead(urgent=True, size=70, elapsed_s=0.02, share=4)
+    assert should_preempt(busy, arrival=0.0, first_size=40, s_per_phoneme=SPEED, share=1)
+    assert not should_preempt(busy, arrival=0.0, first_size=40, s_per_phoneme=SPEED, share=4)
