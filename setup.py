@@ -1,8 +1,9 @@
 """Which of voicedesk's package folders this checkout has (the rest of the build is in pyproject.toml).
 
-A clone has app/, engine/ and endpoint/; the endpoint image copies only what ``voicedesk serve`` runs, engine/ and
-endpoint/ (packaging/Dockerfile), so the desktop app and the lab (app/lab/) are not in it. Installed, the folders are
-voicedesk.app, voicedesk.engine and voicedesk.endpoint, so they never collide with anyone else's ``app`` or ``engine``.
+A clone has app/, engine/ and endpoint/; the endpoint image copies only the modules ``voicedesk serve`` runs
+(packaging/Dockerfile), so the desktop app, the lab (app/lab/) and the folders serve never imports are not in it.
+Installed, the folders are voicedesk.app, voicedesk.engine and voicedesk.endpoint, so they never collide with anyone
+else's ``app`` or ``engine``.
 """
 
 from pathlib import Path

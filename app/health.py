@@ -35,18 +35,16 @@ PROBE_TIMEOUT_S = 5.0
 class HealthRecord:
     last_ok: float | None = None
     """Wall-clock time (``time.time()``) the engine was last seen healthy."""
-    last_check: float | None = None
     failures: int = 0
     """Checks failed in a row."""
     problem: str = ""
 
     def ok(self, now: float) -> None:
-        self.last_ok = self.last_check = now
+        self.last_ok = now
         self.failures = 0
         self.problem = ""
 
     def failed(self, now: float, problem: str) -> None:
-        self.last_check = now
         self.failures += 1
         self.problem = problem
 

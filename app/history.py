@@ -8,13 +8,12 @@ history starts empty, and ``load_history`` says so; a damaged entry is skipped. 
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from voicedesk.app.json_file import keep_aside, read_json, write_json
 
 HISTORY_FILE = "history.json"
 MAX_ENTRIES = 500
@@ -67,24 +66,18 @@ class LoadedHistory:
 def load_history(path: Path) -> LoadedHistory:
     """Never raises: a file that cannot be used gives an empty history and a message."""
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_FILE_BYTES + 1)
+        data = read_json(path, MAX_FILE_BYTES)
+        items = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise ValueError("it has no list of entries")
     except FileNotFoundError:
         return LoadedHistory([])
     except OSError as exc:
         return LoadedHistory([], f"Could not read the history in {path} ({exc}); starting a new one.")
-    try:
-        if len(raw) > MAX_FILE_BYTES:
-            raise ValueError("it is too large")
-        data = json.loads(raw.decode("utf-8"))
-        items = data.get("entries") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            raise ValueError("it has no list of entries")
-    except (ValueError, RecursionError) as exc:
-        kept = _keep_damaged(path)
+    except ValueError as exc:
+        kept = keep_aside(path)
         where = f" It was kept as {kept.name}." if kept else ""
-        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
-        return LoadedHistory([], f"The history file {path} was damaged ({reason}); starting a new one.{where}")
+        return LoadedHistory([], f"The history file {path} was damaged ({str(exc)[:120]}); starting a new one.{where}")
     entries = [entry for item in items[-MAX_ENTRIES:] if (entry := _entry(item)) is not None]
     skipped = min(len(items), MAX_ENTRIES) - len(entries)
     message = f"{skipped} damaged entries in {path} were skipped." if skipped else None
@@ -92,17 +85,8 @@ def load_history(path: Path) -> LoadedHistory:
 
 
 def save_history(entries: list[HistoryEntry], path: Path) -> None:
-    """Writes the newest ``MAX_ENTRIES`` atomically (temp file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = json.dumps({"version": 1, "entries": [asdict(e) for e in entries[-MAX_ENTRIES:]]}, ensure_ascii=False)
-    fd, temp = tempfile.mkstemp(prefix=".history-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(body)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Writes the newest ``MAX_ENTRIES`` atomically."""
+    write_json(path, {"version": 1, "entries": [asdict(e) for e in entries[-MAX_ENTRIES:]]})
 
 
 class History:
@@ -150,12 +134,3 @@ def _entry(item: object) -> HistoryEntry | None:
 
 
 KINDS = ("speak", "agent", "preview")
-
-
-def _keep_damaged(path: Path) -> Path | None:
-    kept = path.with_name(f"{path.stem}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{path.suffix}")
-    try:
-        os.replace(path, kept)
-    except OSError:
-        return None
-    return kept

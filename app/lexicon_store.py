@@ -8,13 +8,10 @@ atomic (temp file + rename).
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from voicedesk.app.json_file import keep_aside, write_json
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, LexiconError, load_lexicon_file
 
 
@@ -31,24 +28,10 @@ def load_app_lexicon(path: Path) -> LoadedLexicon:
     try:
         return LoadedLexicon(load_lexicon_file(path))
     except LexiconError as exc:
-        kept = path.with_name(f"{path.stem}.damaged-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
-        try:
-            os.replace(path, kept)
-        except OSError:
-            return LoadedLexicon(EMPTY_LEXICON, f"The pronunciations could not be used: {exc.message}")
-        return LoadedLexicon(
-            EMPTY_LEXICON, f"The pronunciations could not be used: {exc.message} The file is kept as {kept.name}."
-        )
+        kept = keep_aside(path)
+        where = f" The file is kept as {kept.name}." if kept else ""
+        return LoadedLexicon(EMPTY_LEXICON, f"The pronunciations could not be used: {exc.message}{where}")
 
 
 def save_app_lexicon(lexicon: Lexicon, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = json.dumps(lexicon.to_json(), indent=2, ensure_ascii=False) + "\n"
-    fd, temp = tempfile.mkstemp(prefix=".lexicon-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(body)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_json(path, lexicon.to_json(), indent=2)

@@ -12,16 +12,12 @@ Secrets (the WebSocket bearer token, API keys) are not written here: they come f
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
-import tempfile
-import time
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from voicedesk.app.json_file import keep_aside, read_json, write_json
 from voicedesk.app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
 from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
@@ -141,48 +137,32 @@ class LoadedSettings:
 def load_settings(path: Path) -> LoadedSettings:
     """Never raises: whatever the file holds, the window opens (see the module's docstring)."""
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_FILE_BYTES + 1)
+        data = read_json(path, MAX_FILE_BYTES)
+        if not isinstance(data, dict):
+            raise ValueError(f"the top level is a {type(data).__name__}, not an object")
     except FileNotFoundError:
         return LoadedSettings(AppSettings())
     except OSError as exc:
         return LoadedSettings(AppSettings(), f"Could not read the settings in {path} ({exc}); using defaults.")
-    try:
-        if len(raw) > MAX_FILE_BYTES:
-            raise ValueError(f"it is larger than {MAX_FILE_BYTES // 1024} KiB")
-        data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError(f"the top level is a {type(data).__name__}, not an object")
-    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands of levels deep
-        kept = _keep_bad_file(path, move=True)
+    except ValueError as exc:
+        kept = keep_aside(path)
         where = f" The old file was kept as {kept.name}." if kept else ""
-        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else _short(str(exc))
         return LoadedSettings(
-            AppSettings(), f"The settings file {path} was damaged ({reason}); the defaults are in use.{where}"
+            AppSettings(), f"The settings file {path} was damaged ({_short(str(exc))}); the defaults are in use.{where}"
         )
     settings = AppSettings()
     rejected: list[str] = []
     _fill(settings, data, "", rejected)
     message = None
     if rejected:
-        kept = _keep_bad_file(path, move=False)
+        kept = keep_aside(path, move=False)
         where = f" The file as it was is kept as {kept.name}." if kept else ""
         message = f"Some settings in {path} were not valid and were reset: {', '.join(rejected)}.{where}"
     return LoadedSettings(settings, message)
 
 
 def save_settings(settings: AppSettings, path: Path) -> None:
-    """Writes atomically (temp file + rename), so a crash never leaves half a file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = json.dumps(asdict(settings), indent=2, sort_keys=True) + "\n"
-    fd, temp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(body)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_json(path, asdict(settings), indent=2, sort_keys=True)
 
 
 # ---- validation -------------------------------------------------------------------------------------
@@ -284,20 +264,3 @@ def _phrases(value: Any, rejected: list[str]) -> list[Phrase]:
 
 def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _keep_bad_file(path: Path, move: bool) -> Path | None:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    kept = path.with_name(f"{path.stem}.damaged-{stamp}{path.suffix}")
-    number = 1
-    while kept.exists():  # two damaged files in one second: keep both
-        number += 1
-        kept = path.with_name(f"{path.stem}.damaged-{stamp}-{number}{path.suffix}")
-    try:
-        if move:
-            os.replace(path, kept)
-        else:
-            shutil.copyfile(path, kept)
-    except OSError:
-        return None
-    return kept

@@ -65,7 +65,6 @@ class Lease:
     evict: Callable[[str], None] | None = None
     """Closes the session, telling its client why, to make room on a full server (None: it cannot be evicted)."""
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    opened_at: float = field(default_factory=time.monotonic)
     last_active: float = field(default_factory=time.monotonic)
     """When the client last gave text to speak or took audio (the adapter keeps it): the idlest is evicted first."""
     is_speaking: Callable[[], bool] | None = None
@@ -158,11 +157,11 @@ class EndpointRuntime:
         log.info("text front-end and G2P in %d worker process(es)", workers)
 
     async def _choose_batching(self, synthesizer: Synthesizer) -> None:
-        """Batching across sessions (``engine.model.batch_render``): only for the Kokoro model, measured on CUDA."""
+        """Batching across sessions (``engine.model.batch``): only for the Kokoro model, measured on CUDA."""
         if self.settings.batch == "off" or not hasattr(synthesizer, "model"):
             return
+        from voicedesk.engine.model.batch import choose_batch_runner
         from voicedesk.engine.model.batch_policy import BatchMode
-        from voicedesk.engine.model.batch_render import choose_batch_runner
 
         mode = BatchMode(self.settings.batch)
         voice = SessionConfig().voice

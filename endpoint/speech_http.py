@@ -47,6 +47,7 @@ from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
+from voicedesk.engine.protocol import wire_error
 from voicedesk.engine.session_limits import SessionLimits
 
 log = logging.getLogger(__name__)
@@ -184,10 +185,7 @@ async def voicedesk_sse_body(events: AsyncIterator[Event], request: SpeechReques
     encoder = open_body_encoder(request, audio_format)
     async for seq, item in encoded_audio(events, encoder, tally):
         if isinstance(item, Error):
-            error = {"type": "error", "code": str(item.code), "message": item.message, "request_id": rid}
-            if item.seq is not None:
-                error["seq"] = item.seq
-            yield _sse("error", error)
+            yield _sse("error", wire_error(replace(item, request_id=rid)))
         else:
             chunk = {"type": "audio_chunk", "request_id": rid, "seq": seq}
             chunk["audio"] = base64.b64encode(item).decode("ascii")

@@ -10,6 +10,7 @@ them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -87,30 +88,6 @@ def check_budget(speech: SpeechRequest, limits: SessionLimits) -> None:
     fields.audio_budget(speech.text, speech.speed, limits.max_request_audio_s)
 
 
-def _string(message: dict[str, object], key: str, default: str | None, limit: int = 200) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, str) or not value.strip():
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {fields.describe(value)}."
-        )
-    if len(value) > limit:
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
-    return value.strip()
-
-
-def _choice(message: dict[str, object], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = _string(message, key, default)
-    assert value is not None
-    if value.lower() not in allowed:
-        raise VoicedeskError(
-            ErrorCode.BAD_MESSAGE,
-            f"'{key}' {fields.describe(value)} is not supported here; use one of: {', '.join(allowed)}.",
-        )
-    return value.lower()
-
-
 def _sample_rate(message: dict[str, object], audio_format: str) -> int:
     asked = fields.sample_rate(message.get("sample_rate"))
     rate = SAMPLE_RATE if asked is None else asked
@@ -120,15 +97,6 @@ def _sample_rate(message: dict[str, object], audio_format: str) -> int:
     return rate
 
 
-def _stream(message: dict[str, object]) -> bool:
-    raw = message.get("stream")
-    if raw is None:
-        return True
-    if not isinstance(raw, bool):
-        raise VoicedeskError(ErrorCode.BAD_MESSAGE, f"'stream' must be true or false; got {fields.describe(raw)}.")
-    return raw
-
-
 def _text_change(message: dict[str, object]) -> TextChange:
     try:
         return decode_text_change(message)
@@ -136,30 +104,11 @@ def _text_change(message: dict[str, object]) -> TextChange:
         raise VoicedeskError(exc.code, exc.message) from None
 
 
-def _output(message: dict[str, object], format_key: str, default_format: str) -> tuple[str, int]:
-    audio_format = _choice(message, format_key, AUDIO_FORMATS, default_format)
-    return audio_format, _sample_rate(message, audio_format)
-
-
 def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
     """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
     ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``), plus this server's text
     options (``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``)."""
-    message = parse_json_object(body)
-    request_id = fields.request_id(message.get("request_id"))
-    audio_format, sample_rate = _output(message, "format", "wav")
-    return SpeechRequest(
-        text=fields.text(message.get("text"), limits.max_message_chars, "text"),
-        voice=fields.voice(message.get("voice")) or DEFAULT_VOICE,
-        speed=fields.speed(message.get("speed")) or 1.0,
-        audio_format=audio_format,  # type: ignore[arg-type]
-        transport=_choice(message, "transport", TRANSPORTS, "binary"),  # type: ignore[arg-type]
-        request_id=request_id,
-        sample_rate=sample_rate,
-        stream=_stream(message),
-        request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
-        text_change=_text_change(message),
-    )
+    return _parse(body, limits, openai=False)
 
 
 def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
@@ -167,19 +116,36 @@ def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
     (default mp3, as OpenAI's), ``speed``, ``stream_format`` (``audio`` or ``sse``). ``model`` and
     ``instructions`` are accepted and ignored: this server has one model. Extensions (``extra_body``):
     ``sample_rate``, ``stream``, ``request_timestamp``, ``lexicon`` and the text options, as on ``/invocations``."""
+    return _parse(body, limits, openai=True)
+
+
+def _parse(body: bytes, limits: SessionLimits, openai: bool) -> SpeechRequest:
     message = parse_json_object(body)
-    _string(message, "model", None)
-    stream_format = _choice(message, "stream_format", ("audio", "sse"), "audio")
-    audio_format, sample_rate = _output(message, "response_format", "mp3")
+
+    def read[T](check: Callable[..., T], key: str, *args: object) -> T:
+        return check(message.get(key), key, *args)
+
+    if openai:
+        read(fields.string, "model")
+        text_key, format_key, default_format = "input", "response_format", "mp3"
+        transport = "sse" if read(fields.choice, "stream_format", ("audio", "sse")) == "sse" else "binary"
+        request_id = None
+    else:
+        text_key, format_key, default_format = "text", "format", "wav"
+        transport = read(fields.choice, "transport", TRANSPORTS) or "binary"
+        request_id = read(fields.request_id, "request_id")
+    audio_format = read(fields.choice, format_key, AUDIO_FORMATS) or default_format
+    stream = read(fields.flag, "stream")
     return SpeechRequest(
-        text=fields.text(message.get("input"), limits.max_message_chars, "input"),
-        voice=fields.voice(message.get("voice")) or DEFAULT_VOICE,
-        speed=fields.speed(message.get("speed")) or 1.0,
+        text=fields.text(message.get(text_key), limits.max_message_chars, text_key),
+        voice=read(fields.voice, "voice") or DEFAULT_VOICE,
+        speed=read(fields.speed, "speed") or 1.0,
         audio_format=audio_format,  # type: ignore[arg-type]
-        transport="sse" if stream_format == "sse" else "binary",
-        sse_dialect="openai",
-        sample_rate=sample_rate,
-        stream=_stream(message),
-        request_timestamp=fields.request_timestamp(message.get("request_timestamp")),
+        transport=transport,  # type: ignore[arg-type]
+        request_id=request_id,
+        sse_dialect="openai" if openai else "voicedesk",
+        sample_rate=_sample_rate(message, audio_format),
+        stream=True if stream is None else stream,
+        request_timestamp=read(fields.request_timestamp, "request_timestamp"),
         text_change=_text_change(message),
     )

@@ -3,20 +3,23 @@
 ``local`` (Kokoro in this process), ``websocket`` (a container over a WebSocket) and ``sagemaker`` (the same
 container through SageMaker's bidirectional stream) all implement these two protocols, so the app, the CLI
 and the benchmarks never care where speech is made.
+
+``EventStream`` carries a session's events to its one reader, in the in-process session (``engine.local``) and the
+remote one (``engine.clients.remote``) alike: nothing after ``Closed``, and the producer told when each event is
+taken (``on_taken``: how much audio the listener has really taken, so how far ahead to synthesize).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from voicedesk.engine.events import Event, SessionConfig
+from voicedesk.engine.events import Audio, Closed, Event, SessionConfig, drop_cancelled_audio
 from voicedesk.engine.model.voices import VoiceInfo
 from voicedesk.engine.text.frontend.settings import TextSettings
-
-if TYPE_CHECKING:
-    pass
 
 
 class Session(Protocol):
@@ -76,3 +79,42 @@ class Engine(Protocol):
     async def open_session(self, config: SessionConfig | None = None) -> Session: ...
 
     async def aclose(self) -> None: ...
+
+
+class EventStream:
+    def __init__(self, on_taken: Callable[[Event], None] | None = None) -> None:
+        self._queue: deque[Event] = deque()
+        self._ready = asyncio.Event()
+        self._on_taken = on_taken
+        self.finished = False
+        """True once ``Closed`` was put in; later events are dropped."""
+
+    def emit(self, events: Iterable[Event]) -> None:
+        for event in events:
+            if self.finished:
+                return
+            self._queue.append(event)
+            self._ready.set()
+            if isinstance(event, Closed):
+                self.finished = True
+
+    def drop_cancelled_audio(self, events: Iterable[Event]) -> float:
+        """Drops queued audio of a cancelled utterance (``events.drop_cancelled_audio``); returns its seconds."""
+        self._queue, dropped_s = drop_cancelled_audio(self._queue, events, _audio_of)
+        return dropped_s
+
+    async def __aiter__(self) -> AsyncIterator[Event]:
+        while True:
+            while not self._queue:
+                self._ready.clear()
+                await self._ready.wait()
+            event = self._queue.popleft()
+            if self._on_taken is not None:
+                self._on_taken(event)
+            yield event
+            if isinstance(event, Closed):
+                return
+
+
+def _audio_of(event: Event) -> tuple[int, float] | None:
+    return (event.seq, event.duration_s) if isinstance(event, Audio) else None

@@ -8,7 +8,11 @@ import wave
 
 import numpy as np
 
-from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+SAMPLE_RATE = 24_000
+"""Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""
+
+BYTES_PER_SAMPLE = 2
+"""Audio travels as PCM16 little-endian mono everywhere (events, wire, player)."""
 
 
 def float_to_pcm16(audio: np.ndarray) -> bytes:

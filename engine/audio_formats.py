@@ -151,9 +151,6 @@ class Encoder(Protocol):
     sample_rate: int
     streaming: bool
 
-    @property
-    def mime_type(self) -> str: ...
-
     def encode(self, pcm: bytes) -> bytes:
         """PCM16 mono 24 kHz in; the encoded bytes ready so far out (often empty for a whole file)."""
         ...
@@ -181,10 +178,6 @@ class _Base:
         self.streaming = streaming
         self._resampler = Resampler(sample_rate)
         self._finished = False
-
-    @property
-    def mime_type(self) -> str:
-        return MIME_TYPES[self.format]
 
     def _check_open(self) -> None:
         if self._finished:

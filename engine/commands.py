@@ -2,8 +2,9 @@
 
 ``COMMANDS`` is the one list of what ``voicedesk`` can do, in the order ``--help`` shows it. Each command lives next
 to the code it drives and adds itself with ``register(subparsers)``; this module names it and imports it only when
-the parser is built, so every install has the dispatch (the container has no desktop app: packaging/Dockerfile) and a
-command whose part is not installed says what to install instead of failing to start. The command modules import
+the parser is built, so every install has the dispatch (the container holds only what ``serve`` runs:
+packaging/Dockerfile) and a command whose part is not installed says what to install instead of failing to start.
+tests/test_architecture.py reads these module names as the dispatch's imports. The command modules import
 nothing heavy at the top (no torch, Qt, Starlette, boto3: tests/app/test_commands.py checks), so ``--help`` is fast.
 """
 

@@ -180,7 +180,7 @@ class ServerConnection:
             request_id = command.request_id if isinstance(command, SynthesizeRequest) else None
             return self._junk_answer(Error(voice_error.code, voice_error.message, request_id=request_id), now)
         match command:
-            case SynthesizeRequest(text, _voice, speed, request_id, sample_rate, audio_format):
+            case SynthesizeRequest(request_id=request_id, sample_rate=sample_rate, audio_format=audio_format):
                 if audio_format not in (None, "pcm"):
                     return [_refuse_format(audio_format, request_id)]
                 if refusal := self._admit_request and self._admit_request(command):
@@ -188,19 +188,19 @@ class ServerConnection:
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate, request_id)):
                     return [refusal]
                 self._last_progress = now
-                return self._charged(core.synthesize(text, now, voice, speed, request_id), now)
-            case SendText(text):
+                return self._charged(core.synthesize(command.text, now, voice, command.speed, request_id), now)
+            case SendText(text=text):
                 if text.strip():  # only text to speak keeps a session open, not empty or blank fragments
                     self._last_progress = now
                 return self._charged(core.send_text(text, now), now)
-            case Flush(request_id):
+            case Flush(request_id=request_id):
                 return core.flush(now, request_id)
             case Cancel():  # unsent audio of the cancelled utterance leaves the send queue: barge-in is heard at once
                 events = core.cancel(now)
                 self._out, dropped_s = drop_cancelled_audio(self._out, events, _audio_of)
                 core.audio_consumed(dropped_s)
                 return events
-            case Configure(_voice, speed, delay, sample_rate, phonemes=phonemes):
+            case Configure(sample_rate=sample_rate):
                 text = None
                 if not command.text_change.empty:
                     try:
@@ -209,7 +209,7 @@ class ServerConnection:
                         return [Error(exc.code, exc.message)]
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate)):
                     return [refusal]
-                return core.configure(voice, speed, delay, text, phonemes)
+                return core.configure(voice, command.speed, command.max_buffer_delay_ms, text, command.phonemes)
             case Close():
                 return core.close(now)
         return []

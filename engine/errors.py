@@ -101,43 +101,41 @@ class WireError:
     http_status: int
     close_code: CloseCode
     """WebSocket close code when this error refuses a connection or ends a session (``fatal``)."""
-    client_fault: bool
-    """The request was wrong (fix it and retry) rather than the server unable (retry later or tell the operator)."""
 
 
 WIRE_ERRORS: dict[ErrorCode, WireError] = {
-    ErrorCode.BAD_JSON: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.BAD_MESSAGE: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.UNKNOWN_TYPE: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.UNKNOWN_VOICE: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.BAD_SPEED: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.BAD_LEXICON: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.EMPTY_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.BAD_TEXT: WireError(400, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.TEXT_TOO_LONG: WireError(413, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.FRAME_TOO_LARGE: WireError(413, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.BUFFER_FULL: WireError(413, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.BUDGET_EXCEEDED: WireError(413, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.RATE_LIMITED: WireError(429, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.TOO_MANY_SESSIONS: WireError(429, CloseCode.TRY_AGAIN_LATER, False),
-    ErrorCode.TOO_MANY_CONNECTIONS: WireError(429, CloseCode.TRY_AGAIN_LATER, False),
-    ErrorCode.QUEUE_SATURATED: WireError(503, CloseCode.TRY_AGAIN_LATER, False),
-    ErrorCode.REQUEST_STALE: WireError(408, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.IDLE_TIMEOUT: WireError(408, CloseCode.NORMAL, True),
-    ErrorCode.NOT_READY: WireError(503, CloseCode.TRY_AGAIN_LATER, False),
-    ErrorCode.DEVICE_UNAVAILABLE: WireError(503, CloseCode.INTERNAL_ERROR, False),
-    ErrorCode.SESSION_CLOSING: WireError(503, CloseCode.GOING_AWAY, False),
-    ErrorCode.SYNTHESIS_FAILED: WireError(500, CloseCode.INTERNAL_ERROR, False),
-    ErrorCode.WEIGHTS_MISSING: WireError(503, CloseCode.INTERNAL_ERROR, False),
-    ErrorCode.UNAUTHORIZED: WireError(401, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.NOT_FOUND: WireError(404, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.METHOD_NOT_ALLOWED: WireError(405, CloseCode.POLICY_VIOLATION, True),
-    ErrorCode.INTERNAL: WireError(500, CloseCode.INTERNAL_ERROR, False),
+    ErrorCode.BAD_JSON: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.BAD_MESSAGE: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.UNKNOWN_TYPE: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.UNKNOWN_VOICE: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.BAD_SPEED: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.BAD_LEXICON: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.EMPTY_TEXT: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.BAD_TEXT: WireError(400, CloseCode.POLICY_VIOLATION),
+    ErrorCode.TEXT_TOO_LONG: WireError(413, CloseCode.POLICY_VIOLATION),
+    ErrorCode.FRAME_TOO_LARGE: WireError(413, CloseCode.POLICY_VIOLATION),
+    ErrorCode.BUFFER_FULL: WireError(413, CloseCode.POLICY_VIOLATION),
+    ErrorCode.BUDGET_EXCEEDED: WireError(413, CloseCode.POLICY_VIOLATION),
+    ErrorCode.RATE_LIMITED: WireError(429, CloseCode.POLICY_VIOLATION),
+    ErrorCode.TOO_MANY_SESSIONS: WireError(429, CloseCode.TRY_AGAIN_LATER),
+    ErrorCode.TOO_MANY_CONNECTIONS: WireError(429, CloseCode.TRY_AGAIN_LATER),
+    ErrorCode.QUEUE_SATURATED: WireError(503, CloseCode.TRY_AGAIN_LATER),
+    ErrorCode.REQUEST_STALE: WireError(408, CloseCode.POLICY_VIOLATION),
+    ErrorCode.IDLE_TIMEOUT: WireError(408, CloseCode.NORMAL),
+    ErrorCode.NOT_READY: WireError(503, CloseCode.TRY_AGAIN_LATER),
+    ErrorCode.DEVICE_UNAVAILABLE: WireError(503, CloseCode.INTERNAL_ERROR),
+    ErrorCode.SESSION_CLOSING: WireError(503, CloseCode.GOING_AWAY),
+    ErrorCode.SYNTHESIS_FAILED: WireError(500, CloseCode.INTERNAL_ERROR),
+    ErrorCode.WEIGHTS_MISSING: WireError(503, CloseCode.INTERNAL_ERROR),
+    ErrorCode.UNAUTHORIZED: WireError(401, CloseCode.POLICY_VIOLATION),
+    ErrorCode.NOT_FOUND: WireError(404, CloseCode.POLICY_VIOLATION),
+    ErrorCode.METHOD_NOT_ALLOWED: WireError(405, CloseCode.POLICY_VIOLATION),
+    ErrorCode.INTERNAL: WireError(500, CloseCode.INTERNAL_ERROR),
 }
 WIRE_CODES = frozenset(WIRE_ERRORS)
 """The codes a server may send (``AUDIO_DEVICE`` and ``CONNECTION`` are not among them)."""
 
-_UNKNOWN = WireError(500, CloseCode.INTERNAL_ERROR, False)
+_UNKNOWN = WireError(500, CloseCode.INTERNAL_ERROR)
 
 
 def wire_error(code: str) -> WireError:

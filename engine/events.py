@@ -11,26 +11,11 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from voicedesk.engine.audio import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.model.synthesis import WordTiming
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
-
-SAMPLE_RATE = 24_000
-"""Kokoro's output rate; hard-wired in KModel, and the wire format's rate."""
-
-BYTES_PER_SAMPLE = 2
-"""Audio travels as PCM16 little-endian mono everywhere (events, wire, player)."""
-
-
-@dataclass(frozen=True, slots=True)
-class WordTiming:
-    word: str
-    """The spoken word (``minus`` for ``-5°C``)."""
-    start_s: float
-    end_s: float
-    start_char: int | None = None
-    """The span ``[start_char, end_char)`` of the sentence's text as sent that this word speaks (``-5°C``), so a
-    window can highlight what was written; None when unknown (an older server, a stand-in)."""
-    end_char: int | None = None
+from voicedesk.engine.text.quiet_release import DEFAULT_MAX_BUFFER_DELAY_MS
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,13 +120,6 @@ class Error:
 @dataclass(frozen=True, slots=True)
 class Closed:
     reason: str = "closed"
-
-
-DEFAULT_MAX_BUFFER_DELAY_MS = 1000
-"""How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""
-
-SENTENCE_RELEASE_DELAY_MS = 250
-"""How long text whose sentence has ended waits before it is spoken anyway (never longer than the buffer delay)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,8 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
-from voicedesk.engine.api import EngineInfo
+from voicedesk.engine.api import EngineInfo, EventStream
 from voicedesk.engine.errors import CloseReason, VoicedeskError
-from voicedesk.engine.event_stream import EventStream
 from voicedesk.engine.events import Audio, Error, Event, SessionConfig
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo

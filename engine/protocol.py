@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from voicedesk.engine import request_fields
+from voicedesk.engine import request_fields as fields
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode
 from voicedesk.engine.events import (
     Audio,
@@ -157,53 +157,6 @@ class ProtocolError(Exception):
         return Error(self.code, self.message, request_id=self.request_id)
 
 
-def _optional_str(message: dict[str, object], key: str, request_id: str | None, limit: int) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be a string; got {_describe(value)}.", request_id)
-    if len(value) > limit:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.", request_id
-        )
-    return value
-
-
-def _optional_number(message: dict[str, object], key: str, code: ErrorCode, request_id: str | None) -> float | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ProtocolError(code, f"'{key}' must be a number; got {_describe(value)}.", request_id)
-    try:
-        return float(value)
-    except OverflowError:
-        raise ProtocolError(
-            code, f"'{key}' must be a number of ordinary size; got a very large number.", request_id
-        ) from None
-
-
-def _optional_choice(
-    message: dict[str, object], key: str, choices: tuple[str, ...], request_id: str | None
-) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if value not in choices:
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, f"'{key}' must be one of {', '.join(choices)}; got {_describe(value)}.", request_id
-        )
-    return str(value)
-
-
-def _optional_bool(message: dict[str, object], key: str, request_id: str | None) -> bool | None:
-    value = message.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'{key}' must be true or false; got {_describe(value)}.", request_id)
-
-
 def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lexicon | None:
     """``lexicon``: a list of ``{"word", "phonemes"|"respelling", "case_sensitive"?}``; a bad entry is refused
     with ``bad_lexicon`` naming it (its index and word), and the session keeps its lexicon as it was."""
@@ -219,29 +172,29 @@ def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lex
 def decode_text_change(message: dict[str, object], request_id: str | None = None) -> TextChange:
     """The text options of a ``config`` (or an HTTP request body): ``lexicon``, ``markup``, ``urls``, ``code``,
     ``emoji``. Raises ``ProtocolError`` (``bad_lexicon`` naming the entry, else ``bad_message``)."""
+
+    field = _Fields(message, request_id)
     return TextChange(
         lexicon=_optional_lexicon(message, request_id),
-        markup=_optional_choice(message, "markup", MARKUP_CHOICES, request_id),
-        urls=_optional_choice(message, "urls", URL_CHOICES, request_id),
-        code=_optional_choice(message, "code", CODE_CHOICES, request_id),
-        emoji=_optional_choice(message, "emoji", EMOJI_CHOICES, request_id),
+        markup=field(fields.choice, "markup", MARKUP_CHOICES),
+        urls=field(fields.choice, "urls", URL_CHOICES),
+        code=field(fields.choice, "code", CODE_CHOICES),
+        emoji=field(fields.choice, "emoji", EMOJI_CHOICES),
     )
 
 
-def _required_text(message: dict[str, object], request_id: str | None) -> str:
-    text = message.get("text")
-    if not isinstance(text, str):
-        got = "nothing" if text is None else _describe(text)
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"'text' is required and must be a string; got {got}.", request_id)
-    return text
+class _Fields:
+    """A message's fields, each checked by ``engine.request_fields`` (as on the HTTP routes); a refusal is a
+    ``ProtocolError`` tagged with the request's id."""
 
+    def __init__(self, message: dict[str, object], request_id: str | None = None) -> None:
+        self.message, self.request_id = message, request_id
 
-def _field[T](check: Callable[[object], T], message: dict[str, object], key: str, request_id: str | None = None) -> T:
-    """A field checked by ``engine.request_fields`` (the HTTP routes use the same checks)."""
-    try:
-        return check(message.get(key))
-    except FieldError as exc:
-        raise ProtocolError(exc.code, exc.message, request_id) from None
+    def __call__[T](self, check: Callable[..., T], key: str, *args: object) -> T:
+        try:
+            return check(self.message.get(key), key, *args)
+        except FieldError as exc:
+            raise ProtocolError(exc.code, exc.message, self.request_id) from None
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -289,21 +242,22 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
     message = parse_json_frame(frame, max_frame_bytes)
     if not isinstance(message, dict):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, f"A message must be a JSON object; got {_describe(message)}.")
-    request_id = _field(request_fields.request_id, message, "request_id")
+    field = _Fields(message)
+    request_id = field.request_id = field(fields.request_id, "request_id")
     kind = message.get("type")
     if kind is None:
         return SynthesizeRequest(
-            text=_required_text(message, request_id),
-            voice=_field(request_fields.voice, message, "voice", request_id),
-            speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
+            text=field(fields.required_text, "text"),
+            voice=field(fields.voice, "voice"),
+            speed=field(fields.speed_number, "speed"),
             request_id=request_id,
-            sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
-            audio_format=_optional_str(message, "format", request_id, 16),
-            request_timestamp=_field(request_fields.request_timestamp, message, "request_timestamp", request_id),
+            sample_rate=field(fields.sample_rate, "sample_rate"),
+            audio_format=field(fields.string, "format", 16),
+            request_timestamp=field(fields.request_timestamp, "request_timestamp"),
         )
     match kind:
         case "text":
-            return SendText(_required_text(message, request_id))
+            return SendText(field(fields.required_text, "text"))
         case "flush":
             return Flush(request_id)
         case "cancel":
@@ -311,16 +265,16 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
         case "config":
             text = decode_text_change(message, request_id)
             return Configure(
-                voice=_field(request_fields.voice, message, "voice", request_id),
-                speed=_optional_number(message, "speed", ErrorCode.BAD_SPEED, request_id),
-                max_buffer_delay_ms=_optional_number(message, "max_buffer_delay_ms", ErrorCode.BAD_MESSAGE, request_id),
-                sample_rate=_field(request_fields.sample_rate, message, "sample_rate", request_id),
+                voice=field(fields.voice, "voice"),
+                speed=field(fields.speed_number, "speed"),
+                max_buffer_delay_ms=field(fields.buffer_delay_number, "max_buffer_delay_ms"),
+                sample_rate=field(fields.sample_rate, "sample_rate"),
                 lexicon=text.lexicon,
                 markup=text.markup,
                 urls=text.urls,
                 code=text.code,
                 emoji=text.emoji,
-                phonemes=_optional_bool(message, "phonemes", request_id),
+                phonemes=field(fields.flag, "phonemes"),
             )
         case "close":
             return Close()
@@ -334,38 +288,38 @@ def decode_command(frame: Frame, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES)
 
 def encode_command(command: Command) -> str:
     match command:
-        case SynthesizeRequest(text, voice, speed, request_id, sample_rate, audio_format, request_timestamp):
-            body: dict[str, object] = {"text": text}
+        case SynthesizeRequest():
+            body: dict[str, object] = {"text": command.text}
             optional = {
-                "voice": voice,
-                "speed": speed,
-                "request_id": request_id,
-                "sample_rate": sample_rate,
-                "format": audio_format,
-                "request_timestamp": request_timestamp,
+                "voice": command.voice,
+                "speed": command.speed,
+                "request_id": command.request_id,
+                "sample_rate": command.sample_rate,
+                "format": command.audio_format,
+                "request_timestamp": command.request_timestamp,
             }
             body.update((key, value) for key, value in optional.items() if value is not None)
-        case SendText(text):
+        case SendText(text=text):
             body = {"type": "text", "text": text}
-        case Flush(request_id):
+        case Flush(request_id=request_id):
             body = {"type": "flush"}
             if request_id is not None:
                 body["request_id"] = request_id
         case Cancel():
             body = {"type": "cancel"}
-        case Configure(voice, speed, max_buffer_delay_ms, sample_rate, lexicon, markup, urls, code, emoji, phonemes):
+        case Configure(lexicon=lexicon):
             body = {"type": "config"}
             optional = {
-                "voice": voice,
-                "speed": speed,
-                "max_buffer_delay_ms": max_buffer_delay_ms,
-                "sample_rate": sample_rate,
+                "voice": command.voice,
+                "speed": command.speed,
+                "max_buffer_delay_ms": command.max_buffer_delay_ms,
+                "sample_rate": command.sample_rate,
                 "lexicon": None if lexicon is None else lexicon.to_json(),
-                "markup": markup,
-                "urls": urls,
-                "code": code,
-                "emoji": emoji,
-                "phonemes": phonemes,
+                "markup": command.markup,
+                "urls": command.urls,
+                "code": command.code,
+                "emoji": command.emoji,
+                "phonemes": command.phonemes,
             }
             body.update((key, value) for key, value in optional.items() if value is not None)
         case Close():
@@ -384,53 +338,54 @@ def _number_or_none(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def wire_error(error: Error) -> dict[str, object]:
+    """An ``error`` message, as the WebSocket and the SSE stream of ``/invocations`` send it."""
+    body = {"type": "error", "code": str(error.code), "message": error.message, "request_id": error.request_id}
+    optional = {"seq": error.seq, "fatal": error.fatal or None, "retry_after_s": error.retry_after_s}
+    body.update((key, value) for key, value in optional.items() if value is not None)
+    return body
+
+
 def encode_event(event: Event) -> list[Frame]:
     """The frames of one session event: audio binary, everything else one JSON text frame."""
     match event:
-        case SentenceStarted(seq, text):
+        case SentenceStarted(seq=seq, text=text):
             return [_json({"type": "sentence_start", "seq": seq, "text": text})]
-        case Audio(_seq, pcm):
+        case Audio(pcm=pcm):
             return [pcm] if pcm else []
-        case SentenceFinished(seq, duration_s, words, synthesis_s, phonemes):
+        case SentenceFinished(phonemes=phonemes):
             body = {
                 "type": "sentence_end",
-                "seq": seq,
-                "duration_s": round(duration_s, 6),
-                "synthesis_s": round(synthesis_s, 6),
-                "words": [_word_json(w) for w in words],
+                "seq": event.seq,
+                "duration_s": round(event.duration_s, 6),
+                "synthesis_s": round(event.synthesis_s, 6),
+                "words": [_word_json(w) for w in event.words],
             }
             if phonemes is not None:
                 body["phonemes"] = phonemes
             return [_json(body)]
-        case RequestStarted(request_id):
+        case RequestStarted(request_id=request_id):
             return [_json({"type": "synthesis_start", "request_id": request_id})]
-        case RequestFinished(request_id, audio_s, elapsed_s, cancelled):
+        case RequestFinished():
             body: dict[str, object] = {
                 "type": "synthesis_complete",
-                "request_id": request_id,
-                "total_duration_s": round(audio_s, 6),
-                "elapsed_s": round(elapsed_s, 6),
+                "request_id": event.request_id,
+                "total_duration_s": round(event.audio_s, 6),
+                "elapsed_s": round(event.elapsed_s, 6),
             }
-            if cancelled:
+            if event.cancelled:
                 body["cancelled"] = True
             return [_json(body)]
-        case Flushed(last_seq, request_id, cancelled):
-            body = {"type": "flushed", "last_seq": last_seq, "request_id": request_id}
-            if cancelled:
+        case Flushed():
+            body = {"type": "flushed", "last_seq": event.last_seq, "request_id": event.request_id}
+            if event.cancelled:
                 body["cancelled"] = True
             return [_json(body)]
-        case Cancelled(last_seq):
+        case Cancelled(last_seq=last_seq):
             return [_json({"type": "cancelled", "last_seq": last_seq})]
-        case Error(code, message, seq, request_id, fatal):
-            body = {"type": "error", "code": str(code), "message": message, "request_id": request_id}
-            if seq is not None:
-                body["seq"] = seq
-            if fatal:
-                body["fatal"] = True
-            if event.retry_after_s is not None:
-                body["retry_after_s"] = event.retry_after_s
-            return [_json(body)]
-        case Closed(reason):
+        case Error():
+            return [_json(wire_error(event))]
+        case Closed(reason=reason):
             return [_json({"type": "closed", "reason": reason})]
     return []
 

@@ -1,15 +1,16 @@
 """The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py),
-the HTTP parsers (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value gets
-the same answer on each.
+the HTTP routes' parser (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value
+gets the same answer, in the same words, on each.
 
-Each check takes what the client sent (``None``: absent) and returns the value to use, or raises ``FieldError``;
-the transport adds what it knows (the request's id on the WebSocket).
+Each check takes what the client sent (``None``: absent) and the field's name, and returns the value to use or
+raises ``FieldError``; the transport adds what it knows (the request's id on the WebSocket).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
@@ -57,17 +58,27 @@ def finite(raw: object) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def text(value: object, max_chars: int, key: str = "text") -> str:
-    """The text to speak: a string that is not blank, of at most ``max_chars`` characters."""
+def required_text(value: object, key: str = "text") -> str:
+    """A string (a streamed fragment may be blank: whether that is refused is the caller's to say)."""
     if not isinstance(value, str):
         got = "nothing" if value is None else describe(value)
         raise FieldError(
             ErrorCode.BAD_MESSAGE, f"'{key}' is required and must be a string (the text to speak); got {got}."
         )
-    if not value.strip():
-        raise FieldError(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
-    text_length(len(value), max_chars, f"'{key}'")
     return value
+
+
+def not_blank(text: str, key: str = "text") -> str:
+    if not text.strip():
+        raise FieldError(ErrorCode.EMPTY_TEXT, f"'{key}' is empty; give some text to speak.")
+    return text
+
+
+def text(value: object, max_chars: int, key: str = "text") -> str:
+    """The text to speak: a string that is not blank, of at most ``max_chars`` characters."""
+    checked = not_blank(required_text(value, key), key)
+    text_length(len(checked), max_chars, f"'{key}'")
+    return checked
 
 
 def text_length(chars: int, max_chars: int, what: str) -> None:
@@ -99,60 +110,101 @@ def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "reques
         )
 
 
-def voice(value: object) -> str | None:
+def voice(value: object, key: str = "voice") -> str | None:
     """A voice spec (a name, a ``.pt`` path or a blend ``af_heart:0.7,am_adam:0.3``); whether it exists is the
     engine's to say."""
+    return string(value, key, MAX_VOICE_SPEC_CHARS)
+
+
+def string(value: object, key: str, limit: int = 200) -> str | None:
+    """An optional string: absent (None), or not blank and at most ``limit`` characters; returned stripped."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise FieldError(ErrorCode.BAD_MESSAGE, f"'voice' must be a non-empty string; got {describe(value)}.")
-    if len(value) > MAX_VOICE_SPEC_CHARS:
-        raise FieldError(
-            ErrorCode.BAD_MESSAGE, f"'voice' is {len(value):,} characters long; the limit is {MAX_VOICE_SPEC_CHARS}."
-        )
+        raise FieldError(ErrorCode.BAD_MESSAGE, f"'{key}' must be a non-empty string; got {describe(value)}.")
+    if len(value) > limit:
+        raise FieldError(ErrorCode.BAD_MESSAGE, f"'{key}' is {len(value):,} characters long; the limit is {limit}.")
     return value.strip()
 
 
-def validate_speed(value: object) -> float | None:
-    """The speed as a float, or None when it is not a number in [MIN_SPEED, MAX_SPEED]."""
-    speed = finite(value)
-    return speed if speed is not None and MIN_SPEED <= speed <= MAX_SPEED else None
-
-
-def validate_buffer_delay(value: object) -> int | None:
-    """The delay in whole milliseconds, or None when it is not a number in [0, MAX_BUFFER_DELAY_MS]."""
-    ms = finite(value)
-    return round(ms) if ms is not None and 0 <= ms <= MAX_BUFFER_DELAY_MS else None
-
-
-def speed(value: object) -> float | None:
-    """How fast to speak (1: Kokoro's pace)."""
+def choice(value: object, key: str, choices: tuple[str, ...]) -> str | None:
+    """One of ``choices``, in any case (``MP3`` is ``mp3``); None when absent."""
     if value is None:
         return None
-    checked = validate_speed(value)
-    if checked is None:
-        raise FieldError(
-            ErrorCode.BAD_SPEED, f"'speed' must be a number from {MIN_SPEED:g} to {MAX_SPEED:g}; got {describe(value)}."
-        )
-    return checked
+    if not isinstance(value, str) or value.strip().lower() not in choices:
+        raise FieldError(ErrorCode.BAD_MESSAGE, f"'{key}' must be one of {', '.join(choices)}; got {describe(value)}.")
+    return value.strip().lower()
 
 
-def request_id(value: object) -> str | None:
+def flag(value: object, key: str) -> bool | None:
+    """true or false; None when absent."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise FieldError(ErrorCode.BAD_MESSAGE, f"'{key}' must be true or false; got {describe(value)}.")
+
+
+def _bad_speed(value: object, key: str) -> FieldError:
+    return FieldError(
+        ErrorCode.BAD_SPEED, f"'{key}' must be a number from {MIN_SPEED:g} to {MAX_SPEED:g}; got {describe(value)}."
+    )
+
+
+def _bad_buffer_delay(value: object, key: str) -> FieldError:
+    return FieldError(
+        ErrorCode.BAD_MESSAGE,
+        f"'{key}' must be a number of milliseconds from 0 to {MAX_BUFFER_DELAY_MS:,}; got {describe(value)}.",
+    )
+
+
+def speed(value: object, key: str = "speed") -> float | None:
+    """How fast to speak (1: Kokoro's pace), from MIN_SPEED to MAX_SPEED."""
+    checked = speed_number(value, key)
+    if checked is not None and not MIN_SPEED <= checked <= MAX_SPEED:
+        raise _bad_speed(value, key)
+    return None if checked is None else float(checked)
+
+
+def buffer_delay(value: object, key: str = "max_buffer_delay_ms") -> int | None:
+    """In whole milliseconds, from 0 to MAX_BUFFER_DELAY_MS."""
+    checked = buffer_delay_number(value, key)
+    if checked is not None and not 0 <= checked <= MAX_BUFFER_DELAY_MS:
+        raise _bad_buffer_delay(value, key)
+    return None if checked is None else round(checked)
+
+
+def speed_number(value: object, key: str = "speed") -> float | None:
+    """``speed`` if it is a number, in range or not: the WebSocket's codec refuses what is not one (as junk), the
+    session what is out of range (answered in its turn)."""
+    return _number(value, key, _bad_speed)
+
+
+def buffer_delay_number(value: object, key: str = "max_buffer_delay_ms") -> float | None:
+    return _number(value, key, _bad_buffer_delay)
+
+
+def _number(value: object, key: str, refusal: Callable[[object, str], FieldError]) -> float | None:
+    if value is None:
+        return None
+    if finite(value) is None:
+        raise refusal(value, key)
+    return value  # type: ignore[return-value]  # as sent (9, not 9.0), so a later refusal shows it so
+
+
+def request_id(value: object, key: str = "request_id") -> str | None:
     """The caller's tag for a request, echoed on its events: a string, or a number sent as one."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise FieldError(ErrorCode.BAD_MESSAGE, f"'request_id' must be a string (or a number); got {describe(value)}.")
+        raise FieldError(ErrorCode.BAD_MESSAGE, f"'{key}' must be a string (or a number); got {describe(value)}.")
     text = value if isinstance(value, str) else json.dumps(value)
     if len(text) > MAX_REQUEST_ID_CHARS:
         raise FieldError(
-            ErrorCode.BAD_MESSAGE,
-            f"'request_id' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}.",
+            ErrorCode.BAD_MESSAGE, f"'{key}' is {len(text):,} characters long; the limit is {MAX_REQUEST_ID_CHARS}."
         )
     return text
 
 
-def request_timestamp(value: object) -> float | None:
+def request_timestamp(value: object, key: str = "request_timestamp") -> float | None:
     """When the client sent the request, in epoch seconds (the AWS sample's field)."""
     if value is None:
         return None
@@ -160,26 +212,25 @@ def request_timestamp(value: object) -> float | None:
     if seconds is None or seconds <= 0:
         raise FieldError(
             ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' must be the send time in epoch seconds (Python's time.time()); "
-            f"got {describe(value)}.",
+            f"'{key}' must be the send time in epoch seconds (Python's time.time()); got {describe(value)}.",
         )
     if seconds > MILLISECONDS_AFTER:
         raise FieldError(
             ErrorCode.BAD_MESSAGE,
-            f"'request_timestamp' {describe(value)} looks like milliseconds; send epoch seconds (time.time(), "
+            f"'{key}' {describe(value)} looks like milliseconds; send epoch seconds (time.time(), "
             "or Date.now() / 1000).",
         )
     return seconds
 
 
-def sample_rate(value: object) -> int | None:
+def sample_rate(value: object, key: str = "sample_rate") -> int | None:
     """The output rate asked for, as a whole number of Hz (which rates a format offers is the transport's check)."""
     if value is None:
         return None
     rate = finite(value)
     if rate is None or not rate.is_integer() or abs(rate) >= 2**31:
         raise FieldError(
-            ErrorCode.BAD_MESSAGE, f"'sample_rate' must be a whole number of Hz, like 16000; got {describe(value)}."
+            ErrorCode.BAD_MESSAGE, f"'{key}' must be a whole number of Hz, like 16000; got {describe(value)}."
         )
     return int(rate)
 

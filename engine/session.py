@@ -50,7 +50,7 @@ from voicedesk.engine.events import (
     WordTiming,
 )
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
-from voicedesk.engine.session_limits import SessionLimits, check_text, speed_error
+from voicedesk.engine.session_limits import SessionLimits, check_text
 from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
 from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
@@ -194,13 +194,14 @@ class SessionCore:
         """
         if refusal := self._refuse_if_closing(request_id):
             return refusal
-        if not text.strip():
-            return [Error(ErrorCode.EMPTY_TEXT, "'text' is empty; give some text to speak.", request_id=request_id)]
-        if speed is not None and fields.validate_speed(speed) is None:
-            return [speed_error(speed, request_id)]
-        speed = self.config.speed if speed is None else float(speed)
+        try:
+            fields.not_blank(text)
+            speed = fields.speed(speed)
+        except fields.FieldError as exc:
+            return [Error(exc.code, exc.message, request_id=request_id)]
+        speed = self.config.speed if speed is None else speed
         voice = voice or self.config.voice
-        if refusal := self._check_size(text, speed, request_id):
+        if refusal := self._check_size(text, speed, request_id, whole=True):
             return [refusal]
         rest = self._release.flush()
         if rest:
@@ -259,21 +260,11 @@ class SessionCore:
         from the client's change, so a bad lexicon is refused before it gets here)."""
         if refusal := self._refuse_if_closing():
             return refusal
-        if speed is not None:
-            if fields.validate_speed(speed) is None:
-                return [speed_error(speed)]
-            speed = float(speed)
-        if max_buffer_delay_ms is not None:
-            delay = fields.validate_buffer_delay(max_buffer_delay_ms)
-            if delay is None:
-                return [
-                    Error(
-                        ErrorCode.BAD_MESSAGE,
-                        f"max_buffer_delay_ms must be a number of milliseconds from 0 to {fields.MAX_BUFFER_DELAY_MS}; "
-                        f"got {fields.describe(max_buffer_delay_ms)}.",
-                    )
-                ]
-            max_buffer_delay_ms = delay
+        try:
+            speed = fields.speed(speed)
+            max_buffer_delay_ms = fields.buffer_delay(max_buffer_delay_ms)
+        except fields.FieldError as exc:
+            return [Error(exc.code, exc.message)]
         config = self.config
         self.config = replace(
             config,
@@ -487,10 +478,6 @@ class SessionCore:
         return self._in_flight is not None or (bool(self._queue) and not self.throttled)
 
     @property
-    def sentence_in_flight(self) -> bool:
-        return self._in_flight is not None
-
-    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -521,8 +508,8 @@ class SessionCore:
             ]
         return []
 
-    def _check_size(self, text: str, speed: float, request_id: str | None) -> Error | None:
-        return check_text(text, speed, self.buffered_chars, self.limits, request_id)
+    def _check_size(self, text: str, speed: float, request_id: str | None, whole: bool = False) -> Error | None:
+        return check_text(text, speed, self.buffered_chars, self.limits, request_id, whole)
 
     def _over_budget(self) -> list[Event]:
         if self._produced_s <= self.limits.max_session_audio_s or self._closing:

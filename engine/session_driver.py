@@ -12,7 +12,6 @@ import asyncio
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -85,10 +84,6 @@ class SynthesizedSentence:
     synthesis_s: float
 
 
-ENCODE_CPU_S: deque[float] = deque(maxlen=4096)
-"""CPU seconds of the latest sentences' shaping and PCM16 conversion (``encode_sentence``), for the benchmarks."""
-
-
 def synthesize_sentence(
     synthesizer: Synthesizer, job: SynthesisJob, should_stop: Callable[[], bool] | None = None
 ) -> SynthesizedSentence:
@@ -101,22 +96,6 @@ def synthesize_sentence(
     else:
         result = synthesizer.synthesize(text, job.voice, job.speed, should_stop, settings=job.text_settings)
     return SynthesizedSentence(result, time.perf_counter() - started)
-
-
-def render_sentence(
-    synthesizer: Synthesizer, job: SynthesisJob, should_stop: Callable[[], bool] | None = None
-) -> RenderedSentence:
-    """Synthesize one sentence and shape its edges for a seamless join, in one call (tools, benchmarks)."""
-    return encode_sentence(job, synthesize_sentence(synthesizer, job, should_stop))
-
-
-def encode_sentence(job: SynthesisJob, synthesized: SynthesizedSentence) -> RenderedSentence:
-    """``finish_sentence``, timed. The driver runs it on a thread of the loop's executor: neither on the event loop
-    nor on the model's thread, which is free for the next forward meanwhile."""
-    started = time.thread_time()
-    rendered = finish_sentence(job, synthesized.result, synthesized.synthesis_s)
-    ENCODE_CPU_S.append(time.thread_time() - started)
-    return rendered
 
 
 def finish_sentence(job: SynthesisJob, result: SynthesisResult, synthesis_s: float) -> RenderedSentence:
@@ -253,11 +232,15 @@ class SessionDriver:
         return BatchJob(text, job.voice, job.speed, job.text_settings), SynthesizedSentence
 
     def _on_synthesized(self, job: SynthesisJob, future: asyncio.Future[SynthesizedSentence]) -> None:
-        """The model is done with the sentence: its PCM16 is made on an executor thread, then it is delivered."""
+        """The model is done with the sentence: its PCM16 is made on an executor thread (not on the event loop, nor on
+        the model's thread, free for the next forward meanwhile), then it is delivered."""
         if self._stopped or future is not self._in_flight or future.cancelled() or future.exception() is not None:
             self._on_rendered(job, future)  # type: ignore[arg-type]
             return
-        encoding = asyncio.get_running_loop().run_in_executor(None, encode_sentence, job, future.result())
+        synthesized = future.result()
+        encoding = asyncio.get_running_loop().run_in_executor(
+            None, finish_sentence, job, synthesized.result, synthesized.synthesis_s
+        )
         self._in_flight = encoding
         encoding.add_done_callback(lambda f: self._on_rendered(job, f))
 

@@ -45,32 +45,27 @@ class ConnectionLimits:
     """Junk frames answered at once; one more than the budget allows closes the connection (1008)."""
 
 
-def speed_error(speed: object, request_id: str | None = None) -> Error:
-    return Error(
-        ErrorCode.BAD_SPEED,
-        f"speed must be a number from {fields.MIN_SPEED} to {fields.MAX_SPEED}; got {fields.describe(speed)}.",
-        request_id=request_id,
-    )
-
-
 def check_text(
-    text: str, speed: float, buffered_chars: int, limits: SessionLimits, request_id: str | None = None
+    text: str,
+    speed: float,
+    buffered_chars: int,
+    limits: SessionLimits,
+    request_id: str | None = None,
+    whole: bool = False,
 ) -> Error | None:
-    """Why ``text`` may not be accepted now (too long, buffer full, over the compute budget), or None."""
+    """Why ``text`` (streamed, or a ``whole`` request's) may not be accepted now (too long, buffer full, over the
+    compute budget), or None. A whole request is told as the HTTP routes tell it."""
     try:
-        fields.text_length(len(text), limits.max_message_chars, "This text")
-    except fields.FieldError as exc:
-        return Error(exc.code, exc.message, request_id=request_id)
-    if buffered_chars + len(text) > limits.max_buffered_chars:
-        return Error(
-            ErrorCode.BUFFER_FULL,
-            f"This session already holds {buffered_chars:,} characters not yet spoken "
-            f"(limit {limits.max_buffered_chars:,}); this text was not accepted. "
-            "Wait for speech to catch up, or cancel.",
-            request_id=request_id,
-        )
-    try:
-        fields.audio_budget(text, speed, limits.max_request_audio_s, "message")
+        fields.text_length(len(text), limits.max_message_chars, "'text'" if whole else "This text")
+        if buffered_chars + len(text) > limits.max_buffered_chars:
+            return Error(
+                ErrorCode.BUFFER_FULL,
+                f"This session already holds {buffered_chars:,} characters not yet spoken "
+                f"(limit {limits.max_buffered_chars:,}); this text was not accepted. "
+                "Wait for speech to catch up, or cancel.",
+                request_id=request_id,
+            )
+        fields.audio_budget(text, speed, limits.max_request_audio_s, "request" if whole else "message")
     except fields.FieldError as exc:
         return Error(exc.code, exc.message, request_id=request_id)
     return None

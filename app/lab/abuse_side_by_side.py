@@ -23,7 +23,7 @@ from pathlib import Path
 
 from voicedesk.app.lab.abuse_fuzz import Target
 from voicedesk.app.lab.abuse_load import flood_beside_healthy, times_to_first_audio
-from voicedesk.app.lab.bench_abuse import HEALTHY_TEXT, ServerProcess, _free_port, wait_ready
+from voicedesk.app.lab.abuse_server import HEALTHY_TEXT, ServerProcess, _free_port, wait_ready
 
 BEFORE, AFTER = "before (a junk budget per connection)", "after (a junk budget per address)"
 

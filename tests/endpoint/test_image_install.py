@@ -1,6 +1,6 @@
-"""The endpoint image's install: only engine/ and endpoint/ (packaging/Dockerfile), installed the way the image does
-(pip, no dependencies fetched), still has the `voicedesk` command, runs `serve`, and says what to install for the
-commands whose part it leaves out."""
+"""The endpoint image's install: only the modules packaging/Dockerfile copies (the import closure of what the image
+runs), installed the way the image does (pip, no dependencies fetched), still has the `voicedesk` command, runs
+`serve`, and says what to install for the commands whose part it leaves out."""
 
 from __future__ import annotations
 
@@ -13,17 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.image import REPO, image_sources
+from tests.support.image import SOURCE_ROOT, image_files
 
 
 @pytest.mark.slow
 def test_the_image_sources_install_a_voicedesk_that_serves_and_names_what_is_missing(tmp_path):
     source = tmp_path / "src"
-    for path in image_sources():
-        relative = path.relative_to(REPO)
-        if relative.parts[0] in ("engine", "endpoint") or relative.name in ("pyproject.toml", "setup.py", "README.md"):
-            (source / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, source / relative)
+    for path, target in image_files().items():
+        if target.startswith(SOURCE_ROOT) and not target.startswith(SOURCE_ROOT + "packaging/"):
+            (source / target.removeprefix(SOURCE_ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, source / target.removeprefix(SOURCE_ROOT))
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     # The suite's installed libraries (setuptools, Starlette, ...) under the new environment, as the image's lock is.
@@ -43,6 +42,9 @@ def test_the_image_sources_install_a_voicedesk_that_serves_and_names_what_is_mis
     assert "serve          run the streaming speech endpoint" in helped.stdout
     assert "say            (not installed: needs voicedesk[desktop])" in helped.stdout
     assert run("serve", "--help").returncode == 0
+    assert run("models", "--help").returncode == 0  # the build's `voicedesk models fetch`
+    deploy = run("deploy", "status")  # deploy tooling is not in the image
+    assert deploy.returncode == 2 and "(voicedesk.endpoint.deploy is missing)" in deploy.stderr
     for command in (["say", "hello"], [], ["bench", "engine"]):
         refused = run(*command)
         assert refused.returncode == 2

@@ -14,7 +14,7 @@ import torch
 from tests.support.endpoint import GUARD_S
 from voicedesk.engine.events import Audio, Error, RequestFinished, SessionConfig
 from voicedesk.engine.local import LocalSession
-from voicedesk.engine.model.batch_render import batch_runner
+from voicedesk.engine.model.batch import batch_runner
 from voicedesk.engine.scheduler import SynthesisScheduler
 
 REQUESTS = {"a": ("Hi there, Sam.", "af_heart"), "b": ("The cat sat.", "am_adam")}

@@ -1,11 +1,12 @@
 """Where a sentence's PCM16 is made: not on the model's thread (free for the next forward meanwhile) and not on the
-event loop; its CPU time is kept for the benchmarks."""
+event loop; the lab's server times it from outside the serving path."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 
+from voicedesk.app.lab import bench_serve
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine import session_driver
 from voicedesk.engine.events import Audio, SentenceFinished
@@ -37,7 +38,9 @@ async def test_pcm16_is_made_off_the_loop_and_off_the_model_thread(monkeypatch):
         encoded_on.append(threading.current_thread().name)
         return real_finish(*args)
 
-    monkeypatch.setattr(session_driver, "finish_sentence", noting_finish)
+    monkeypatch.setattr(session_driver, "finish_sentence", noting_finish)  # restored after the test, timer and all
+    bench_serve.time_encoding()
+    timed_before = len(bench_serve.ENCODE_CPU_S)
     core = SessionCore(IncrementalSentenceChunker())
     emitted: list[object] = []
     done = asyncio.Event()
@@ -51,7 +54,6 @@ async def test_pcm16_is_made_off_the_loop_and_off_the_model_thread(monkeypatch):
             done.set()
 
     driver = SessionDriver(core, synthesizer, scheduler, "s1", emit)
-    encoded_before = len(session_driver.ENCODE_CPU_S)
     driver.apply(core.send_text("Good morning to you. The kettle is on.", 0.0))
     driver.apply(core.flush(0.0))
     await asyncio.wait_for(done.wait(), 30)
@@ -59,7 +61,7 @@ async def test_pcm16_is_made_off_the_loop_and_off_the_model_thread(monkeypatch):
     assert synthesizer.threads and all(name.startswith("model") for name in synthesizer.threads)
     assert len(encoded_on) == 2
     assert not any(name.startswith("model") or name == loop_thread for name in encoded_on)
-    assert len(session_driver.ENCODE_CPU_S) == encoded_before + 2
+    assert len(bench_serve.ENCODE_CPU_S) == timed_before + 2
     assert b"".join(e.pcm for e in emitted if isinstance(e, Audio))
     driver.stop()
     await scheduler.aclose()

@@ -22,7 +22,7 @@ from voicedesk.engine.text.frontend.lexicon import (
     load_lexicon_file,
     parse_lexicon,
 )
-from voicedesk.engine.text.frontend.markup import to_units
+from voicedesk.engine.text.frontend.markup import markdown_units, plain_units
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.frontend.spoken import (
     PHONEMES,
@@ -35,10 +35,25 @@ from voicedesk.engine.text.frontend.spoken import (
     strip_punctuation,
 )
 from voicedesk.engine.text.frontend.spoken_symbols import symbols_said_later
+from voicedesk.engine.text.frontend.ssml import ssml_units
 
 SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Unit]]
 """``(units, language, settings, changes) → units``: rewrites TEXT units into what is said (appending to
 ``changes`` what it did)."""
+
+
+def to_units(text: str, settings: TextSettings) -> tuple[list[Unit], list[Change]]:
+    """The source as units, by ``settings.markup`` (``auto``: ``<speak>`` → SSML, else markdown)."""
+    mode = settings.markup
+    if mode == "auto":
+        mode = "ssml" if text.lstrip().startswith("<speak") else "markdown"
+    if mode == "ssml":
+        return ssml_units(text, settings)
+    changes: list[Change] = []
+    if mode == "plain":
+        return list(plain_units(text, 0, settings, changes)), changes
+    return markdown_units(text, settings, changes), changes
+
 
 KEPT_PUNCTUATION = ".,;:!?…—"
 SENTENCE_PUNCTUATION = ".!?…"

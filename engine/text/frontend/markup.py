@@ -47,21 +47,6 @@ def valid_override(phonemes: str) -> bool:
     return bool(phonemes) and all(ch in LEXICON_PHONEMES for ch in phonemes)
 
 
-def to_units(text: str, settings: TextSettings) -> tuple[list[Unit], list[Change]]:
-    """The source as units, by ``settings.markup`` (``auto``: ``<speak>`` → SSML, else markdown)."""
-    mode = settings.markup
-    if mode == "auto":
-        mode = "ssml" if text.lstrip().startswith("<speak") else "markdown"
-    if mode == "ssml":
-        from voicedesk.engine.text.frontend.ssml import ssml_units
-
-        return ssml_units(text, settings)
-    changes: list[Change] = []
-    if mode == "plain":
-        return list(plain_units(text, 0, settings, changes)), changes
-    return markdown_units(text, settings, changes), changes
-
-
 def plain_units(text: str, offset: int, settings: TextSettings, changes: list[Change]) -> Iterator[Unit]:
     """Words of unmarked text, with inline phoneme overrides and emoji handled."""
     position = 0
