@@ -146,7 +146,8 @@ def test_the_compute_budget_is_counted_on_what_is_read_not_on_the_length(text):
     read ("nine billion, eight hundred seventy six million, …"; "party popper, balloon, …"): refused before any
     synthesis on every transport, as ``budget_exceeded``."""
     assert len(text) / 15 < LIMITS.max_request_audio_s  # the rule before let it through
-    assert _websocket("text", text) == _http("text", text) == _wyoming(text) == ("refused", ErrorCode.BUDGET_EXCEEDED)
+    assert _websocket("text", text) == _http("text", text)
+    assert _websocket("text", text)[:2] == _wyoming(text) == ("refused", ErrorCode.BUDGET_EXCEEDED)
     prose = "The living room lights are on and the heating is set to twenty one degrees. " * 200  # 15,200 chars
     assert _websocket("text", prose) == _http("text", prose) == ("accepted", prose)
 

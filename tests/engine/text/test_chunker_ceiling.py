@@ -71,7 +71,7 @@ def test_no_chunk_escapes_the_ceiling_whatever_markup_it_holds(name: str) -> Non
 
 def test_only_overrides_reach_misaki_as_brackets() -> None:
     """misaki's own link pattern is quadratic on ``[a](`` repeated: it is never shown a bracket but an override's."""
-    from voicedesk.engine.text.frontend.markup import to_units
+    from voicedesk.engine.text.frontend import to_units
     from voicedesk.engine.text.frontend.settings import TextSettings
 
     units, _ = to_units("[a](" * 50 + " say [Siobhan](/ʃɪvˈɔn/) [x]", TextSettings())
