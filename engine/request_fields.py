@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
 
 MAX_REQUEST_ID_CHARS = 200
 MAX_VOICE_SPEC_CHARS = 400
@@ -22,9 +22,6 @@ MIN_SPEED = 0.25
 MAX_SPEED = 4.0
 MAX_BUFFER_DELAY_MS = 30_000
 """Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
-SPOKEN_PHONEMES_PER_S = 20.0
-"""Phonemes per second of speech at speed 1, as ``estimate_phonemes`` counts them (English prose: 15 characters a
-second); digits, symbols, emoji and other scripts count as long as they are read (13-30 phonemes a character)."""
 MILLISECONDS_AFTER = 1e11
 """An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
 
@@ -89,12 +86,6 @@ def text_length(chars: int, max_chars: int, what: str) -> None:
             f"{what} has {chars:,} characters, over this server's limit of {max_chars:,}; split it into several "
             "requests, or stream it.",
         )
-
-
-def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed``, counted on what is read (the chunker's conservative phoneme
-    estimate: "9,876" and an emoji read as words), not on its length (for budgets, never for scheduling)."""
-    return estimate_phonemes(text) / SPOKEN_PHONEMES_PER_S / speed
 
 
 def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "request") -> None:
