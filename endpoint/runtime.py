@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MAX_VOICE_REFUSALS = 256
 LARGE_BODY_BYTES_PER_S = 64 * 1024
 LARGE_BODY_BURST_BYTES = 512 * 1024
 
@@ -84,6 +85,7 @@ class EndpointRuntime:
         self.state = RuntimeState.LOADING
         self.load_error: VoicedeskError | None = None
         self.voices: tuple[str, ...] = ()
+        self._voice_refusals: dict[str, VoiceError] = {}
         self._ready = threading.Event()
         self._leases: dict[str, Lease] = {}
         self._loader: asyncio.Task[None] | None = None
@@ -345,4 +347,11 @@ class EndpointRuntime:
             raise VoiceError(
                 f"There is no voice {escape(unknown[0], 60)!r} here. Voices here: {', '.join(self.voices)}."
             )
-        return await asyncio.to_thread(self.synthesizer.check_voice, voice)
+        if (refused := self._voice_refusals.get(voice)) is not None:
+            raise refused
+        try:
+            return await asyncio.to_thread(self.synthesizer.check_voice, voice)
+        except VoiceError as exc:  # a Kokoro voice not here: the next ask for it costs no look-up either
+            if len(self._voice_refusals) < MAX_VOICE_REFUSALS:
+                self._voice_refusals[voice] = exc
+            raise

@@ -30,6 +30,7 @@ from voicedesk.engine.events import (
     drop_cancelled_audio,
 )
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
+from voicedesk.engine.model.voices import KNOWN_VOICES, parse_voice_spec
 from voicedesk.engine.protocol import (
     Cancel,
     Close,
@@ -176,9 +177,11 @@ class ServerConnection:
         if self._closing:
             return []
         core = self.core
-        if voice_error is not None:  # each costs a look-up: counted as junk
+        if voice_error is not None:
             request_id = command.request_id if isinstance(command, SynthesizeRequest) else None
-            return self._junk_answer(Error(voice_error.code, voice_error.message, request_id=request_id), now)
+            error = Error(voice_error.code, voice_error.message, request_id=request_id)
+            # A name no Kokoro voice has is junk; one that exists but is not here is a client finding out which are.
+            return [error] if names_kokoro_voices(getattr(command, "voice", None)) else self._junk_answer(error, now)
         match command:
             case SynthesizeRequest(request_id=request_id, sample_rate=sample_rate, audio_format=audio_format):
                 if audio_format not in (None, "pcm"):
@@ -394,6 +397,13 @@ class ServerConnection:
             fatal=True,
         )
         return [fatal, *self.core.abort(ABUSE_REASON, now)]
+
+
+def names_kokoro_voices(spec: str | None) -> bool:
+    try:
+        return bool(spec) and all(part.source in KNOWN_VOICES for part in parse_voice_spec(spec))  # type: ignore[arg-type]
+    except VoicedeskError:
+        return False
 
 
 def decode(codec: ServerProtocol, frame: Frame) -> Command | ProtocolError:

@@ -57,3 +57,21 @@ async def test_a_refused_requests_whole_query_is_redacted_in_the_log(caplog, mon
 )
 def test_redaction_hides_credentials_and_keeps_the_rest(text: str, expected: str) -> None:
     assert redact_query(text) == expected
+
+
+def test_per_connection_info_lines_and_the_espeak_fallbacks_warnings_are_limited(caplog):
+    """A client reconnecting into its cap wrote uvicorn's per-WebSocket lines each time (issue 34.9)."""
+    from voicedesk.endpoint.log_safety import ServerLogGuard, guard_server_logs
+
+    logger = logging.getLogger("test.per-connection")
+    logger.addFilter(ServerLogGuard())
+    caplog.set_level(logging.INFO, logger=logger.name)
+    for _ in range(50):
+        logger.info("connection open")
+        logger.info('%s - "WebSocket %s" [accepted]', "127.0.0.9:1", "/invocations-bidirectional-stream")
+        logger.info("session %s opened", "abc")  # other INFO lines pass
+    lines = [r.getMessage() for r in caplog.records if r.name == logger.name]
+    assert lines.count("connection open") == 1 and len([x for x in lines if "[accepted]" in x]) == 1
+    assert lines.count("session abc opened") == 50
+    guard_server_logs()
+    assert any(isinstance(f, ServerLogGuard) for f in logging.getLogger("phonemizer").filters)

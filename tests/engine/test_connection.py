@@ -270,6 +270,12 @@ def test_refused_voices_are_counted_as_junk():
     last = answers[3]
     assert isinstance(last[0], Error) and last[0].code == ErrorCode.RATE_LIMITED and last[0].fatal
     assert isinstance(last[-1], Closed)
+    # A Kokoro voice this server does not have is a client finding out which it has (Wyoming's probe): not junk.
+    probing = _connection(junk_per_s=2.0, junk_burst=3)
+    for _ in range(10):
+        assert probing.execute(Configure(voice="jf_alpha"), 0.0, voice_error=refusal) == [
+            Error(refusal.code, "no such voice")
+        ]
 
 
 def test_large_bodies_are_paced_per_address():
