@@ -20,7 +20,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
 from voicedesk.endpoint.speech_encoding import check_not_saturated
-from voicedesk.engine.connection import ResampleJob, ServerConnection, VoiceCheck
+from voicedesk.engine.connection import (
+    DECODE_OFF_LOOP_BYTES,
+    ResampleJob,
+    ServerConnection,
+    VoiceCheck,
+    decode,
+)
 from voicedesk.engine.errors import VoicedeskError, close_code_for
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.protocol import SynthesizeRequest, encode_event
@@ -72,7 +78,14 @@ class BidiConnection:
             core, settings.connection, now, self._admit_request, base_lexicon=settings.lexicon, junk=junk
         )
         self.driver = SessionDriver(
-            self.connection.core, runtime.synthesizer, runtime.scheduler, lease.id, self._emit, timers=self.connection
+            self.connection.core,
+            runtime.synthesizer,
+            runtime.scheduler,
+            lease.id,
+            self._emit,
+            timers=self.connection,
+            in_hand=self.connection.in_hand_s,
+            share=lambda: runtime.held_by(lease.client),
         )
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
@@ -81,13 +94,15 @@ class BidiConnection:
         lease.stop = self.stop
         lease.drain = self.drain
         lease.evict = self.evict
+        lease.is_speaking = lambda: self.connection.speaking(time.monotonic())
 
     def _admit_request(self, request: SynthesizeRequest) -> Error | None:
         """Staleness and saturation, as on the HTTP routes (the AWS sample's request_stale / queue_saturated)."""
         settings = self.runtime.settings
         try:
             check_fresh(request.request_timestamp, time.time(), settings.max_request_age_s)
-            check_not_saturated(self.runtime, self.lease.id)
+            backlog, in_hand = self.connection.core.backlog_phonemes, self.connection.in_hand_s(time.monotonic())
+            check_not_saturated(self.runtime, backlog, in_hand)
         except VoicedeskError as exc:
             retry_after_s = getattr(exc, "details", {}).get("retry_after_s")
             return Error(exc.code, exc.message, request_id=request.request_id, retry_after_s=retry_after_s)
@@ -179,7 +194,11 @@ class BidiConnection:
                 frame = message.get("bytes")
             if frame is None:
                 continue
-            events, check = connection.receive_frame(frame, time.monotonic())
+            if len(frame) > DECODE_OFF_LOOP_BYTES:  # a pronunciation list: parsed on a thread, the loop serves on
+                decoded = await asyncio.to_thread(decode, connection.codec, frame)
+                events, check = connection.receive_decoded(decoded, time.monotonic())
+            else:
+                events, check = connection.receive_frame(frame, time.monotonic())
             self.driver.apply(events)
             self._count_bad_frames()
             self.lease.last_active = connection.last_activity
@@ -190,7 +209,7 @@ class BidiConnection:
         bad, paced = self.connection.bad_frames, self.connection.pacing.paced_reads
         if (bad, paced) != self._counted:
             told_bad, told_paced = self._counted
-            self.runtime.bad_frame_log.add(self.lease.id[:8], bad - told_bad, paced - told_paced)
+            self.runtime.bad_frame_log.add({"bad": bad - told_bad, "paced": paced - told_paced}, self.lease.id[:8])
             self._counted = (bad, paced)
 
     async def _execute_checked(self, check: VoiceCheck) -> list[Event]:

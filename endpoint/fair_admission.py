@@ -1,21 +1,26 @@
-"""Who makes room when the server is full (pure): the idlest holder of the address that holds the most.
+"""Who gets a slot on a full server, and who makes room (pure). One rule for every kind of slot: WebSocket sessions
+and HTTP streams (``EndpointRuntime.admit``), TCP connections (``endpoint.transport_guards``) and Wyoming
+connections (``endpoint.wyoming.server``).
 
-Per-address caps keep one address from taking more than a small share, but a few addresses together can still fill
-the server. When a newcomer finds it full, and its address holds clearly less than the busiest address (after the
-swap, it would still hold fewer), the busiest address's idlest session or connection is closed to make room.
-Nobody is evicted in favour of an address that already holds as much: a full server of equal shares stays as it is.
-Used for sessions (``EndpointRuntime.admit``) and TCP connections (``endpoint.transport_guards``). Whoever is
-closed is told why first: an evicted session gets ``too_many_sessions``, an evicted connection
-``too_many_connections`` (``connection_evicted``), both with close code 1013 on a WebSocket.
+An address over its cap is refused. When the server is full, a newcomer whose address holds clearly less than
+another's (after the swap it would still hold fewer) takes a place of such an address: an idle holder before one
+that is speaking (its audio is being made or played), then the address holding the most, then the idlest. A full
+server of equal shares stays as it is. Whoever is closed is told why first (``too_many_sessions`` or
+``too_many_connections``, close code 1013 on a WebSocket).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Protocol
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
+
+LINGER_S = 1.0
+"""How long a refused or evicted client may still send while it reads why (closing with its bytes unread would
+reset the connection, and the reset can destroy the answer)."""
 
 
 class Holder(Protocol):
@@ -25,6 +30,9 @@ class Holder(Protocol):
     @property
     def last_active(self) -> float: ...
 
+    @property
+    def speaking(self) -> bool: ...
+
 
 def address_of(client: object) -> str | None:
     """A peer as a host: uvicorn keeps ``(host, port)``, leases keep the host."""
@@ -33,30 +41,44 @@ def address_of(client: object) -> str | None:
     return client if isinstance(client, str) else None
 
 
-def idlest_of_busiest[H: Holder](holders: Iterable[H], newcomer: str | None) -> H | None:
-    """The holder to close so ``newcomer`` can get in, or None when the newcomer's address is not worse off."""
-    if newcomer is None:
-        return None
-    by_address: dict[str, list[H]] = {}
-    for holder in holders:
-        address = address_of(holder.client)
-        if address is not None:
-            by_address.setdefault(address, []).append(holder)
-    if not by_address:
-        return None
-    counts = Counter({address: len(held) for address, held in by_address.items()})
-    busiest, most = counts.most_common(1)[0]
-    if counts.get(newcomer, 0) + 1 >= most:
-        return None
-    return min(by_address[busiest], key=lambda holder: holder.last_active)
+@dataclass(frozen=True, slots=True)
+class Admission[H]:
+    """``refused`` (``"per-client cap"`` or ``"cap"``) or admitted, after closing ``victim`` when there is one."""
+
+    refused: str | None = None
+    victim: H | None = None
 
 
-def connection_evicted(max_connections: int) -> VoicedeskError:
-    """What the connection closed to make room is told (as an ``error`` frame and close 1013 on a WebSocket, a 429
-    answer on plain HTTP)."""
+def admit[H: Holder](
+    holders: Collection[H],
+    newcomer: str | None,
+    cap: int,
+    per_client: int | None,
+    evictable: Callable[[H], bool] = lambda _: True,
+) -> Admission[H]:
+    """Whether a newcomer from ``newcomer`` gets a slot among ``holders`` (not counting itself). Without a per-client
+    cap (behind a proxy every peer has the same address) there is no fair share: a full server refuses."""
+    counts = Counter(address_of(holder.client) for holder in holders)
+    counts.pop(None, None)
+    held = counts.get(newcomer, 0) if newcomer is not None else 0
+    if per_client is not None and newcomer is not None and held >= per_client:
+        return Admission("per-client cap")
+    if len(holders) < cap:
+        return Admission()
+    if per_client is None or newcomer is None:
+        return Admission("cap")
+    candidates = [h for h in holders if counts.get(address_of(h.client), 0) >= held + 2 and evictable(h)]  # type: ignore[arg-type]
+    if not candidates:
+        return Admission("cap")
+    victim = min(candidates, key=lambda h: (h.speaking, -counts[address_of(h.client)], h.last_active))  # type: ignore[index]
+    return Admission(victim=victim)
+
+
+def evicted(kind: str, cap: int) -> VoicedeskError:
+    """What the holder closed to make room is told (``kind``: sessions or connections)."""
+    code = ErrorCode.TOO_MANY_SESSIONS if kind == "sessions" else ErrorCode.TOO_MANY_CONNECTIONS
     return VoicedeskError(
-        ErrorCode.TOO_MANY_CONNECTIONS,
-        f"This server is full ({max_connections} connections) and your address holds more of them than anyone; "
-        "this connection, the idlest, was closed to make room for another client. Reconnect later, or keep fewer "
-        "connections open at once.",
+        code,
+        f"This server is full ({cap} {kind}) and your address holds more of them than a newcomer's; this one, "
+        f"the idlest, was closed to make room for another client. Reconnect later, or keep fewer {kind} open at once.",
     )

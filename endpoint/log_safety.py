@@ -2,8 +2,8 @@
 
 Request paths, request ids, voices and text come from the network: ``escape`` makes any of them one printable,
 bounded token (newlines, ANSI escapes and other control characters become ``\\n``/``\\x1b``), so a client can
-neither forge log lines nor flood the log with one value. ``BadFrameLog`` reports unreadable frames and slowed
-reads of all connections as counts at most once per interval, never a line (or a traceback) per frame.
+neither forge log lines nor flood the log with one value. ``CountLog`` reports what clients cause (unreadable
+frames, slowed reads, refused connections) as counts at most once per interval, never a line per event.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import asyncio
 import logging
 import re
 import time
-from urllib.parse import parse_qsl, quote, urlencode
+from collections.abc import Callable
+from urllib.parse import unquote
 
 MAX_LOGGED_CHARS = 120
 SUMMARY_INTERVAL_S = 10.0
@@ -28,7 +29,8 @@ def escape(value: object, limit: int = MAX_LOGGED_CHARS) -> str:
 
 REDACTED = "[redacted]"
 CREDENTIAL_KEYS = re.compile(
-    r"token|key|secret|pass(word|wd)?|auth|credential|signature|sig$|session|jwt|bearer|cookie", re.IGNORECASE
+    r"token|key|secret|pass(word|wd)?|pwd|auth|credential|signature|sig$|^code$|session|jwt|bearer|cookie",
+    re.IGNORECASE,
 )
 """Query parameters whose value is a credential by name (``token``, ``X-Amz-Signature``, ``api_key``, ...)."""
 CREDENTIAL_VALUES = re.compile(
@@ -38,45 +40,50 @@ CREDENTIAL_VALUES = re.compile(
 )
 """Values that look like a credential whatever their parameter is called."""
 _QUERY = re.compile(r"\?([^\s\"']*)")
+_PAIR = re.compile(r"([^&;?=]+)=([^&;?]*)")
+REFUSED = frozenset({401, 403})
+"""Statuses of requests refused for their credentials: their whole query is redacted (a token may hide anywhere)."""
 
 
-def redact_query(text: str) -> str:
-    """Every query string in ``text`` with credential values replaced by ``[redacted]`` (paths are kept)."""
+def redact_query(text: str, whole: bool = False) -> str:
+    """Every query string in ``text`` with credential values replaced by ``[redacted]`` (paths are kept); ``whole``:
+    the entire query. Parameters may be separated by ``&``, ``;`` or a second ``?``."""
+
+    def secret(name: str, value: str) -> bool:
+        return bool(CREDENTIAL_KEYS.search(unquote(name)) or CREDENTIAL_VALUES.match(unquote(value)))
 
     def redact(match: re.Match[str]) -> str:
-        pairs = parse_qsl(match.group(1), keep_blank_values=True)
-        if not pairs:
-            return match.group(0)
-        secret = [bool(CREDENTIAL_KEYS.search(name) or CREDENTIAL_VALUES.match(value)) for name, value in pairs]
-        if not any(secret):
-            return match.group(0)
-        kept = [(name, REDACTED if hide else value) for (name, value), hide in zip(pairs, secret, strict=True)]
-        return "?" + urlencode(kept, safe="[]", quote_via=quote)
+        if whole:
+            return "?" + REDACTED if match.group(1) else match.group(0)
+        return "?" + _PAIR.sub(
+            lambda pair: f"{pair.group(1)}={REDACTED}" if secret(*pair.groups()) else pair.group(0), match.group(1)
+        )
 
     return _QUERY.sub(redact, text) if "?" in text else text
 
 
-class BadFrameLog:
-    """Unreadable frames and slowed reads of all sessions together, logged as counts at most once per interval.
+class CountLog:
+    """Counts of what clients cause (unreadable frames, slowed reads, refused connections), of all connections
+    together, logged at most once per interval: never a line per event, nor per connection (a client reconnecting
+    to send junk would write one each time). What is held back is told when the interval is up, even if nothing
+    more comes. ``say(counts, who)`` writes the line."""
 
-    One per server, not per connection: a client reconnecting to send junk would otherwise write a line per
-    connection. What is held back is told when the interval is up, even if nothing more comes."""
-
-    def __init__(self, log: logging.Logger, interval_s: float = SUMMARY_INTERVAL_S) -> None:
-        self._log = log
+    def __init__(self, say: Callable[[dict[str, int], set[str]], None], interval_s: float = SUMMARY_INTERVAL_S) -> None:
+        self._say = say
         self._interval_s = interval_s
-        self._bad = 0
-        self._paced = 0
-        self._sessions: set[str] = set()
+        self._counts: dict[str, int] = {}
+        self._who: set[str] = set()
         self._last_at: float | None = None
         self._flush_due = False
 
-    def add(self, who: str, bad: int, paced: int) -> None:
-        if not bad and not paced:
+    def add(self, counts: dict[str, int], who: str | None = None) -> None:
+        counts = {key: n for key, n in counts.items() if n}
+        if not counts:
             return
-        self._bad += bad
-        self._paced += paced
-        self._sessions.add(who)
+        for key, n in counts.items():
+            self._counts[key] = self._counts.get(key, 0) + n
+        if who is not None:
+            self._who.add(who)
         now = time.monotonic()
         if self._last_at is None or now - self._last_at >= self._interval_s:
             self._last_at = now
@@ -91,18 +98,41 @@ class BadFrameLog:
         self.flush()
 
     def flush(self) -> None:
-        if self._bad or self._paced:
-            self._log.log(
-                logging.WARNING if self._bad else logging.INFO,
-                "%d frame(s) could not be understood; %d read(s) slowed by the frame rate (none dropped); "
-                "in %d session(s): %s",
-                self._bad,
-                self._paced,
-                len(self._sessions),
-                ", ".join(sorted(self._sessions)[:5]) + (", …" if len(self._sessions) > 5 else ""),
-            )
-        self._bad = self._paced = 0
-        self._sessions.clear()
+        if self._counts:
+            self._say(self._counts, self._who)
+        self._counts, self._who = {}, set()
+
+
+def bad_frame_log(log: logging.Logger) -> CountLog:
+    """Unreadable frames and slowed reads of every WebSocket session (``add({"bad": n, "paced": m}, session)``)."""
+
+    def say(counts: dict[str, int], who: set[str]) -> None:
+        bad = counts.get("bad", 0)
+        log.log(
+            logging.WARNING if bad else logging.INFO,
+            "%d frame(s) could not be understood; %d read(s) slowed by the frame rate (none dropped); "
+            "in %d session(s): %s",
+            bad,
+            counts.get("paced", 0),
+            len(who),
+            ", ".join(sorted(who)[:5]) + (", …" if len(who) > 5 else ""),
+        )
+
+    return CountLog(say)
+
+
+def refusal_log(log: logging.Logger) -> CountLog:
+    """Refused connections by reason (``add({reason: 1})``)."""
+    return CountLog(
+        lambda counts, _: log.warning(
+            "refused new connections: %s", ", ".join(f"{n} by the {reason}" for reason, n in counts.items())
+        )
+    )
+
+
+PER_CONNECTION = frozenset({"connection open", "connection closed", '%s - "WebSocket %s" [accepted]'})
+"""uvicorn's INFO lines written for every WebSocket, refused ones too (three per attempt of a client reconnecting
+into its cap): limited like warnings."""
 
 
 class ServerLogGuard(logging.Filter):
@@ -121,10 +151,13 @@ class ServerLogGuard(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and record.args:
-            record.args = tuple(escape(redact_query(arg), 300) if isinstance(arg, str) else arg for arg in record.args)
+            whole = record.args[-1] in REFUSED  # uvicorn's lines end with the status
+            record.args = tuple(
+                escape(redact_query(arg, whole), 300) if isinstance(arg, str) else arg for arg in record.args
+            )
         elif isinstance(record.msg, str) and "?" in record.msg:
             record.msg = redact_query(record.msg)
-        if record.levelno < logging.WARNING or record.exc_info:
+        if (record.levelno < logging.WARNING and record.msg not in PER_CONNECTION) or record.exc_info:
             return True
         key = str(record.msg)
         now = time.monotonic()
@@ -139,8 +172,8 @@ class ServerLogGuard(logging.Filter):
         return True
 
 
-def guard_server_logs(names: tuple[str, ...] = ("uvicorn.error", "uvicorn.access")) -> None:
-    """Installs one ``ServerLogGuard`` on each of uvicorn's loggers (once per process)."""
+def guard_server_logs(names: tuple[str, ...] = ("uvicorn.error", "uvicorn.access", "phonemizer")) -> None:
+    """Installs one ``ServerLogGuard`` on each of uvicorn's loggers and the espeak fallback's (once per process)."""
     for name in names:
         logger = logging.getLogger(name)
         if not any(isinstance(f, ServerLogGuard) for f in logger.filters):

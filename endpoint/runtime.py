@@ -18,22 +18,26 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from voicedesk.endpoint.fair_admission import idlest_of_busiest
-from voicedesk.endpoint.log_safety import BadFrameLog, escape
+from voicedesk.endpoint.fair_admission import admit, evicted
+from voicedesk.endpoint.log_safety import bad_frame_log, escape
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.input_budget import JunkByAddress
+from voicedesk.engine.input_budget import BucketsByAddress, JunkByAddress
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
-from voicedesk.engine.model.voices import is_path_spec, parse_voice_spec
+from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
 from voicedesk.engine.scheduler import SynthesisScheduler
 
 if TYPE_CHECKING:
     from voicedesk.engine.model.prepare_pool import PreparePool
 
 log = logging.getLogger(__name__)
+
+MAX_VOICE_REFUSALS = 256
+LARGE_BODY_BYTES_PER_S = 64 * 1024
+LARGE_BODY_BURST_BYTES = 512 * 1024
 
 SynthesizerSource = Synthesizer | Callable[[], Synthesizer]
 """A loaded, warmed synthesizer (tests, benchmarks), or a blocking loader run off the event loop (``serve``):
@@ -64,6 +68,12 @@ class Lease:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     last_active: float = field(default_factory=time.monotonic)
     """When the client last gave text to speak or took audio (the adapter keeps it): the idlest is evicted first."""
+    is_speaking: Callable[[], bool] | None = None
+    """Whether its audio is being made or played (the adapter's): an idle session is evicted before it."""
+
+    @property
+    def speaking(self) -> bool:
+        return self.is_speaking is not None and self.is_speaking()
 
 
 class EndpointRuntime:
@@ -75,16 +85,21 @@ class EndpointRuntime:
         self.state = RuntimeState.LOADING
         self.load_error: VoicedeskError | None = None
         self.voices: tuple[str, ...] = ()
+        self._voice_refusals: dict[str, VoiceError] = {}
         self._ready = threading.Event()
         self._leases: dict[str, Lease] = {}
         self._loader: asyncio.Task[None] | None = None
         self._prepare_pool: PreparePool | None = None
         self.sessions_opened = 0
         self.sessions_evicted = 0
-        self.bad_frame_log = BadFrameLog(logging.getLogger("voicedesk.endpoint.bidi"))
+        self.bad_frame_log = bad_frame_log(logging.getLogger("voicedesk.endpoint.bidi"))
         """Every WebSocket session's unreadable frames and slowed reads, one summary line per interval."""
         limits, per_address = settings.connection, settings.max_connections_per_client is not None
         self.junk_by_address = JunkByAddress(limits.junk_per_s, limits.junk_burst) if per_address else None
+        self.large_bodies = BucketsByAddress(LARGE_BODY_BYTES_PER_S, LARGE_BODY_BURST_BYTES) if per_address else None
+        """Bytes of large HTTP bodies (pronunciation lists) per address: parsing them costs the server's CPU, so a
+        client posting them back to back is slowed (as a WebSocket's ``config`` is paced), never refused. None
+        where every client has one address (a proxy, SageMaker), as for junk."""
         """Junk budgets per client address, shared by its connections; the transport refuses an address whose
         budget is empty before the WebSocket handshake. None without per-client caps (behind a proxy or SageMaker
         every client has the same address): then each connection has its own budget."""
@@ -226,46 +241,43 @@ class EndpointRuntime:
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
 
     def admit(self, kind: str, client: str | None = None) -> Lease:
+        """A slot for a WebSocket session or HTTP stream, by the fair rule (``endpoint.fair_admission``): on a full
+        server an idle session of an address holding clearly more is closed to make room, a speaking one last."""
         self.check_available()
         settings = self.settings
-        if len(self._leases) >= settings.max_sessions and not self._make_room(client):
+        admission = admit(
+            list(self._leases.values()),
+            client,
+            settings.max_sessions,
+            settings.max_sessions_per_client,
+            lambda lease: lease.evict is not None,  # one still being set up cannot be closed yet
+        )
+        if admission.refused == "per-client cap":
+            if self.junk_by_address is not None and client is not None:
+                # Reconnecting into its cap costs a handshake each time: the address's junk budget pays for it, and
+                # once it is spent the transport refuses the address before the handshake.
+                self.junk_by_address.bucket(client, time.monotonic()).take(time.monotonic())
+            held = sum(1 for lease in self._leases.values() if lease.client == client)
+            raise VoicedeskError(
+                ErrorCode.TOO_MANY_SESSIONS,
+                f"Your address already holds {held} sessions here (limit {settings.max_sessions_per_client} per "
+                "client); close one first, or start the server with a higher --max-sessions-per-client.",
+            )
+        if admission.refused is not None:
             raise VoicedeskError(
                 ErrorCode.TOO_MANY_SESSIONS,
                 f"This server already runs {len(self._leases)} sessions (limit {settings.max_sessions}); "
                 "retry later, or start the server with a higher --max-sessions.",
             )
-        cap = settings.max_sessions_per_client
-        if client is not None and cap is not None:
-            held = sum(1 for lease in self._leases.values() if lease.client == client)
-            if held >= cap:
-                raise VoicedeskError(
-                    ErrorCode.TOO_MANY_SESSIONS,
-                    f"Your address already holds {held} sessions here (limit {cap} per client); close one first, "
-                    "or start the server with a higher --max-sessions-per-client.",
-                )
+        if (victim := admission.victim) is not None:
+            del self._leases[victim.id]
+            self.sessions_evicted += 1
+            log.info("server full: %s session %s closed to make room", victim.kind, victim.id[:8])
+            victim.evict(evicted("sessions", settings.max_sessions).message)  # type: ignore[misc]
         lease = Lease(kind, client)
         self._leases[lease.id] = lease
         self.sessions_opened += 1
         return lease
-
-    def _make_room(self, client: str | None) -> bool:
-        """A full server: the idlest session of the address holding the most is closed for a newcomer whose address
-        holds clearly less (off without a per-client cap: behind a proxy every session has the same address)."""
-        if self.settings.max_sessions_per_client is None:
-            return False
-        evictable = [lease for lease in self._leases.values() if lease.evict is not None]
-        victim = idlest_of_busiest(evictable, client)
-        if victim is None or victim.evict is None:
-            return False
-        del self._leases[victim.id]
-        self.sessions_evicted += 1
-        log.info("server full: session %s of the busiest address closed to make room", victim.id[:8])
-        victim.evict(
-            f"This server is full ({self.settings.max_sessions} sessions) and your address holds more of them than "
-            "anyone; this session, the idlest, was closed to make room for another client. Reconnect later, or keep "
-            "fewer sessions open at once."
-        )
-        return True
 
     def release(self, lease: Lease) -> None:
         self._leases.pop(lease.id, None)
@@ -273,7 +285,10 @@ class EndpointRuntime:
     def open_session(self, lease: Lease, config: SessionConfig | None = None) -> LocalSession:
         """A session on the shared model and scheduler: the same session code the local engine runs."""
         assert self.synthesizer is not None, "open_session before the model is ready"
-        session = LocalSession(self.synthesizer, self.scheduler, config or SessionConfig(), self.settings.limits)
+        share = lambda: self.held_by(lease.client)  # noqa: E731
+        session = LocalSession(
+            self.synthesizer, self.scheduler, config or SessionConfig(), self.settings.limits, share=share
+        )
         session.id = lease.id
 
         def stop() -> None:
@@ -281,6 +296,12 @@ class EndpointRuntime:
 
         lease.stop = stop
         return session
+
+    def held_by(self, client: str | None) -> int:
+        """Sessions ``client``'s address holds (0 without per-client caps: behind a proxy all share one)."""
+        if client is None or self.settings.max_sessions_per_client is None:
+            return 0
+        return sum(1 for lease in self._leases.values() if lease.client == client)
 
     # ---- introspection (tests, benchmarks, /ping) ---------------------------------------------------
 
@@ -294,9 +315,9 @@ class EndpointRuntime:
         the load signal behind ``queue_saturated``."""
         return self.scheduler.pending
 
-    def queue_load(self, session_id: str | None = None) -> QueueLoad:
-        """What a new first sentence (of ``session_id``; None: a new session) would wait behind on the model."""
-        return self.scheduler.load(session_id)
+    def queue_load(self, own_phonemes: int = 0, in_hand_s: float = 0.0) -> QueueLoad:
+        """What a new request waits behind: its session's own backlog (``engine.admission``); none for a newcomer."""
+        return QueueLoad(self.scheduler.s_per_phoneme, own_phonemes, in_hand_s, self.scheduler.pending)
 
     def session_ids(self) -> set[str]:
         """The ids under which the open sessions' jobs run on the scheduler."""
@@ -320,4 +341,17 @@ class EndpointRuntime:
             raise VoiceError(
                 f"Voice {escape(voice, 60)!r} names a file; over the network only voice names are accepted."
             )
-        return await asyncio.to_thread(self.synthesizer.check_voice, voice)
+        # Answered from the voice list read at start: a name no Kokoro voice has costs no file-system scan.
+        unknown = [p.source for p in parts if p.source not in self.voices and p.source not in KNOWN_VOICES]
+        if unknown and self.voices:
+            raise VoiceError(
+                f"There is no voice {escape(unknown[0], 60)!r} here. Voices here: {', '.join(self.voices)}."
+            )
+        if (refused := self._voice_refusals.get(voice)) is not None:
+            raise refused
+        try:
+            return await asyncio.to_thread(self.synthesizer.check_voice, voice)
+        except VoiceError as exc:  # a Kokoro voice not here: the next ask for it costs no look-up either
+            if len(self._voice_refusals) < MAX_VOICE_REFUSALS:
+                self._voice_refusals[voice] = exc
+            raise

@@ -58,9 +58,10 @@ class ServerSettings:
     """A request whose ``request_timestamp`` is older is refused with 408 ``request_stale`` (the AWS sample's
     ``MAX_REQUEST_AGE_S``); None turns the check off."""
     first_audio_target_s: float | None = 2.0
-    """New whole requests are refused with 503 ``queue_saturated`` (``Retry-After``: when the wait would be back
-    under it) while a new first sentence would wait longer than this for the model, by the forward times measured
-    so far and the work ahead of it (``engine.admission``); None turns the check off."""
+    """A session's new whole request is refused with 503 ``queue_saturated`` (``Retry-After``: when it would be
+    back under it) while the session's own backlog would keep it waiting longer than this for the model, beyond
+    the audio its listener has in hand (``engine.admission``); a client holding no backlog is never refused by
+    it. None turns the check off."""
     max_queue_depth: int | None = None
     """A backstop by count: while more sentences than this wait for the model, new whole requests are refused
     with ``queue_saturated`` whatever the speed; None (the default) leaves admission to the expected wait."""

@@ -53,12 +53,14 @@ class AdmissionRefused(VoicedeskError):
         self.headers = headers or {}
 
 
-def check_not_saturated(runtime: EndpointRuntime, session_id: str | None = None) -> None:
-    """Refuses new work while a new first sentence would wait longer than the server's first-audio target for
-    the model (or, as a backstop, more sentences than ``max_queue_depth`` wait): ``engine.admission``. The message
-    starts with the code, so it can go in a WebSocket error frame as is (the sample's client matches the token)."""
+def check_not_saturated(runtime: EndpointRuntime, own_phonemes: int = 0, in_hand_s: float = 0.0) -> None:
+    """Refuses a request its session's own backlog would keep waiting longer than the first-audio target beyond the
+    audio its listener has in hand (or, as a backstop, while more sentences than ``max_queue_depth`` wait):
+    ``engine.admission``; a new session has none. The message starts with the code, so it can go in a WebSocket
+    error frame as is (the sample's client matches the token)."""
     settings = runtime.settings
-    saturated = judge(runtime.queue_load(session_id), settings.first_audio_target_s, settings.max_queue_depth)
+    load = runtime.queue_load(own_phonemes, in_hand_s)
+    saturated = judge(load, settings.first_audio_target_s, settings.max_queue_depth)
     if saturated is None:
         return
     wait = saturated.expected_wait_s

@@ -43,6 +43,7 @@ from voicedesk.endpoint.speech_request import (
     request_id_of,
 )
 from voicedesk.engine.audio_formats import ENCODINGS
+from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
@@ -135,10 +136,13 @@ async def session_events(runtime: EndpointRuntime, lease: Lease, request: Speech
         await ended.wait()
 
     lease.drain = drain
+    lease.is_speaking = lambda: session.core.has_work  # a stream exists to speak; an idle session goes first
+    lease.evict = lambda message: session.evict(Error(ErrorCode.TOO_MANY_SESSIONS, message, fatal=True))
     try:
         await session.synthesize(request.text, request_id=request.request_id)
         await session.close()
         async for event in session.events():
+            lease.last_active = time.monotonic()
             yield event
     finally:
         ended.set()
@@ -257,7 +261,12 @@ async def _speech_route(
         runtime.check_available()
         async with asyncio.timeout(runtime.settings.header_timeout_s):
             body = await read_body(request, runtime.settings.connection.max_frame_bytes)
-        speech = parse(body, runtime.settings.limits)
+        if len(body) > DECODE_OFF_LOOP_BYTES:  # a pronunciation list: paced per address, parsed on a thread
+            if runtime.large_bodies is not None and request.client:
+                await asyncio.sleep(runtime.large_bodies.spend_s(request.client.host, time.monotonic(), len(body)))
+            speech = await asyncio.to_thread(parse, body, runtime.settings.limits)
+        else:
+            speech = parse(body, runtime.settings.limits)
         check_budget(speech, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
         speech = replace(speech, voice=voice)

@@ -5,11 +5,10 @@ on an open network needs and uvicorn does not apply on its own.
   connection and between keep-alive requests); otherwise it is aborted. Slow-header ("slowloris") connections no
   longer hold sockets open. The token is checked after the headers, so this guard needs none.
 - **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
-- **Connection caps.** Beyond ``max_connections_per_client`` from one address, a new connection is aborted at
-  once. Beyond ``max_connections`` in all, the idlest connection of the address holding the most makes room for a
-  newcomer from an address holding clearly less (``endpoint.fair_admission``), told why first (``evict``: an
-  ``error`` frame ``too_many_connections`` and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP
-  connection); otherwise the newcomer is aborted. Refusals are logged as a count, once per interval.
+- **Connection caps**, by the fair rule (``endpoint.fair_admission``): beyond ``max_connections_per_client`` from
+  one address a new connection is aborted at once; beyond ``max_connections`` a connection of an address holding
+  clearly more makes room (an idle one first), told why (``evict``: an ``error`` frame ``too_many_connections``
+  and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP connection). Refusals are logged as counts.
 - **Junk from an address.** While the junk budget of a client's address is empty (``JunkByAddress``: its last
   connection was just closed for sending frames that cannot be understood), a new connection from it gets a 429
   JSON ``rate_limited`` answer with ``retry_after_s`` and is closed before the WebSocket handshake: a reconnecting
@@ -38,18 +37,19 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from voicedesk.endpoint.fair_admission import connection_evicted, idlest_of_busiest
-from voicedesk.endpoint.log_safety import SUMMARY_INTERVAL_S
+from voicedesk.endpoint.fair_admission import LINGER_S, admit, evicted
+from voicedesk.endpoint.log_safety import CountLog, refusal_log
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
 from voicedesk.engine.events import Closed, Error
-from voicedesk.engine.input_budget import JunkByAddress
+from voicedesk.engine.input_budget import JunkByAddress, ReadPacing
 from voicedesk.engine.protocol import encode_event
 
 log = logging.getLogger(__name__)
 
-LINGER_S = 1.0
-"""After a 400, how long the connection stays half-open so the client can read the answer."""
+
+CONTROL_SLICE_BYTES = 4096
+"""How much of a read is parsed before the ping budget is looked at again (a few hundred pings at most)."""
 
 
 class TimedFlowControl(FlowControl):
@@ -71,7 +71,7 @@ class TimedFlowControl(FlowControl):
 
 class GuardedH11Protocol(H11Protocol):
     settings: ServerSettings
-    refusals: RefusalLog
+    refusals: CountLog
     junk_by_address: JunkByAddress | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -85,7 +85,7 @@ class GuardedH11Protocol(H11Protocol):
         """When the client last sent bytes (the idlest connection is the one closed to make room)."""
         refusal = self._over_cap()
         if refusal is not None:
-            self.refusals.refused(refusal)
+            self.refusals.add({refusal: 1})
             transport.abort()
             return
         if self._refuse_junk_address():
@@ -99,7 +99,7 @@ class GuardedH11Protocol(H11Protocol):
         wait_s = by_address.refusal_s(host, time.monotonic()) if by_address is not None and host else 0.0
         if wait_s <= 0:
             return False
-        self.refusals.refused("junk budget of the address (its last connection was closed for junk)")
+        self.refusals.add({"junk budget of the address (its last connection was closed for junk)": 1})
         error = VoicedeskError(
             ErrorCode.RATE_LIMITED,
             "Your address's last connection here was closed for sending frames that could not be understood, and "
@@ -110,28 +110,23 @@ class GuardedH11Protocol(H11Protocol):
         return True
 
     def _over_cap(self) -> str | None:
+        """The fair rule (``endpoint.fair_admission``); a connection closed to make room is told why first."""
         settings = self.settings
-        cap, host = settings.max_connections_per_client, self.client[0] if self.client else None
-        if cap is not None and host is not None:
-            held = sum(1 for c in self.connections if (getattr(c, "client", None) or (None,))[0] == host)
-            if held > cap:
-                return "per-client connection cap"
-        if len(self.connections) > settings.max_connections:
-            if cap is not None and self._make_room(host):
-                return None
-            return "connection cap"
+        host = self.client[0] if self.client else None
+        others = [c for c in self.connections if c is not self and hasattr(c, "last_active")]
+        admission = admit(others, host, settings.max_connections, settings.max_connections_per_client)
+        if admission.refused is not None:
+            return "per-client connection cap" if admission.refused == "per-client cap" else "connection cap"
+        if (victim := admission.victim) is not None:
+            self.connections.discard(victim)  # counted out now; its connection_lost comes later
+            victim.evict(evicted("connections", settings.max_connections))  # type: ignore[attr-defined]
+            self.refusals.add({"fair share (a connection of a busier address, closed to make room)": 1})
         return None
 
-    def _make_room(self, host: str | None) -> bool:
-        """Aborts the idlest connection of the busiest address, if this one's address holds clearly less."""
-        others = [c for c in self.connections if c is not self and hasattr(c, "last_active")]
-        victim = idlest_of_busiest(others, host)
-        if victim is None:
-            return False
-        self.connections.discard(victim)  # counted out now; its connection_lost comes later
-        victim.evict(connection_evicted(self.settings.max_connections))  # type: ignore[attr-defined]
-        self.refusals.refused("fair share (the idlest connection of the busiest address, closed to make room)")
-        return True
+    @property
+    def speaking(self) -> bool:
+        """A request is in progress (an idle or slow-header connection makes room first)."""
+        return self.cycle is not None and not self.cycle.response_complete
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 cannot parse (malformed, or headers over ``max_header_bytes``)."""
@@ -213,16 +208,63 @@ class GuardedH11Protocol(H11Protocol):
 class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
     settings: ServerSettings
 
+    speaking = True
+    """An upgraded WebSocket holds a session (whose own fairness is the session's); idle HTTP connections go first."""
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.last_active = time.monotonic()
+        limits = self.settings.connection
+        self._control = ReadPacing(limits.frames_per_s, limits.frame_burst, self.last_active)
+        self._control_paused = False
+        self._held = b""
+        """Bytes read but not yet parsed while pings wait for the frame budget (order kept)."""
         super().connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
         self.last_active = time.monotonic()
-        super().data_received(data)
+        if self._control_paused:  # uvicorn resumed reading for a message meanwhile: hold it, read no more
+            self._held += data
+            self.transport.pause_reading()
+            return
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        """Parses ``data`` a slice at a time, so a burst of pings in one read is paced too."""
+        for start in range(0, len(data), CONTROL_SLICE_BYTES):
+            super().data_received(data[start : start + CONTROL_SLICE_BYTES])
+            if self._control_paused:
+                self._held = data[start + CONTROL_SLICE_BYTES :]
+                return
+
+    def handle_ping(self) -> None:
+        super().handle_ping()
+        self._control_frame()
+
+    def handle_pong(self, event: Any) -> None:
+        super().handle_pong(event)
+        self._control_frame()
+
+    def _control_frame(self) -> None:
+        """Pings and pongs are answered inside the WebSocket layer, never seen by the session's read pacing: they are
+        read no faster than frames are (``max_frame_rate``); a flood of them waits, slowing its sender."""
+        now = time.monotonic()
+        self._control.frame_read(now)
+        delay = self._control.delay(now)
+        if delay > 0 and not self._control_paused and not self.transport.is_closing():
+            self._control_paused = True
+            self.transport.pause_reading()
+            self.loop.call_later(delay, self._resume_control)
+
+    def _resume_control(self) -> None:
+        self._control_paused = False
+        held, self._held = self._held, b""
+        if held and not self.transport.is_closing():
+            self._feed(held)
+        if not self._control_paused and not self.read_paused and not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        # An evicted connection was counted out when it was chosen (``_make_room``); uvicorn removes it again.
+        # An evicted connection was counted out when it was chosen (``_over_cap``); uvicorn removes it again.
         self.connections.add(self)
         super().connection_lost(exc)
 
@@ -279,44 +321,10 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self.transport.abort()  # close() alone waits for unsent data the client will never read
 
 
-class RefusalLog:
-    """Refused connections, counted by reason and logged at most once per interval (never once per socket)."""
-
-    def __init__(self, interval_s: float = SUMMARY_INTERVAL_S) -> None:
-        self.counts: dict[str, int] = {}
-        self._logged: dict[str, int] = {}
-        self._interval_s = interval_s
-        self._last_at: float | None = None
-        self._flush_due = False
-
-    def refused(self, reason: str) -> None:
-        self.counts[reason] = self.counts.get(reason, 0) + 1
-        now = time.monotonic()
-        if self._last_at is None or now - self._last_at >= self._interval_s:
-            self._last_at = now
-            self.flush()
-        elif not self._flush_due:
-            # What is held back now is told when the interval is up, even if nothing more is refused.
-            self._flush_due = True
-            asyncio.get_running_loop().call_later(self._interval_s - (now - self._last_at), self._flush_later)
-
-    def _flush_later(self) -> None:
-        self._flush_due = False
-        self._last_at = time.monotonic()
-        self.flush()
-
-    def flush(self) -> None:
-        new = {reason: n - self._logged.get(reason, 0) for reason, n in self.counts.items()}
-        said = ", ".join(f"{n} by the {reason}" for reason, n in new.items() if n)
-        if said:
-            log.warning("refused new connections: %s", said)
-        self._logged = dict(self.counts)
-
-
 def guarded_protocols(
     settings: ServerSettings, junk_by_address: JunkByAddress | None = None
 ) -> tuple[type[GuardedH11Protocol], type[GuardedWebSocketProtocol]]:
-    attributes = {"settings": settings, "refusals": RefusalLog(), "junk_by_address": junk_by_address}
+    attributes = {"settings": settings, "refusals": refusal_log(log), "junk_by_address": junk_by_address}
     http = type("VoicedeskHttpProtocol", (GuardedH11Protocol,), attributes)
     ws = type("VoicedeskWebSocketProtocol", (GuardedWebSocketProtocol,), {"settings": settings})
     return http, ws

@@ -30,6 +30,7 @@ from voicedesk.engine.events import (
     drop_cancelled_audio,
 )
 from voicedesk.engine.input_budget import JunkBudget, ReadPacing
+from voicedesk.engine.model.voices import KNOWN_VOICES, parse_voice_spec
 from voicedesk.engine.protocol import (
     Cancel,
     Close,
@@ -94,6 +95,15 @@ class VoiceCheck:
     voice: str
 
 
+DECODE_OFF_LOOP_BYTES = 16 * 1024
+"""A frame bigger than this (a pronunciation list) is decoded on a worker thread: parsing and checking 6,000
+entries takes tens of milliseconds, which on the event loop every other session would wait for."""
+LEXICON_ENTRIES_PER_FRAME = 20
+"""A ``config`` with a lexicon is paced as one frame per this many entries (6,000 entries: 300 frames, 3 s of
+the frame budget), so resending a big lexicon is slowed, never refused."""
+
+UNUSABLE_TEXT = frozenset({ErrorCode.TEXT_TOO_LONG, ErrorCode.BUDGET_EXCEEDED})
+
 RequestAdmission = Callable[[SynthesizeRequest], Error | None]
 """The server's say on a whole request before it is queued (staleness, saturation): None to admit it."""
 
@@ -122,6 +132,7 @@ class ServerConnection:
         self._close: tuple[int, str] | None = None
         self._closing = False
         self._last_progress = now
+        self._played_until = now
         self.pacing = ReadPacing(limits.frames_per_s, limits.frame_burst, now)
         self._junk = junk if junk is not None else JunkBudget(limits.junk_per_s, limits.junk_burst, now)
         """The junk budget: the client address's (``JunkByAddress``, shared by its connections) or this one's."""
@@ -141,18 +152,20 @@ class ServerConnection:
         """One client frame: the events it causes, or a voice to check before ``execute`` runs its command.
 
         Every valid frame is processed, in order. A frame that cannot be understood is answered with its error
-        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008)."""
+        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008). A frame over
+        ``DECODE_OFF_LOOP_BYTES`` is better decoded off the event loop (``decode``, then ``receive_decoded``)."""
+        return self.receive_decoded(decode(self.codec, frame), now)
+
+    def receive_decoded(self, command: Command | ProtocolError, now: float) -> tuple[list[Event], VoiceCheck | None]:
         if self._closing:
             return [], None
         self.frames_read += 1
-        self.pacing.frame_read(now)
-        try:
-            command = self.codec.receive(frame)
-        except ProtocolError as exc:
+        # A lexicon costs its parse and its merge: read as that many frames, so resending it is slowed.
+        lexicon = command.lexicon if isinstance(command, Configure) else None
+        self.pacing.frame_read(now, 1 + (len(lexicon) // LEXICON_ENTRIES_PER_FRAME if lexicon else 0))
+        if isinstance(command, ProtocolError):
             self.bad_frames += 1
-            if self._junk.allow(now):
-                return [exc.to_event()], None
-            return self._too_much_junk(exc, now), None
+            return self._junk_answer(command.to_event(), now), None
         if isinstance(command, SynthesizeRequest | Configure) and command.voice is not None:
             return [], VoiceCheck(command, command.voice)
         return self.execute(command, now), None
@@ -166,7 +179,9 @@ class ServerConnection:
         core = self.core
         if voice_error is not None:
             request_id = command.request_id if isinstance(command, SynthesizeRequest) else None
-            return [Error(voice_error.code, voice_error.message, request_id=request_id)]
+            error = Error(voice_error.code, voice_error.message, request_id=request_id)
+            # A name no Kokoro voice has is junk; one that exists but is not here is a client finding out which are.
+            return [error] if names_kokoro_voices(getattr(command, "voice", None)) else self._junk_answer(error, now)
         match command:
             case SynthesizeRequest(request_id=request_id, sample_rate=sample_rate, audio_format=audio_format):
                 if audio_format not in (None, "pcm"):
@@ -176,11 +191,11 @@ class ServerConnection:
                 if sample_rate is not None and (refusal := self.set_output_rate(sample_rate, request_id)):
                     return [refusal]
                 self._last_progress = now
-                return core.synthesize(command.text, now, voice, command.speed, request_id)
+                return self._charged(core.synthesize(command.text, now, voice, command.speed, request_id), now)
             case SendText(text=text):
                 if text.strip():  # only text to speak keeps a session open, not empty or blank fragments
                     self._last_progress = now
-                return core.send_text(text, now)
+                return self._charged(core.send_text(text, now), now)
             case Flush(request_id=request_id):
                 return core.flush(now, request_id)
             case Cancel():  # unsent audio of the cancelled utterance leaves the send queue: barge-in is heard at once
@@ -294,11 +309,16 @@ class ServerConnection:
         if out.audio_s:
             self.core.audio_consumed(out.audio_s)
             self._last_progress = now
+            self._played_until = max(self._played_until, now) + out.audio_s
         return out.data
 
-    @property
-    def has_frames(self) -> bool:
-        return bool(self._out)
+    def in_hand_s(self, now: float) -> float:
+        """Audio sent and not yet heard, at playback speed: the wait a new request of this client can cover."""
+        return max(0.0, self._played_until - now)
+
+    def speaking(self, now: float) -> bool:
+        """Its audio is being made, or sent and still playing (a full server closes an idle session first)."""
+        return self.core.synthesizing or now < self._played_until
 
     @property
     def close_instruction(self) -> tuple[int, str] | None:
@@ -357,16 +377,41 @@ class ServerConnection:
             return None
         return self._last_progress + self.limits.idle_timeout_s
 
-    def _too_much_junk(self, exc: ProtocolError, now: float) -> list[Event]:
+    def _charged(self, events: list[Event], now: float) -> list[Event]:
+        """Text refused for its size (too long, over the compute budget) was still read and measured: junk."""
+        if len(events) == 1 and isinstance(events[0], Error) and events[0].code in UNUSABLE_TEXT:
+            return self._junk_answer(events[0], now)
+        return events
+
+    def _junk_answer(self, error: Error, now: float) -> list[Event]:
+        """``error`` while the junk budget lasts; over it, the session ends (``rate_limited``, 1008)."""
+        if self._junk.allow(now):
+            return [error]
         junk = self._junk
-        error = Error(
+        fatal = Error(
             ErrorCode.RATE_LIMITED,
-            f"Too many frames that could not be understood (more than {junk.burst} at once, or {junk.junk_per_s:g} a "
-            f"second over time; the last: {exc.code}), so the connection was closed. Send valid JSON commands. The "
-            "budget belongs to your address: new connections from it are refused while it is empty.",
+            f"Too many frames that could not be understood or used (more than {junk.burst} at once, or "
+            f"{junk.junk_per_s:g} a second over time; the last: {error.code}), so the connection was closed. Send "
+            "valid JSON commands and voices that exist. The budget belongs to your address: new connections from "
+            "it are refused while it is empty.",
             fatal=True,
         )
-        return [error, *self.core.abort(ABUSE_REASON, now)]
+        return [fatal, *self.core.abort(ABUSE_REASON, now)]
+
+
+def names_kokoro_voices(spec: str | None) -> bool:
+    try:
+        return bool(spec) and all(part.source in KNOWN_VOICES for part in parse_voice_spec(spec))  # type: ignore[arg-type]
+    except VoicedeskError:
+        return False
+
+
+def decode(codec: ServerProtocol, frame: Frame) -> Command | ProtocolError:
+    """A client frame as a command, or the error it is (pure, safe on any thread)."""
+    try:
+        return codec.receive(frame)
+    except ProtocolError as exc:
+        return exc
 
 
 def _audio_of(frame: _OutFrame) -> tuple[int, float] | None:

@@ -73,8 +73,9 @@ class ReadPacing:
             self.paced_reads += 1
         return wait
 
-    def frame_read(self, now: float) -> None:
-        self._bucket.spend(now)
+    def frame_read(self, now: float, cost: float = 1.0) -> None:
+        """A frame was read; ``cost``: how many frames' worth of work it is (a lexicon costs more)."""
+        self._bucket.spend(now, cost)
 
 
 class JunkBudget:
@@ -90,41 +91,33 @@ class JunkBudget:
         return self._bucket.take(now)
 
 
-class JunkByAddress:
-    """Junk budgets of client addresses, shared by each address's connections (one server's, pure).
+class BucketsByAddress:
+    """Token buckets of client addresses, one per address, shared by its connections (one server's, pure). Buckets
+    that refilled are forgotten, and at most ``max_addresses`` are kept (the fullest go first), so an attacker with
+    many addresses cannot grow this table without bound."""
 
-    An address is refused new connections while its budget holds less than one frame: it was just closed for junk,
-    and what it would send next is more junk. Budgets that refilled are forgotten, and at most ``max_addresses``
-    are kept (the fullest go first), so an attacker with many addresses cannot grow this table without bound."""
-
-    def __init__(self, junk_per_s: float, burst: int, max_addresses: int = 4096) -> None:
-        self.junk_per_s = junk_per_s
+    def __init__(self, per_s: float, burst: float, max_addresses: int = 4096) -> None:
+        self.per_s = per_s
         self.burst = max(1, burst)
         self.max_addresses = max_addresses
         self._buckets: dict[str, TokenBucket] = {}
-        self.refused = 0
-        """Connections refused because their address's junk budget was empty."""
 
-    def budget(self, address: str, now: float) -> JunkBudget:
-        """The junk budget of a new connection from ``address``: the address's own bucket."""
+    def bucket(self, address: str, now: float) -> TokenBucket:
         bucket = self._buckets.get(address)
         if bucket is None:
             self._forget(now)
-            bucket = self._buckets[address] = TokenBucket(self.junk_per_s, self.burst, at=now)
-        return JunkBudget(self.junk_per_s, self.burst, now, bucket)
+            bucket = self._buckets[address] = TokenBucket(self.per_s, self.burst, at=now)
+        return bucket
 
-    def refusal_s(self, address: str, now: float) -> float:
-        """0 when ``address`` may open a connection now; otherwise the seconds until its budget holds a frame
-        again (the connection is refused, and counted)."""
-        bucket = self._buckets.get(address)
-        wait = 0.0 if bucket is None else bucket.wait_s(now)
-        if wait > 0:
-            self.refused += 1
-        return wait
+    def spend_s(self, address: str, now: float, cost: float) -> float:
+        """Spends ``cost`` from the address's bucket; the seconds to wait until it is out of debt (0: none)."""
+        bucket = self.bucket(address, now)
+        bucket.spend(now, cost)
+        return bucket.wait_s(now, 0.0)
 
     @property
     def addresses(self) -> int:
-        """Addresses whose budget is kept (at most ``max_addresses``; refilled ones are forgotten once it is full)."""
+        """Addresses whose bucket is kept (at most ``max_addresses``; refilled ones are forgotten once it is full)."""
         return len(self._buckets)
 
     def _forget(self, now: float) -> None:
@@ -136,3 +129,26 @@ class JunkByAddress:
         while len(self._buckets) >= self.max_addresses:
             fullest = max(self._buckets, key=lambda a: self._buckets[a].tokens)
             del self._buckets[fullest]
+
+
+class JunkByAddress(BucketsByAddress):
+    """Junk budgets of client addresses. An address is refused new connections while its budget holds less than
+    one frame: it was just closed for junk, and what it would send next is more junk."""
+
+    def __init__(self, junk_per_s: float, burst: int, max_addresses: int = 4096) -> None:
+        super().__init__(junk_per_s, burst, max_addresses)
+        self.refused = 0
+        """Connections refused because their address's junk budget was empty."""
+
+    def budget(self, address: str, now: float) -> JunkBudget:
+        """The junk budget of a new connection from ``address``: the address's own bucket."""
+        return JunkBudget(self.per_s, int(self.burst), now, self.bucket(address, now))
+
+    def refusal_s(self, address: str, now: float) -> float:
+        """0 when ``address`` may open a connection now; otherwise the seconds until its budget holds a frame
+        again (the connection is refused, and counted)."""
+        bucket = self._buckets.get(address)
+        wait = 0.0 if bucket is None else bucket.wait_s(now)
+        if wait > 0:
+            self.refused += 1
+        return wait

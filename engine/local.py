@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 
 from voicedesk.engine.api import EngineInfo, EventStream
-from voicedesk.engine.errors import VoicedeskError
+from voicedesk.engine.errors import CloseReason, VoicedeskError
 from voicedesk.engine.events import Audio, Error, Event, SessionConfig
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
@@ -39,12 +39,13 @@ class LocalSession:
         limits: SessionLimits | None = None,
         chunker_factory: Callable[[], IncrementalSentenceChunker] = IncrementalSentenceChunker,
         clock: Callable[[], float] = time.monotonic,
+        share: Callable[[], int] | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self._synthesizer = synthesizer
         self._core = SessionCore(chunker_factory(), config or SessionConfig(), limits or SessionLimits())
         self._events = EventStream(on_taken=self._taken)
-        self._driver = SessionDriver(self._core, synthesizer, scheduler, self.id, self._events.emit, clock)
+        self._driver = SessionDriver(self._core, synthesizer, scheduler, self.id, self._events.emit, clock, share=share)
 
     @property
     def core(self) -> SessionCore:
@@ -108,6 +109,11 @@ class LocalSession:
     async def aclose(self) -> None:
         self._driver.interrupt()
         self._driver.apply(self._core.abort("aborted", self._now()))
+
+    def evict(self, error: Error) -> None:
+        """Ends at once, ``error`` (fatal) first: a full server closed it to make room for another client."""
+        self._driver.interrupt()
+        self._driver.apply([error, *self._core.abort(CloseReason.EVICTED, self._now())])
 
     def events(self) -> AsyncIterator[Event]:
         return aiter(self._events)

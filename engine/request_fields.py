@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
+from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
 
 MAX_REQUEST_ID_CHARS = 200
 MAX_VOICE_SPEC_CHARS = 400
@@ -21,8 +22,6 @@ MIN_SPEED = 0.25
 MAX_SPEED = 4.0
 MAX_BUFFER_DELAY_MS = 30_000
 """Longest accepted ``max_buffer_delay_ms``: held text must never wait longer than a listener would."""
-SPOKEN_CHARS_PER_S = 15.0
-"""Characters of text per second of speech at speed 1 (English, Kokoro's pace): the compute budget's estimate."""
 MILLISECONDS_AFTER = 1e11
 """An epoch timestamp above this (the year 5138 in seconds) is a client sending milliseconds."""
 
@@ -38,7 +37,9 @@ def describe(value: object) -> str:
     """A client's value for an error message: short, never a huge echo of what it sent."""
     if isinstance(value, str):
         return repr(value) if len(value) <= 40 else f"a string of {len(value):,} characters"
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)  # null, true, false: as the client wrote them
+    if isinstance(value, int | float):
         return repr(value) if not isinstance(value, int) or value.bit_length() < 128 else "a very large number"
     return f"a JSON {type(value).__name__.replace('dict', 'object').replace('list', 'array')}"
 
@@ -85,11 +86,6 @@ def text_length(chars: int, max_chars: int, what: str) -> None:
             f"{what} has {chars:,} characters, over this server's limit of {max_chars:,}; split it into several "
             "requests, or stream it.",
         )
-
-
-def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed`` (rough; for budgets, never for scheduling)."""
-    return len(text) / SPOKEN_CHARS_PER_S / speed
 
 
 def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "request") -> None:

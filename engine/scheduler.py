@@ -26,14 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
 from voicedesk.engine.preemption import RunningCall, should_preempt
 
 
 @dataclass(order=True, slots=True)
 class _Entry:
-    key: tuple[int, float, int]
+    key: tuple[int, int, float, int]
     job_id: int = field(compare=False)
     session_id: str = field(compare=False)
     payload: Any = field(compare=False)
@@ -50,24 +49,20 @@ class DeadlineQueue:
         self._by_id: dict[int, _Entry] = {}
         self._ids = itertools.count()
 
-    def push(self, session_id: str, payload: Any, *, urgent: bool, deadline: float, size: int = 0) -> int:
+    def push(
+        self, session_id: str, payload: Any, *, urgent: bool, deadline: float, size: int = 0, share: int = 0
+    ) -> int:
+        """``share``: sessions its client's address holds; among first sentences, a quieter address goes first."""
         job_id = next(self._ids)
-        entry = _Entry((0 if urgent else 1, deadline, job_id), job_id, session_id, payload, size)
+        entry = _Entry(
+            (0 if urgent else 1, share if urgent else 0, deadline, job_id), job_id, session_id, payload, size
+        )
         heapq.heappush(self._heap, entry)
         self._by_id[job_id] = entry
         return job_id
 
-    def pop(self) -> tuple[int, str, Any] | None:
-        while self._heap:
-            entry = heapq.heappop(self._heap)
-            if entry.removed:
-                continue
-            del self._by_id[entry.job_id]
-            return entry.job_id, entry.session_id, entry.payload
-        return None
-
     def pop_entry(self) -> tuple[int, bool, Any] | None:
-        """Like ``pop``: the job's id, whether it is urgent, and its payload."""
+        """The next job: its id, whether it is urgent, and its payload (None: the queue is empty)."""
         while self._heap:
             entry = heapq.heappop(self._heap)
             if entry.removed:
@@ -131,6 +126,7 @@ class _Job:
     session_id: str = ""
     urgent: bool = False
     deadline: float = 0.0
+    share: int = 0
     wasted_s: float = 0.0
     """Model time thrown away by stopping this job for first sentences (it was queued again each time)."""
     preempted: bool = False
@@ -182,6 +178,7 @@ class SynthesisScheduler:
         interrupt: threading.Event | None = None,
         size: int = 0,
         batch_item: Any = None,
+        share: int = 0,
     ) -> asyncio.Future[Any]:
         """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
 
@@ -193,21 +190,23 @@ class SynthesisScheduler:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(call, future, interrupt, size, batch_item, session_id, urgent, deadline)
+        job = _Job(call, future, interrupt, size, batch_item, session_id, urgent, deadline, share)
         self._enqueue(job)
         self._idle.clear()
         self._ensure_runner(loop)
         assert self._wakeup is not None
         self._wakeup.set()
         if urgent:
-            self._maybe_preempt(session_id, deadline, size)
+            self._maybe_preempt(session_id, deadline, size, share)
         return future
 
     def _enqueue(self, job: _Job) -> None:
-        job_id = self._queue.push(job.session_id, job, urgent=job.urgent, deadline=job.deadline, size=job.size)
+        job_id = self._queue.push(
+            job.session_id, job, urgent=job.urgent, deadline=job.deadline, size=job.size, share=job.share
+        )
         job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
 
-    def _maybe_preempt(self, session_id: str, arrival: float, size: int) -> None:
+    def _maybe_preempt(self, session_id: str, arrival: float, size: int, share: int) -> None:
         """Stops the running call for a first sentence that just arrived, when ``engine.preemption`` says so. Only a
         call that runs alone: a batch holds other sessions' work."""
         if not self.preemption or len(self._running) != 1:
@@ -215,12 +214,12 @@ class SynthesisScheduler:
         job = self._running[0]
         if job.session_id == session_id or job.interrupt is None or job.interrupt.is_set():
             return
-        running = RunningCall(
-            job.urgent, job.deadline, job.size, time.perf_counter() - self._running_since, job.wasted_s
-        )
+        elapsed_s = time.perf_counter() - self._running_since
+        running = RunningCall(job.urgent, job.deadline, job.size, elapsed_s, job.wasted_s, job.share)
         ahead = self._queue.first_work(exclude=session_id)
-        if should_preempt(running, arrival, size, self._s_per_phoneme, ahead):
+        if should_preempt(running, arrival, size, self._s_per_phoneme, ahead, share):
             job.preempted = True
+            job.deadline = max(job.deadline, arrival)  # a stopped first sentence goes again after the newcomer's
             job.interrupt.set()
 
     def cancel_session(self, session_id: str) -> int:
@@ -278,23 +277,10 @@ class SynthesisScheduler:
         """How long a call of ``phonemes`` takes on this model, from the calls run so far (None: not known yet)."""
         return None if self._s_per_phoneme is None else self._s_per_phoneme * phonemes
 
-    def load(self, exclude: str | None = None, now: float | None = None) -> QueueLoad:
-        """What a new first sentence of session ``exclude`` (None: a new session) would wait behind, at ``now``
-        (``time.perf_counter()`` when not given), for admission by expected wait (``engine.admission``)."""
-        now = time.perf_counter() if now is None else now
-        # A call being stopped (its session cancelled or gone) frees the model within a slice: not work ahead.
-        running = [
-            job
-            for job in self._running
-            if job.session_id != exclude and not (job.interrupt is not None and job.interrupt.is_set())
-        ]
-        return QueueLoad(
-            s_per_phoneme=self._s_per_phoneme,
-            running_phonemes=sum(job.size for job in running),
-            running_elapsed_s=max(0.0, now - self._running_since) if running else 0.0,
-            queued_first_phonemes=self._queue.first_work(exclude),
-            queue_depth=len(self._queue),
-        )
+    @property
+    def s_per_phoneme(self) -> float | None:
+        """The model's measured forward cost (None: nothing measured yet), for admission (``engine.admission``)."""
+        return self._s_per_phoneme
 
     def _learn_speed(self, size: int, elapsed_s: float) -> None:
         if size <= 0:

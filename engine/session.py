@@ -116,6 +116,8 @@ class _Pending:
     request: _Request | None = None
     text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
     markup_text: str | None = None
+    phonemes: int = 0
+    """``estimate_phonemes(text)``: its share of the session's backlog."""
 
 
 @dataclass(slots=True)
@@ -140,6 +142,7 @@ class SessionCore:
     _utterance: int = 0
     _queue: deque[_Pending] = field(default_factory=deque)
     _queued_chars: int = 0
+    _queued_phonemes: int = 0
     _in_flight: SynthesisJob | None = None
     _in_flight_pending: _Pending | None = None
     _markers: deque[_Marker] = field(default_factory=deque)
@@ -236,7 +239,7 @@ class SessionCore:
             events.extend(self._answer(marker, now, cancelled=True))
         self._markers.clear()
         self._queue.clear()
-        self._queued_chars = 0
+        self._queued_chars = self._queued_phonemes = 0
         self._in_flight = None
         self._in_flight_pending = None
         self._utterance += 1
@@ -333,14 +336,19 @@ class SessionCore:
         if parts is None:
             self._queue.popleft()
             self._queued_chars -= len(pending.text)
+            self._queued_phonemes -= pending.phonemes
         else:
             head, tail = parts
             # The tail keeps the sentence's place in the queue (a flush after it still waits for it) and is no
             # longer the first of its utterance.
+            tail_phonemes = estimate_phonemes(tail)
             continues = replace(pending.text_settings, continues_line=True)
-            self._queue[0] = replace(pending, text=tail, first_of_utterance=False, text_settings=continues)
+            self._queue[0] = replace(
+                pending, text=tail, first_of_utterance=False, text_settings=continues, phonemes=tail_phonemes
+            )
             self._queued_chars -= len(pending.text) - len(tail)
-            pending = replace(pending, text=head)
+            self._queued_phonemes -= pending.phonemes - tail_phonemes
+            pending = replace(pending, text=head, phonemes=pending.phonemes - tail_phonemes)
         if pending.first_of_utterance:
             self._utterance_audio_s = 0.0
         job = SynthesisJob(
@@ -428,6 +436,14 @@ class SessionCore:
     def audio_ahead_s(self) -> float:
         """Audio produced and not yet taken by the listener."""
         return self._produced_s - self._consumed_s
+
+    @property
+    def backlog_phonemes(self) -> int:
+        """The work a new request of this session waits behind: queued and in-flight sentences (estimated phonemes)
+        and held text (a phoneme a character)."""
+        pending = self._in_flight_pending
+        in_flight = pending.phonemes if pending is not None and self._in_flight is not None else 0
+        return self._queued_phonemes + in_flight + self.chunker.buffered_chars
 
     def upcoming(self) -> tuple[str, str, TextSettings] | None:
         """The sentence queued next as the synthesizer will get it (text as rendered, voice, text settings), so its
@@ -529,9 +545,11 @@ class SessionCore:
             request,
             settings,
             markup_text,
+            estimate_phonemes(text),
         )
         self._queue.append(pending)
         self._queued_chars += len(text)
+        self._queued_phonemes += pending.phonemes
         self._next_order += 1
 
     def _flush(self, now: float, request_id: str | None) -> list[Event]:

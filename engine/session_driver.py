@@ -115,9 +115,16 @@ class SessionDriver:
         emit: Callable[[list[Event]], None],
         clock: Callable[[], float] = time.monotonic,
         timers: Timers | None = None,
+        in_hand: Callable[[float], float] | None = None,
+        share: Callable[[], int] | None = None,
     ) -> None:
         self.core = core
         self._timers: Timers = timers if timers is not None else core
+        self._in_hand = in_hand
+        """Audio its listener has and has not heard yet (the server connection's): a new utterance starts after it,
+        so its first sentence is urgent only when that is nothing."""
+        self._share = share
+        """Sessions its client's address holds (the server's): a quieter address's first sentence goes first."""
         self.session_id = session_id
         self._synthesizer = synthesizer
         self._scheduler = scheduler
@@ -173,9 +180,10 @@ class SessionDriver:
             return
         job, events = handed
         self._emit(events)
+        in_hand = self._in_hand(now) if self._in_hand is not None else 0.0
         if job.first_of_utterance or self._utterance_t0 is None:
             self._utterance_t0 = None
-            deadline = now
+            deadline = now + in_hand
         else:
             deadline = self._utterance_t0 + job.audio_before_s
         synthesizer = self._synthesizer
@@ -188,11 +196,12 @@ class SessionDriver:
             future = self._scheduler.submit(
                 self.session_id,
                 lambda: synthesize_sentence(synthesizer, job, interrupt.is_set),
-                urgent=job.first_of_utterance,
+                urgent=job.first_of_utterance and in_hand <= 0,
                 deadline=deadline,
                 interrupt=interrupt,
                 size=estimate_phonemes(job.text),
                 batch_item=self._batch_item(job),
+                share=self._share() if self._share is not None else 0,
             )
         except SchedulerClosed:
             self.apply(self.core.abort(SHUTDOWN_REASON, now))
@@ -249,7 +258,8 @@ class SessionDriver:
         if exc is None:
             rendered = future.result()
             if job.first_of_utterance or self._utterance_t0 is None:
-                self._utterance_t0 = now - job.audio_before_s
+                in_hand = self._in_hand(now) if self._in_hand is not None else 0.0
+                self._utterance_t0 = now + in_hand - job.audio_before_s
             events = self.core.job_done(
                 job, rendered.pcm, rendered.duration_s, rendered.words, rendered.synthesis_s, now, rendered.phonemes
             )

@@ -45,13 +45,20 @@ def register_bench(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
     parser.add_argument(
         "--only",
-        choices=("all", "hardening", "flow", "junk", "spoken"),
+        choices=("all", "hardening", "flow", "junk", "spoken", "valid"),
         default="all",
         help="hardening: the attacks on voicedesk serve with Kokoro; flow: fast agents, a healthy client beside a "
         "1,000 frames/s agent, four attacking addresses and a fifth (paced stand-in synthesizer); junk: the junk "
         "flood beside a healthy Kokoro client, side by side against a server whose junk budget is per connection "
         "(the rule before), with the server's CPU per thread; spoken: the no-op and spoken 1,000 frames/s floods, "
-        "with and without preemption, alternating, with the server's CPU; default all (without junk and spoken)",
+        "with and without preemption, alternating, with the server's CPU; valid: issue 34's attacks with valid input "
+        "beside a healthy client, on the paced stand-in and on Kokoro on CPU; default all (without junk, spoken, "
+        "valid)",
+    )
+    parser.add_argument("--models", default="paced,kokoro", help="--only valid: paced, kokoro or both (paced,kokoro)")
+    parser.add_argument("--attacks", help="--only valid: comma-separated attack names (default: all)")
+    parser.add_argument(
+        "--server-checkout", metavar="DIR", help="--only valid: run the servers from another checkout (a before)"
     )
     parser.add_argument("--repeats", type=int, default=3, help="--only junk/spoken: turns per case (3)")
     parser.add_argument("--flood-s", type=float, default=20.0, help="--only junk: least flood per turn, s (20)")
@@ -219,6 +226,8 @@ def _run(args: argparse.Namespace) -> int:
             Path(args.json).write_text(json.dumps({"spoken": spoken}, indent=2) + "\n")
         print("\n".join(format_spoken(spoken)))
         return 0
+    if only == "valid":
+        return _run_valid(args, progress)
     flow = asyncio.run(run_flow(args.rounds, progress)) if only in ("all", "flow") else None
     if only == "flow":
         if args.json:
@@ -234,6 +243,27 @@ def _run(args: argparse.Namespace) -> int:
     if flow is not None:
         print("\n".join(format_flow(flow)))
     return 0 if passed(report) and (flow is None or flow_passed(flow)) else 1
+
+
+def _run_valid(args: argparse.Namespace, progress) -> int:  # type: ignore[no-untyped-def]
+    from voicedesk.app.lab.abuse_valid import ATTACKS, GOAL_RATIO, format_valid, run_valid
+
+    names = [n.strip() for n in args.attacks.split(",")] if args.attacks else list(ATTACKS)
+    unknown = [n for n in names if n not in ATTACKS]
+    if unknown:
+        print(f"unknown attack(s) {unknown}; known: {', '.join(ATTACKS)}", file=sys.stderr)
+        return 2
+    models = [m.strip() for m in args.models.split(",")]
+    report = asyncio.run(run_valid(models, names, args.rounds, args.server_checkout, progress))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"valid": report}, indent=2, ensure_ascii=False) + "\n")
+    print("\n".join(format_valid(report)))
+    runs = [run for attacks in report.values() for name, run in attacks.items() if name != "server log"]
+    met = all(
+        run["ratio"] is not None and run["ratio"] <= GOAL_RATIO and "queue_saturated" not in run["refused_during"]
+        for run in runs
+    )
+    return 0 if met else 1
 
 
 def flow_passed(flow: dict[str, object]) -> bool:

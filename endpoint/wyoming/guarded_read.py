@@ -106,12 +106,13 @@ def parse_header(line: bytes, limits: ReadLimits) -> tuple[str, dict[str, object
     return kind, data, data_length, payload_length
 
 
-async def read_event(reader: asyncio.StreamReader, limits: ReadLimits) -> Event | None:
-    """The next event; None at the end of the stream; ``ClientIdle`` or ``WyomingInputError`` otherwise."""
+async def read_event(reader: asyncio.StreamReader, limits: ReadLimits, idle_s: float | None = None) -> Event | None:
+    """The next event; None at the end of the stream; ``ClientIdle`` (after ``idle_s``, by default the limits'
+    idle timeout) or ``WyomingInputError`` otherwise."""
     loop = asyncio.get_running_loop()
     started = False
     try:
-        async with asyncio.timeout(limits.idle_timeout_s) as deadline:
+        async with asyncio.timeout(limits.idle_timeout_s if idle_s is None else idle_s) as deadline:
             first = await reader.read(1)
             if not first:
                 return None

@@ -13,9 +13,9 @@ that stops reading is dropped once a write has waited ``write_timeout_s``.
 Guarded like ``voicedesk serve``: events are read by ``endpoint.wyoming.guarded_read`` (sizes checked before
 they are buffered, an idle timeout between events, a time limit on each started event, no non-finite numbers);
 what cannot be read is answered with an ``error`` event (a code and what to do, never Python's exception text)
-and the connection closed. One address may hold ``max_connections_per_client`` connections, the server
-``max_connections``. This module's warnings are rate-limited (one line per kind per interval), so a client
-opening connections to send junk cannot write the log at its own pace.
+and the connection closed. Connections are admitted by ``serve``'s fair rule (``endpoint.fair_admission``); a
+``ping`` is not activity, and a refused client gets a moment to read why. Warnings are rate-limited (one line per
+kind per interval), so a client opening connections to send junk cannot write the log at its own pace.
 """
 
 from __future__ import annotations
@@ -23,13 +23,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field, replace
 
+from wyoming.audio import AudioChunk
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event as WyomingEvent
 from wyoming.info import Info
+from wyoming.ping import Ping
 from wyoming.server import AsyncEventHandler, AsyncTcpServer
 
+from voicedesk.endpoint.fair_admission import LINGER_S, admit, evicted
 from voicedesk.endpoint.log_safety import escape, guard_server_logs
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
 from voicedesk.endpoint.wyoming.conversation import (
@@ -44,7 +48,7 @@ from voicedesk.endpoint.wyoming.guarded_read import ClientIdle, ReadLimits, Wyom
 from voicedesk.endpoint.wyoming.info import PROGRAM_NAME
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS, SessionConfig
+from voicedesk.engine.events import BYTES_PER_SAMPLE, DEFAULT_MAX_BUFFER_DELAY_MS, SAMPLE_RATE, SessionConfig
 from voicedesk.engine.protocol import Configure, Flush, SendText
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
@@ -92,7 +96,7 @@ class WyomingTtsServer:
         self.connections: set[TtsConnection] = set()
         self.sessions_opened = 0
         self._tcp: AsyncTcpServer | None = None
-        guard_server_logs((__name__,))
+        guard_server_logs((__name__, "phonemizer"))
 
     async def start(self) -> None:
         """Listens on the settings' host and port (raises ``OSError`` when the port is taken)."""
@@ -112,21 +116,20 @@ class WyomingTtsServer:
                 task.cancel()
 
     def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TtsConnection:
+        """Admits by the fair rule ``serve`` uses (``endpoint.fair_admission``): on a full server an idle connection
+        of an address holding clearly more is closed to make room, one that is speaking last."""
         connection = TtsConnection(self, reader, writer)
-        connection.refusal = self._over_cap(connection.host)
+        settings = self.settings
+        cap, per_client = settings.max_connections, settings.max_connections_per_client
+        admission = admit(self.connections, connection.client, cap, per_client, lambda c: not (c.evicted or c.refusal))
+        if admission.refused == "per-client cap":
+            connection.refusal = f"Your address already holds {per_client} connections here; close one first."
+        elif admission.refused is not None:
+            connection.refusal = f"This server holds {cap} connections (its limit); retry later."
+        elif admission.victim is not None:
+            admission.victim.evict(evicted("connections", cap).message)
         self.connections.add(connection)
         return connection
-
-    def _over_cap(self, host: str | None) -> str | None:
-        settings = self.settings
-        if len(self.connections) >= settings.max_connections:
-            return f"This server holds {len(self.connections)} connections (its limit); retry later."
-        cap = settings.max_connections_per_client
-        if cap is not None and host is not None:
-            held = sum(1 for c in self.connections if c.host == host)
-            if held >= cap:
-                return f"Your address already holds {held} connections here (limit {cap}); close one first."
-        return None
 
 
 class TtsConnection(AsyncEventHandler):
@@ -148,8 +151,14 @@ class TtsConnection(AsyncEventHandler):
         self._responder: asyncio.Task[None] | None = None
         self.refusal: str | None = None
         """Set when a connection cap is reached: the client is told so, then closed."""
+        self.evicted = False
+        """Closed to make room for another client: what it still sends is not read."""
+        self.last_active = time.monotonic()
+        """When it last asked something (a ``ping`` is not activity) or took audio: the idlest makes room first."""
+        self._played_until = 0.0
+        self._closing: asyncio.Task[None] | None = None
         peer = writer.get_extra_info("peername")
-        self.host: str | None = str(peer[0]) if isinstance(peer, tuple) else None
+        self.client: str | None = str(peer[0]) if isinstance(peer, tuple) else None
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a client"
         log.debug("%s connected", self.peer)
 
@@ -161,23 +170,34 @@ class TtsConnection(AsyncEventHandler):
         try:
             if self.refusal is not None:
                 log.warning("refused a connection: connection cap reached")
-                await self._write(WyomingError(text=self.refusal, code=str(ErrorCode.TOO_MANY_SESSIONS)).event())
+                await self._write(WyomingError(text=self.refusal, code=str(ErrorCode.TOO_MANY_CONNECTIONS)).event())
+                await self._linger()
                 return
             limits = self.server.settings.read_limits
             while self._is_running:
                 try:
-                    event = await read_event(self.reader, limits)
+                    idle_s = self.last_active + limits.idle_timeout_s - time.monotonic()
+                    event = await read_event(self.reader, limits, max(0.0, idle_s))
                 except WyomingInputError as exc:
                     log.warning("closed a connection that sent an unreadable event (%s)", exc.code)
                     await self._write(WyomingError(text=exc.message, code=str(exc.code)).event())
                     return
                 except ClientIdle:
+                    if self.conversation.busy:  # waiting for its audio is not idleness
+                        self.last_active = time.monotonic()
+                        continue
                     log.info("%s sent nothing for %g s; closing it", self.peer, limits.idle_timeout_s)
                     seconds = f"{limits.idle_timeout_s:g}"
                     message = f"Nothing was sent for {seconds} s, so the connection was closed; connect again."
                     await self._write(WyomingError(text=message, code=str(ErrorCode.IDLE_TIMEOUT)).event())
                     return
-                if event is None or not await self.handle_event(event):
+                if event is None:
+                    return
+                if self.evicted:
+                    continue
+                if not Ping.is_type(event.type):  # pings alone do not keep a slot
+                    self.last_active = time.monotonic()
+                if not await self.handle_event(event):
                     return
         except ConnectionError as exc:  # a reset while reading: only a client leaving
             log.info("%s dropped the connection (%s)", self.peer, exc)
@@ -197,6 +217,34 @@ class TtsConnection(AsyncEventHandler):
             message = f"The server failed on this {escape(event.type, 64)!r} event; its log says why."
             await self._write(WyomingError(text=message, code=str(ErrorCode.INTERNAL)).event())
             return False
+
+    @property
+    def speaking(self) -> bool:
+        """A request is being answered, or its audio is still playing."""
+        return self.conversation.busy or time.monotonic() < self._played_until
+
+    def evict(self, message: str) -> None:
+        """Closed to make room on a full server: its session stops, it is told why, then the connection ends."""
+        self.evicted = True
+        self.server.connections.discard(self)  # counted out now
+        self._closing = asyncio.get_running_loop().create_task(self._close_evicted(message))
+
+    async def _close_evicted(self, message: str) -> None:
+        await self.disconnect()
+        await self._write(WyomingError(text=message, code=str(ErrorCode.TOO_MANY_CONNECTIONS)).event())
+        with contextlib.suppress(OSError, RuntimeError):
+            self.writer.write_eof()
+        await asyncio.sleep(LINGER_S)
+        self.writer.transport.abort()
+
+    async def _linger(self) -> None:
+        """Closing with the client's bytes unread would reset the connection, and the reset can destroy the error
+        event before it is read: stop sending, read and drop what still comes, for a moment."""
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+            self.writer.write_eof()
+            async with asyncio.timeout(LINGER_S):
+                while await self.reader.read(65_536):
+                    pass
 
     async def disconnect(self) -> None:
         responder, session = self._responder, self.session
@@ -226,6 +274,10 @@ class TtsConnection(AsyncEventHandler):
                 case Reply(event=event):
                     if not await self._write(event):
                         return False
+                    if AudioChunk.is_type(event.type):
+                        now = self.last_active = time.monotonic()
+                        seconds = len(event.payload or b"") / (BYTES_PER_SAMPLE * SAMPLE_RATE)
+                        self._played_until = max(self._played_until, now) + seconds
                 case Hangup(reason=reason):
                     # A warning, so at most one line per interval (a client can cause one per connection).
                     log.warning("closing a connection after an error (%s)", reason)

@@ -21,11 +21,15 @@ from collections.abc import Awaitable, Callable
 
 from voicedesk.engine.errors import ConnectionFailed, VoicedeskError
 from voicedesk.engine.protocol import SendText, encode_command
+from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
 
 TEXT_FRAME_PREFIX = '{"type":"text","text":'
 """How ``encode_command`` starts a ``SendText`` frame (checked by ``tests/engine/clients/test_outbox.py``)."""
 MAX_MERGED_CHARS = 16 * 1024
 """A merged frame stays well under the server's frame limit (256 KiB)."""
+MAX_MERGED_AUDIO_S = 60.0
+"""And reads for at most about a minute: far under a server's compute budget per message (20 min by default),
+which counts digits, symbols and emoji as long as they are read."""
 MAX_QUEUED_CHARS = 256 * 1024
 
 
@@ -47,10 +51,13 @@ def coalesce(queued: deque[str], max_chars: int = MAX_MERGED_CHARS) -> str:
     text = fragment_of(first)
     if text is None:
         return first
-    parts, size, merged = [text], len(text), 1
+    parts, size, merged, audio_s = [text], len(text), 1, estimated_audio_s(text, 1.0)
     while queued:
         following = fragment_of(queued[0])
         if following is None or size + len(following) > max_chars:
+            break
+        audio_s += estimated_audio_s(following, 1.0)
+        if audio_s > MAX_MERGED_AUDIO_S:
             break
         queued.popleft()
         parts.append(following)

@@ -21,6 +21,9 @@ MAX_PHONEMES = 510
 """KModel's ceiling per forward (512 ids with the two boundary tokens)."""
 NON_ENGLISH_CHUNK = 400
 """Characters per G2P call for non-English text (as ``KPipeline`` cuts it)."""
+ENGLISH_CALL_CHARS = 1_000
+"""Most characters one English G2P call reads, in whole words: misaki's time grows faster than its input on some
+patterns, and it runs under a lock every session shares. A chunk under the chunker's ceiling needs one call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +64,32 @@ class PreparedSentence:
 def prepare_pieces(pipeline: KPipeline, spoken: SpokenText, language: str) -> tuple[PreparedPiece, ...]:
     pieces: list[PreparedPiece] = []
     for rate, pause_s, units in spoken.runs():
-        text = " ".join(unit.g2p_text for unit in units)
-        added = (
-            _english(pipeline, text, units, rate, spoken.source) if language in "ab" else _other(pipeline, text, rate)
-        )
-        pieces.extend(added)
+        if language in "ab":
+            for part in _bounded(units):
+                pieces.extend(_english(pipeline, " ".join(u.g2p_text for u in part), part, rate, spoken.source))
+        else:
+            pieces.extend(_other(pipeline, " ".join(unit.g2p_text for unit in units), rate))
         if pause_s and pieces:
             last = pieces[-1]
             pieces[-1] = PreparedPiece(last.phonemes, last.tokens, last.rate, last.pause_after_s + pause_s)
     return tuple(pieces)
+
+
+def _bounded(units: tuple) -> list[tuple]:
+    """``units`` in runs of at most ``ENGLISH_CALL_CHARS`` characters of G2P text (a longer word alone)."""
+    parts: list[tuple] = []
+    current: list = []
+    size = 0
+    for unit in units:
+        length = len(unit.g2p_text) + 1
+        if current and size + length > ENGLISH_CALL_CHARS:
+            parts.append(tuple(current))
+            current, size = [], 0
+        current.append(unit)
+        size += length
+    if current:
+        parts.append(tuple(current))
+    return parts
 
 
 def _english(pipeline: KPipeline, text: str, units: tuple, rate: float, source: str) -> list[PreparedPiece]:

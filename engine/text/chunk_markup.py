@@ -4,11 +4,12 @@ chunk is a piece of them.
 ``LineStarts`` follows the text as written and says of each chunk whether it begins a line: markdown reads a list
 item, heading or quote only there (a chunk "2025." cut after "March 15," is a year, not an empty list item).
 
-For SSML: the chunker cuts a document only between its top-level sentences (``engine.text.chunker_spans``), so
-its chunks are ``<speak …>First. Second.``, ``Third.`` … ``Last.</speak>``: balanced inside, but only the first
-opens the root and only the last closes it. ``SsmlDocuments`` has the session hand the front-end each chunk wrapped
-in the document's own ``<speak …>`` tag (its ``xml:lang`` and namespace kept) and ``</speak>``;
-``sentence_start.text`` stays the chunk as sent. Pure.
+For SSML: the chunker cuts a document between its top-level sentences (``engine.text.chunker_spans``), and inside
+an element only when the element alone is over the phoneme ceiling; so its chunks are ``<speak …>First.``,
+``Second.`` … ``Last.</speak>``, and a long ``<prosody>`` may be cut between words. ``SsmlDocuments`` has the
+session hand the front-end each chunk wrapped in the document's own ``<speak …>`` tag (its ``xml:lang`` and
+namespace kept), the start tags of the elements open before it, and the end tags of those open after it, so every
+piece is well-formed; ``sentence_start.text`` stays the chunk as sent. Pure.
 """
 
 from __future__ import annotations
@@ -18,21 +19,19 @@ import re
 from voicedesk.engine.text.chunker_rules import NEWLINES
 
 _OPEN = re.compile(r"\s*(?:<\?xml[^>]*\?>\s*)?(<speak\b[^>]*>)")
+_TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)[^>]*?(/?)>")
 _CLOSE = "</speak>"
 
 
 class SsmlDocuments:
     """Follows one session's text chunk by chunk; ``frame`` says what the front-end should read for a chunk."""
 
-    __slots__ = ("_open_tag",)
+    __slots__ = ("_elements", "_open_tag")
 
     def __init__(self) -> None:
         self._open_tag: str | None = None
-
-    @property
-    def open(self) -> bool:
-        """A document was opened by an earlier chunk and not yet closed."""
-        return self._open_tag is not None
+        self._elements: list[tuple[str, str]] = []
+        """Elements below the root open at the end of the last chunk: (name, start tag)."""
 
     def frame(self, chunk: str) -> str | None:
         """The chunk as a whole document, or None when it is one already (or is not SSML at all)."""
@@ -43,16 +42,31 @@ class SsmlDocuments:
                 return None
             self._open_tag = match.group(1)
             opened_here = True
-        document = chunk if opened_here else self._open_tag + chunk
+        before = "" if opened_here else self._open_tag + "".join(tag for _, tag in self._elements)
+        self._follow(chunk)
+        after = "".join(f"</{name}>" for name, _ in reversed(self._elements))
         if _CLOSE in chunk:
-            self._open_tag = None
+            self.reset()
         else:
-            document += _CLOSE
+            after += _CLOSE
+        document = before + chunk + after
         return None if document == chunk else document
+
+    def _follow(self, chunk: str) -> None:
+        for match in _TAG.finditer(chunk):
+            closing, name, empty = match.groups()
+            if name == "speak" or empty:
+                continue
+            if not closing:
+                self._elements.append((name, match.group(0)))
+            elif any(open_name == name for open_name, _ in self._elements):
+                while self._elements.pop()[0] != name:
+                    pass
 
     def reset(self) -> None:
         """The utterance ended (flush, cancel): the chunker starts over, and so does this."""
         self._open_tag = None
+        self._elements = []
 
 
 class LineStarts:

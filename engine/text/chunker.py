@@ -42,7 +42,8 @@ Kokoro speaks a chunk at a time, so where the text is cut decides both latency a
   counts (``-5 °C``, ``1,200 W``, ``20 km/h``, ``6:45 AM``, unless that word opens a clause or phrase: "at 5 |
   and"). In an SSML document (``<speak>…</speak>``) only sentence ends at its top level are cut (never inside a
   tag or an element below the root, never at a clause or newline; a sentence followed by a tag keeps it). The
-  phoneme estimate counts what is spoken: an override costs its phonemes, a link its text.
+  phoneme estimate counts what is spoken: an override costs its phonemes; a link its text and, erring high, its
+  target (one never closed, ``[a](`` repeated, is read whole, and may not let a chunk past the ceiling).
 - **Fragmentation invariance.** Every decision depends only on the characters, never on how they were split
   into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks
   and the same ``held``.
@@ -434,9 +435,7 @@ class IncrementalSentenceChunker:
         guard = self._guard
         if guard.in_override_target:
             self._est.add_fixed(QUARTERS)  # "(/ʃɪvˈɔn/)" is what the model reads: a phoneme a character
-        elif guard.in_link_target:
-            self._est.add_fixed(1)  # a link is read by its text, its target is not spoken
-        else:
+        else:  # a link's target counts as read: one never closed (``[a](`` repeated) is read whole
             self._est.add(c)
         if space:
             token_start = self._token_start

@@ -181,7 +181,7 @@ class PhonemeEstimator:
         self.closed += weight
 
     def add_fixed(self, quarters: int) -> None:
-        """Adds a character whose cost is known from its context (an inline override's phonemes, a link target)."""
+        """Adds a character whose cost is known from its context (an inline override's phonemes)."""
         if self.part_letters:
             self._close_part()
         self.closed += quarters
@@ -223,15 +223,24 @@ class PhonemeEstimator:
 def estimate_phonemes(text: str) -> int:
     """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc), read as
     the front-end reads it: an inline override ``[word](/phonemes/)`` costs its phonemes, a link ``[text](url)``
-    its text (``engine.text.chunker_spans``)."""
+    its text and its target, erring high (``engine.text.chunker_spans``)."""
     estimator = PhonemeEstimator()
     guard = SpanGuard()
     for i, c in enumerate(text):
         guard.add(i, c)
         if guard.in_override_target:
             estimator.add_fixed(QUARTERS)
-        elif guard.in_link_target:
-            estimator.add_fixed(1)
-        else:
+        else:  # a link's target too: unspoken once closed, but one never closed is read whole
             estimator.add(c)
     return estimator.phonemes
+
+
+SPOKEN_PHONEMES_PER_S = 20.0
+"""Phonemes per second of speech at speed 1, as ``estimate_phonemes`` counts them (English prose: 15 characters a
+second); digits, symbols, emoji and other scripts count as long as they are read (13-30 phonemes a character)."""
+
+
+def estimated_audio_s(text: str, speed: float) -> float:
+    """Seconds of audio ``text`` will make at ``speed``, counted on what is read ("9,876" and an emoji read as
+    words), not on its length: for compute budgets, never for scheduling."""
+    return estimate_phonemes(text) / SPOKEN_PHONEMES_PER_S / speed

@@ -100,11 +100,6 @@ class SpanGuard:
         """The last character was inside the ``(/phonemes/)`` of an inline override: the model reads it as is."""
         return self._state == _TARGET and self._override
 
-    @property
-    def in_link_target(self) -> bool:
-        """The last character was inside a link's ``(url)``: the front-end reads the link by its text."""
-        return self._state == _TARGET and not self._override
-
     def inside(self, p: int) -> bool:
         """Whether a cut at ``p`` falls inside a span (``p`` at or before the last character fed)."""
         if self._state in (_BRACKET, _AFTER_BRACKET, _TARGET) and self._start < p:

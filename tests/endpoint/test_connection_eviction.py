@@ -73,3 +73,34 @@ async def test_an_evicted_idle_http_connection_gets_a_429_too_many_connections_a
         for _, writer in held:
             writer.close()
         running.stop()
+
+
+async def test_http_streams_are_evicted_fairly_and_told_why() -> None:
+    """Four streams of one address held every session slot; a newcomer from another address is served, and the
+    stream that made room ends with an SSE ``error`` (``too_many_sessions``)."""
+    running = start_fast_server(PacedSynthesizer(1.0), max_sessions=2, max_sessions_per_client=2)
+    long_text = "This sentence keeps the stream speaking for a while. " * 6
+    try:
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        async with httpx.AsyncClient(transport=transport, timeout=GUARD_S) as holder:
+            body = {"text": long_text, "transport": "sse"}
+            streams = [holder.stream("POST", running.http_url + "/invocations", json=body) for _ in range(2)]
+            responses = [await stream.__aenter__() for stream in streams]
+            lines = [response.aiter_lines() for response in responses]
+            for line in lines:  # both have started: the server holds two speaking streams of 127.0.0.2
+                assert "audio_stream_start" in await anext(line)
+            url = running.ws_url + BIDI_PATH
+            async with connect(url, open_timeout=GUARD_S, local_addr=("127.0.0.3", 0)) as newcomer:
+                await newcomer.send(json.dumps({"text": "Hello there.", "request_id": "new"}))
+                served = await receive_until(newcomer, "synthesis_complete")
+            assert not served.of_type("error") and served.audio
+            errors = []
+            for line in lines:
+                rest = [json.loads(item.removeprefix("data: ")) async for item in line if item.startswith("data: ")]
+                assert rest[-1]["type"] == "audio_stream_end"
+                errors.append([event["code"] for event in rest if event["type"] == "error"])
+            assert sorted(errors) == [[], [ErrorCode.TOO_MANY_SESSIONS]]
+            for stream in streams:
+                await stream.__aexit__(None, None, None)
+    finally:
+        running.stop()

@@ -15,7 +15,10 @@ from voicedesk.engine.protocol import BIDI_PATH
 SECRET = "s3cr3t-t0ken-never-logged"
 
 
-async def test_a_token_in_the_websocket_query_string_is_refused_and_redacted_in_the_log(caplog, monkeypatch):
+@pytest.mark.parametrize(
+    "query", [f"?token={SECRET}&sample_rate=16000", f"?sample_rate=16000?token={SECRET}", f"?a=1;t={SECRET}"]
+)
+async def test_a_refused_requests_whole_query_is_redacted_in_the_log(caplog, monkeypatch, query):
     caplog.set_level(logging.INFO)
     # uvicorn's own logging set-up (run in-process by other tests) may leave its loggers at WARNING and stop their
     # records at the "uvicorn" logger: this test reads uvicorn's INFO lines.
@@ -25,15 +28,15 @@ async def test_a_token_in_the_websocket_query_string_is_refused_and_redacted_in_
     running = start_fast_server(token="the-real-token")
     try:
         with pytest.raises(InvalidStatus):
-            async with connect(f"{running.ws_url}{BIDI_PATH}?token={SECRET}&sample_rate=16000"):
+            async with connect(f"{running.ws_url}{BIDI_PATH}{query}"):
                 pass
     finally:
         running.stop()
     lines = [r.getMessage() for r in caplog.records]
     assert not [line for line in lines if SECRET in line]
     upgrade = [line for line in lines if BIDI_PATH in line and "?" in line]
-    assert upgrade, lines  # the line is still written, with the query's harmless parts
-    assert f"token={REDACTED}" in upgrade[0] and "sample_rate=16000" in upgrade[0]
+    assert upgrade, lines  # the line is still written, its query hidden whole (a token may hide anywhere in it)
+    assert f"{BIDI_PATH}?{REDACTED}" in upgrade[0] and " 401" in upgrade[0]
 
 
 @pytest.mark.parametrize(
@@ -47,7 +50,28 @@ async def test_a_token_in_the_websocket_query_string_is_refused_and_redacted_in_
         ("/p?v=A1b2C3d4E5f6G7h8I9j0K1l2M3", f"/p?v={REDACTED}"),  # long and random-looking
         ('"GET /a?voice=af_heart&sample_rate=24000 HTTP/1.1"', '"GET /a?voice=af_heart&sample_rate=24000 HTTP/1.1"'),
         ("/no/query", "/no/query"),
+        ("/p?a=1;token=abc", f"/p?a=1;token={REDACTED}"),
+        ("/p?sample_rate=16000?token=abc", f"/p?sample_rate=16000?token={REDACTED}"),
+        ("/p?pwd=hunter2&code=4f1x", f"/p?pwd={REDACTED}&code={REDACTED}"),
     ],
 )
 def test_redaction_hides_credentials_and_keeps_the_rest(text: str, expected: str) -> None:
     assert redact_query(text) == expected
+
+
+def test_per_connection_info_lines_and_the_espeak_fallbacks_warnings_are_limited(caplog):
+    """A client reconnecting into its cap wrote uvicorn's per-WebSocket lines each time (issue 34.9)."""
+    from voicedesk.endpoint.log_safety import ServerLogGuard, guard_server_logs
+
+    logger = logging.getLogger("test.per-connection")
+    logger.addFilter(ServerLogGuard())
+    caplog.set_level(logging.INFO, logger=logger.name)
+    for _ in range(50):
+        logger.info("connection open")
+        logger.info('%s - "WebSocket %s" [accepted]', "127.0.0.9:1", "/invocations-bidirectional-stream")
+        logger.info("session %s opened", "abc")  # other INFO lines pass
+    lines = [r.getMessage() for r in caplog.records if r.name == logger.name]
+    assert lines.count("connection open") == 1 and len([x for x in lines if "[accepted]" in x]) == 1
+    assert lines.count("session abc opened") == 50
+    guard_server_logs()
+    assert any(isinstance(f, ServerLogGuard) for f in logging.getLogger("phonemizer").filters)

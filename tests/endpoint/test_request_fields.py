@@ -134,3 +134,34 @@ def test_staleness_is_measured_from_the_send_time():
     with pytest.raises(VoicedeskError, match=r"sent 57.0 s ago") as refused:
         check_fresh(SENT_AT, SENT_AT + 57, 56)
     assert refused.value.code == ErrorCode.REQUEST_STALE
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["9,876,543,210 " * 1_280, "🎉🎈🎂 " * 4_490],
+    ids=["digits", "emoji"],
+)
+def test_the_compute_budget_is_counted_on_what_is_read_not_on_the_length(text):
+    """About 17,900 characters of digits or emoji: under 20 minutes by their length (15 a second), far more as
+    read ("nine billion, eight hundred seventy six million, …"; "party popper, balloon, …"): refused before any
+    synthesis on every transport, as ``budget_exceeded``."""
+    assert len(text) / 15 < LIMITS.max_request_audio_s  # the rule before let it through
+    assert _websocket("text", text) == _http("text", text)
+    assert _websocket("text", text)[:2] == _wyoming(text) == ("refused", ErrorCode.BUDGET_EXCEEDED)
+    prose = "The living room lights are on and the heating is set to twenty one degrees. " * 200  # 15,200 chars
+    assert _websocket("text", prose) == _http("text", prose) == ("accepted", prose)
+
+
+def test_a_clients_value_is_named_as_json_writes_it():
+    from voicedesk.engine.request_fields import describe
+
+    assert [describe(v) for v in (None, True, False, 5, [1], {"a": 1})] == [
+        "null",
+        "true",
+        "false",
+        "5",
+        "a JSON array",
+        "a JSON object",
+    ]
+    with pytest.raises(ProtocolError, match=r"got true\.$"):
+        decode_command(json.dumps({"text": True}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from voicedesk.engine.connection import ConnectionLimits, ServerConnection
+from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES, ConnectionLimits, ServerConnection, decode
 from voicedesk.engine.errors import CloseCode, ErrorCode
 from voicedesk.engine.events import Closed, Error, Event, SessionConfig
 from voicedesk.engine.input_budget import JunkBudget, JunkByAddress, TokenBucket
@@ -236,3 +236,53 @@ def test_an_evicted_session_is_told_why_and_closed_1013():
     assert out[-1] == {"type": "closed", "reason": "too_many_sessions"}
     assert connection.close_instruction == (CloseCode.TRY_AGAIN_LATER, "too_many_sessions")
     assert connection.evict("again", 2.0) == []
+
+
+# ---- issue 34: valid input that costs work -----------------------------------------------------------------
+
+
+def _lexicon_frame(entries: int) -> str:
+    lexicon = [{"word": f"t{i}", "phonemes": "tˈɜm"} for i in range(entries)]
+    return json.dumps({"type": "config", "lexicon": lexicon}, ensure_ascii=False)
+
+
+def test_a_big_lexicon_is_read_as_many_frames_so_resending_it_is_slowed_not_refused():
+    connection = _connection(frames_per_s=100, frame_burst=400)
+    frame = _lexicon_frame(6_000)  # 300 frames' worth (LEXICON_ENTRIES_PER_FRAME)
+    assert len(frame) > DECODE_OFF_LOOP_BYTES  # the adapter decodes it on a thread (``decode``)
+    events, _ = connection.receive_decoded(decode(connection.codec, frame), 0.0)
+    assert events == [] and len(connection.core.config.text.lexicon) == 6_000
+    assert connection.read_delay(0.0) == 0.0  # the first fits in the burst
+    assert _feed(connection, frame, 0.0) == []  # a second is taken too: never refused
+    assert abs(connection.read_delay(0.0) - 2.02) < 0.01  # but the next read waits for 202 frames' worth
+    small = _connection(frames_per_s=100, frame_burst=400)
+    for _ in range(3):  # a config without a lexicon costs one frame
+        _feed(small, encode_command(Configure(speed=1.2)), 0.0)
+    assert small.read_delay(0.0) == 0.0
+
+
+def test_refused_voices_are_counted_as_junk():
+    """Each unknown voice costs the server a look-up: like junk, answered while the budget lasts, then closed."""
+    connection = _connection(junk_per_s=2.0, junk_burst=3)
+    refusal = Error(ErrorCode.UNKNOWN_VOICE, "no such voice")
+    answers = [connection.execute(Configure(voice="zz_nobody"), 0.0, voice_error=refusal) for _ in range(4)]
+    assert [[e.code for e in a if isinstance(e, Error)] for a in answers[:3]] == [[ErrorCode.UNKNOWN_VOICE]] * 3
+    last = answers[3]
+    assert isinstance(last[0], Error) and last[0].code == ErrorCode.RATE_LIMITED and last[0].fatal
+    assert isinstance(last[-1], Closed)
+    # A Kokoro voice this server does not have is a client finding out which it has (Wyoming's probe): not junk.
+    probing = _connection(junk_per_s=2.0, junk_burst=3)
+    for _ in range(10):
+        assert probing.execute(Configure(voice="jf_alpha"), 0.0, voice_error=refusal) == [
+            Error(refusal.code, "no such voice")
+        ]
+
+
+def test_large_bodies_are_paced_per_address():
+    from voicedesk.engine.input_budget import BucketsByAddress
+
+    bodies = BucketsByAddress(per_s=64_000, burst=512_000)
+    assert bodies.spend_s("10.0.0.1", 0.0, 250_000) == 0.0
+    assert bodies.spend_s("10.0.0.1", 0.0, 250_000) == 0.0  # within the burst
+    assert abs(bodies.spend_s("10.0.0.1", 0.0, 250_000) - 238_000 / 64_000) < 1e-9  # the third waits
+    assert bodies.spend_s("10.0.0.2", 0.0, 250_000) == 0.0  # another address is not slowed

@@ -16,16 +16,25 @@ def test_first_sentences_go_before_any_deadline_then_earliest_deadline_first():
     queue.push("b", "b-later", urgent=False, deadline=2.0)
     queue.push("c", "c-first", urgent=True, deadline=9.0)
     queue.push("d", "d-first", urgent=True, deadline=3.0)
-    order = [queue.pop()[2] for _ in range(4)]
+    order = [queue.pop_entry()[2] for _ in range(4)]
     assert order == ["d-first", "c-first", "b-later", "a-later"]
-    assert queue.pop() is None
+    assert queue.pop_entry() is None
+
+
+def test_among_first_sentences_a_quieter_address_goes_first():
+    """Issue 34: a newcomer's first sentence is not queued behind the fourth stream of a busy address."""
+    queue = DeadlineQueue()
+    queue.push("busy-4th", "busy", urgent=True, deadline=1.0, share=4)
+    queue.push("later", "later", urgent=False, deadline=0.5)
+    queue.push("newcomer", "newcomer", urgent=True, deadline=2.0, share=1)
+    assert [queue.pop_entry()[2] for _ in range(3)] == ["newcomer", "busy", "later"]
 
 
 def test_equal_keys_keep_submission_order():
     queue = DeadlineQueue()
     for name in "xyz":
         queue.push(name, name, urgent=False, deadline=1.0)
-    assert [queue.pop()[2] for _ in range(3)] == ["x", "y", "z"]
+    assert [queue.pop_entry()[2] for _ in range(3)] == ["x", "y", "z"]
 
 
 def test_removing_a_session_drops_only_its_jobs():
@@ -36,7 +45,7 @@ def test_removing_a_session_drops_only_its_jobs():
     assert sorted(queue.remove_session("a")) == [1, 3]
     assert len(queue) == 1
     assert queue.sessions() == {"b"}
-    assert queue.pop()[2] == 2
+    assert queue.pop_entry()[2] == 2
 
 
 def _blocker():
@@ -202,7 +211,7 @@ async def test_a_call_whose_audio_is_needed_soon_is_not_stopped_and_a_cancelled_
         "talker",
         _stoppable("talker", runs, interrupt, gate, started),
         urgent=False,
-        deadline=1.0,  # 3 s of redo would not be back in time
+        deadline=3.5,  # it ends in time (3 s); after the newcomer, a redo would not
         interrupt=interrupt,
         size=300,
     )
@@ -230,4 +239,32 @@ async def test_a_call_whose_audio_is_needed_soon_is_not_stopped_and_a_cancelled_
         await far
     assert runs == ["agent started", "agent stopped"]
     assert scheduler.preemptions == 0
+    await scheduler.aclose()
+
+
+@pytest.mark.parametrize(("in_hand_s", "urgent"), [(0.0, True), (4.0, False)])
+async def test_a_new_utterance_is_urgent_only_when_its_listener_has_nothing_left_to_hear(in_hand_s, urgent):
+    """A client whose last reply is still playing has its next reply's first sentence scheduled by the time it will
+    be needed, not ahead of a newcomer waiting in silence (issue 34: four speaking sessions must not keep a
+    newcomer waiting behind their next replies)."""
+    from voicedesk.app.lab.paced_synth import PacedSynthesizer
+    from voicedesk.engine.events import SessionConfig
+    from voicedesk.engine.session import SessionCore
+    from voicedesk.engine.session_driver import SessionDriver
+    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+
+    scheduler = SynthesisScheduler()
+    block, gate, started = _blocker()
+    blocking = scheduler.submit("other", block, urgent=True, deadline=0.0)
+    await asyncio.to_thread(started.wait, 10)
+    core = SessionCore(IncrementalSentenceChunker(), SessionConfig())
+    driver = SessionDriver(
+        core, PacedSynthesizer(), scheduler, "speaker", lambda events: None, in_hand=lambda _: in_hand_s
+    )
+    driver.apply(core.synthesize("The next reply starts here.", 0.0))
+    waiting, smallest_urgent = scheduler.others_waiting("newcomer")
+    assert waiting and (smallest_urgent is not None) == urgent
+    gate.set()
+    await blocking
+    driver.stop()
     await scheduler.aclose()

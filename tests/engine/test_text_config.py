@@ -205,6 +205,27 @@ def test_each_chunk_of_an_ssml_document_reaches_the_front_end_as_a_document() ->
     assert job.markup_text is None
 
 
+def test_an_ssml_element_over_the_ceiling_is_cut_into_well_formed_documents() -> None:
+    """Issue 34.9: a ``<prosody>`` of about 1,000 phonemes is cut between words; each piece reopens and closes the
+    element, so the front-end reads every word slowly instead of refusing the first piece and reading the rest
+    as plain text."""
+    from voicedesk.engine.text.frontend.ssml import ssml_units
+
+    words = " ".join(f"word{i}" for i in range(150))
+    core = SessionCore(IncrementalSentenceChunker(), SessionConfig(), SessionLimits())
+    core.synthesize(f'<speak><prosody rate="slow">{words}</prosody> Done.</speak>', 0.0)
+    documents = []
+    while (handed := core.next_job(0.0)) is not None:
+        job, _ = handed
+        documents.append(job.markup_text or job.text)
+        core.job_done(job, PCM_100MS, 0.1, now=0.0)
+    assert len(documents) >= 2
+    read = [unit for document in documents for unit in ssml_units(document, TextSettings(markup="ssml"))[0]]
+    spoken = [unit.text for unit in read]
+    assert spoken[:150] == words.split() and spoken[-1].startswith("Done")
+    assert {unit.rate for unit in read[:150]} == {read[0].rate} and read[0].rate < 1.0 == read[-1].rate
+
+
 def test_a_long_sentence_is_not_split_inside_an_override_or_an_ssml_chunk() -> None:
     from voicedesk.engine.text.sentence_split import split_at_clause
 

@@ -27,6 +27,8 @@ override): an entry's phonemes are one word's sounds, so these are refused there
 LEXICON_PHONEMES = KOKORO_VOCAB - PHONEME_PUNCTUATION
 
 MAX_ENTRIES = 10_000
+MAX_CHARS = 200_000
+"""Words and pronunciations together, per lexicon a client sends (a session holds one at a time)."""
 MAX_WORD_CHARS = 100
 MAX_PHONEME_CHARS = 200
 ENTRY_KEYS = frozenset({"word", "phonemes", "respelling", "case_sensitive"})
@@ -115,15 +117,27 @@ class Lexicon:
     _folded: Mapping[str, LexiconEntry] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._index(check=True)
+
+    @classmethod
+    def of_checked(cls, entries: tuple[LexiconEntry, ...]) -> Lexicon:
+        """Entries already checked one by one (just parsed, or two lexicons merged): not checked again."""
+        lexicon = object.__new__(cls)
+        object.__setattr__(lexicon, "entries", entries)
+        lexicon._index(check=False)
+        return lexicon
+
+    def _index(self, check: bool) -> None:
         entries = tuple(self.entries)
         if len(entries) > MAX_ENTRIES:
             raise LexiconError(f"{len(entries)} entries; at most {MAX_ENTRIES} are accepted")
         exact: dict[str, LexiconEntry] = {}
         folded: dict[str, LexiconEntry] = {}
         for index, entry in enumerate(entries):
-            if not isinstance(entry, LexiconEntry):
-                raise LexiconError("not a lexicon entry", index)
-            check_entry(entry, index)
+            if check:
+                if not isinstance(entry, LexiconEntry):
+                    raise LexiconError("not a lexicon entry", index)
+                check_entry(entry, index)
             table = exact if entry.case_sensitive else folded
             if entry.key in table:
                 raise LexiconError(f"{entry.word!r} is already in the lexicon (one entry per word)", index, entry.word)
@@ -131,9 +145,15 @@ class Lexicon:
         object.__setattr__(self, "entries", entries)
         object.__setattr__(self, "_exact", exact)
         object.__setattr__(self, "_folded", folded)
+        # Settings carrying the lexicon are hashed per sentence (caches): once here, not 6,000 entries each time.
+        object.__setattr__(self, "_hash", hash(entries))
 
     def __hash__(self) -> int:
-        return hash(self.entries)
+        return self._hash  # type: ignore[attr-defined]
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt in the receiving process: string hashes differ between processes.
+        return Lexicon.of_checked, (self.entries,)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -148,7 +168,7 @@ class Lexicon:
         """``base``'s entries with this lexicon's entries replacing those for the same word (session over server)."""
         mine = {(e.case_sensitive, e.key) for e in self.entries}
         kept = [e for e in base.entries if (e.case_sensitive, e.key) not in mine]
-        return Lexicon((*kept, *self.entries))
+        return Lexicon.of_checked((*kept, *self.entries))
 
     def to_json(self) -> list[dict[str, object]]:
         """The entries as ``parse_lexicon`` reads them (for the protocol, and for export)."""
@@ -176,7 +196,11 @@ def parse_lexicon(obj: object) -> Lexicon:
         raise LexiconError(f"expected a list of entries, got {type(obj).__name__}")
     if len(obj) > MAX_ENTRIES:
         raise LexiconError(f"{len(obj)} entries; at most {MAX_ENTRIES} are accepted")
-    return Lexicon(tuple(_parse_entry(item, index) for index, item in enumerate(obj)))
+    entries = tuple(_parse_entry(item, index) for index, item in enumerate(obj))
+    chars = sum(len(e.word) + len(e.phonemes or e.respelling or "") for e in entries)
+    if chars > MAX_CHARS:
+        raise LexiconError(f"{chars:,} characters of words and pronunciations; at most {MAX_CHARS:,} are accepted")
+    return Lexicon.of_checked(entries)
 
 
 def _parse_entry(item: object, index: int) -> LexiconEntry:

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+_NOT_MARKUP = str.maketrans("[]", "()")
+G2P_WORD_CHARS = 48
+"""Longest run without a space G2P reads at once: misaki merges a word's tokens in quadratic time ("(a)(" repeated
+400 characters: 0.8 s), and no word is this long (a longer one is a hash, junk or a URL: read in pieces)."""
 TEXT = "text"
 """Written words: the spoken form (numbers, units, symbols) and the lexicon still apply."""
 SPOKEN = "spoken"
@@ -33,11 +37,15 @@ class Unit:
 
     @property
     def g2p_text(self) -> str:
-        """The word as misaki reads it: phoneme overrides in its ``[word](/phonemes/)`` form."""
+        """The word as misaki reads it: phoneme overrides in its ``[word](/phonemes/)`` form, no other bracket misaki
+        could take for one, and no "word" over ``G2P_WORD_CHARS`` (misaki's time is quadratic in both)."""
         if self.kind == PHONEMES:
             core, tail = split_trailing_punctuation(self.text)
             return f"[{core or 'x'}](/{self.phonemes}/){tail}"
-        return self.text
+        text = self.text.translate(_NOT_MARKUP)
+        if len(text) <= G2P_WORD_CHARS:
+            return text
+        return " ".join(text[i : i + G2P_WORD_CHARS] for i in range(0, len(text), G2P_WORD_CHARS))
 
 
 @dataclass(frozen=True, slots=True)

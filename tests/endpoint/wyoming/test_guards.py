@@ -16,6 +16,7 @@ import pytest
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event, async_read_event
 from wyoming.info import Describe
+from wyoming.tts import Synthesize
 
 from tests.endpoint.wyoming.conftest import GUARD_S, client_of, read_until, running_wyoming, wait_for
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
@@ -140,7 +141,7 @@ async def test_one_address_cannot_hold_more_than_its_connections(fast_engine: Lo
         try:
             await wait_for(lambda: len(server.connections) == 2, "the two connections were not accepted")
             error = _error(await _send_raw(server, b"", source="127.0.0.7"))
-            assert error.code == ErrorCode.TOO_MANY_SESSIONS
+            assert error.code == ErrorCode.TOO_MANY_CONNECTIONS
             async with client_of(server) as client:  # another address (127.0.0.1) is served
                 await client.write_event(Describe().event())
                 await read_until(client, "info")
@@ -159,3 +160,63 @@ def test_the_guards_are_set_from_the_command_line() -> None:
     assert asked.max_connections_per_client is None and asked.read_limits.idle_timeout_s == 30  # type: ignore[attr-defined]
     with pytest.raises(VoicedeskError, match="--idle-timeout"):
         plan_from_args(wyoming_args("--idle-timeout", "0"))
+
+
+async def test_a_full_server_evicts_an_idle_connection_of_the_busiest_address(fast_engine: LocalEngine) -> None:
+    """``serve``'s fair rule: a newcomer from an address holding clearly less takes an idle connection's place
+    (told ``too_many_connections``), and pings do not make a connection active."""
+    async with running_wyoming(fast_engine, read_limits=LIMITS, max_connections=3) as server:
+        port = server.settings.port
+        held = [await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.8", 0)) for _ in range(3)]
+        try:
+            await wait_for(lambda: len(server.connections) == 3, "the three connections were not accepted")
+            held[0][1].write(b'{"type": "ping", "data": {}}\n')  # the oldest pings: that is not activity
+            assert (await asyncio.wait_for(async_read_event(held[0][0]), GUARD_S)).type == "pong"  # type: ignore[union-attr]
+            async with client_of(server) as client:  # a newcomer from 127.0.0.1
+                await client.write_event(Describe().event())
+                await read_until(client, "info")
+            told = await asyncio.wait_for(async_read_event(held[0][0]), GUARD_S)
+            assert told is not None and WyomingError.is_type(told.type)
+            error = WyomingError.from_event(told)
+            assert error.code == ErrorCode.TOO_MANY_CONNECTIONS and error.text and "make room" in error.text
+            assert await asyncio.wait_for(held[0][0].read(), GUARD_S) == b""  # then closed
+            assert not held[1][0].at_eof() and not held[2][0].at_eof()
+        finally:
+            for _, writer in held:
+                writer.close()
+
+
+async def test_a_speaking_wyoming_connection_is_not_evicted_before_an_idle_one() -> None:
+    engine = LocalEngine(PacedSynthesizer(1.0))  # real time: a request keeps speaking for seconds
+    try:
+        async with running_wyoming(engine, read_limits=LIMITS, max_connections=2) as server:
+            port = server.settings.port
+            async with client_of(server) as speaking:
+                await speaking.write_event(Synthesize(text="One two three four five six seven eight nine.").event())
+                await read_until(speaking, "audio-start")
+                idle = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.1", 0))
+                await wait_for(lambda: len(server.connections) == 2, "the idle connection was not accepted")
+                # A newcomer from another address: the idle connection makes room, though it is the newest.
+                newcomer = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.9", 0))
+                evicted = await asyncio.wait_for(async_read_event(idle[0]), GUARD_S)
+                assert evicted is not None and WyomingError.from_event(evicted).code == ErrorCode.TOO_MANY_CONNECTIONS
+                await read_until(speaking, "audio-stop")  # the speaking one was left alone
+                for _, writer in (idle, newcomer):
+                    writer.close()
+    finally:
+        await engine.aclose()
+
+
+async def test_a_refused_client_still_sending_reads_its_error_rather_than_a_reset(fast_engine: LocalEngine) -> None:
+    async with running_wyoming(fast_engine, read_limits=LIMITS, max_connections_per_client=1) as server:
+        port = server.settings.port
+        held = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.6", 0))
+        try:
+            await wait_for(lambda: len(server.connections) == 1, "the first connection was not accepted")
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.6", 0))
+            writer.write(b'{"type": "describe"}\n' * 2_000)  # still sending while the server refuses
+            event = await asyncio.wait_for(async_read_event(reader), GUARD_S)
+            assert event is not None and WyomingError.from_event(event).code == ErrorCode.TOO_MANY_CONNECTIONS
+            writer.close()
+        finally:
+            held[1].close()

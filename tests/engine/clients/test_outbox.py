@@ -43,7 +43,7 @@ async def test_fragments_sent_while_a_send_is_in_flight_go_out_as_one_frame():
         sent.append(frame)
 
     outbox = Outbox(slow_send)
-    words = [f"w{i} " for i in range(500)]
+    words = [f"{('the', 'cat', 'sat', 'on', 'a', 'mat')[i % 6]} " for i in range(500)]  # about 2.5 min of speech
     for word in words:
         await outbox.send(encode_command(SendText(word)))
     await outbox.send(encode_command(Flush("end")))
@@ -53,6 +53,22 @@ async def test_fragments_sent_while_a_send_is_in_flight_go_out_as_one_frame():
     assert "".join(c.text for c in decoded if isinstance(c, SendText)) == "".join(words)
     assert decoded[-1] == Flush("end")
     assert outbox.frames_queued == 501 and outbox.frames_sent == len(sent) < 10
+
+
+def test_a_merged_frame_reads_for_about_a_minute_at_most():
+    """Fragments that read long ("w1234" is "double-u one thousand two hundred thirty four") are merged into frames
+    a server's compute budget per message (counted on what is read) takes: never one it would refuse."""
+    from collections import deque
+
+    from voicedesk.engine.clients.outbox import MAX_MERGED_AUDIO_S, coalesce
+    from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
+
+    queued = deque(encode_command(SendText(f"w{i} ")) for i in range(1_500))
+    frames = []
+    while queued:
+        frames.append(decode_command(coalesce(queued)))
+    assert 10 < len(frames) < 1_500
+    assert all(estimated_audio_s(frame.text, 1.0) <= MAX_MERGED_AUDIO_S for frame in frames)  # type: ignore[union-attr]
 
 
 async def test_a_failed_send_is_raised_by_the_next_one():

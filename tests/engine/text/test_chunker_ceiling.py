@@ -6,6 +6,7 @@ import pytest
 
 from tests.engine.text.chunker_corpus import LONG_SENTENCE, LONG_TEXTS, REALISTIC, chunk_all
 from voicedesk.engine.text.chunker import estimate_phonemes
+from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator
 
 
 def test_a_long_sentence_is_cut_at_clause_boundaries_under_the_limit() -> None:
@@ -38,6 +39,44 @@ def test_a_smaller_ceiling_is_respected() -> None:
     assert " ".join(chunks) == LONG_SENTENCE
     # At this ceiling a clause may not fit: then the cut falls between words.
     assert all(w in LONG_SENTENCE.split() for chunk in chunks for w in chunk.split())
+
+
+PATHOLOGICAL_MARKUP = {
+    "never-closed link targets": "[a](" * 3_000,
+    "nested brackets": "[" * 2_000 + "a" * 100,
+    "a target of parentheses": "[a](" + "(b " * 1_500,
+    "links whose target never ends": "[see](http://x.org/" + "y" * 250 + " " + "[more](" * 500,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL_MARKUP))
+def test_no_chunk_escapes_the_ceiling_whatever_markup_it_holds(name: str) -> None:
+    """Markup the front-end would not treat as markup is read as text, so it counts: before issue 34, 12 KB of
+    ``[a](`` came out in chunks of about 1,850 characters (an unclosed link's target counted nothing), and misaki's
+    G2P took seconds on one under a lock every session shares."""
+    text = PATHOLOGICAL_MARKUP[name]
+    chunks = chunk_all(text)
+    plain = PhonemeEstimator()
+    for chunk in chunks:
+        assert estimate_phonemes(chunk) <= 510
+        reading = PhonemeEstimator()
+        for c in chunk:  # read as plain text, brackets and all: what the front-end hands G2P
+            reading.add(c)
+        assert reading.phonemes <= 510, (len(chunk), reading.phonemes)
+    for c in text:
+        plain.add(c)
+    assert len(chunks) >= plain.phonemes // 510
+    assert "".join(chunks).replace(" ", "") == text.replace(" ", "")
+
+
+def test_only_overrides_reach_misaki_as_brackets() -> None:
+    """misaki's own link pattern is quadratic on ``[a](`` repeated: it is never shown a bracket but an override's."""
+    from voicedesk.engine.text.frontend import to_units
+    from voicedesk.engine.text.frontend.settings import TextSettings
+
+    units, _ = to_units("[a](" * 50 + " say [Siobhan](/ʃɪvˈɔn/) [x]", TextSettings())
+    g2p = " ".join(unit.g2p_text for unit in units)
+    assert g2p.count("[") == 1 and "[Siobhan](/ʃɪvˈɔn/)" in g2p
 
 
 # ---- the phoneme estimate against real G2P ----------------------------------------------------------------
@@ -96,3 +135,24 @@ def test_the_longest_chunks_stay_under_kokoros_limit_in_real_g2p(g2p_phonemes) -
     # Not absurdly conservative on prose: a cut long sentence still carries >= 300 real phonemes per chunk.
     prose = chunk_all(LONG_SENTENCE, early_first_fragment=False)
     assert all(sum(g2p_phonemes(chunk)) >= 300 for chunk in prose[:-1])
+
+
+def test_one_english_g2p_call_reads_a_bounded_text() -> None:
+    """misaki's time grows faster than its input on some patterns: a long run is read in parts of whole words."""
+    from voicedesk.engine.model.prepared import ENGLISH_CALL_CHARS, _bounded
+    from voicedesk.engine.text.frontend.spoken import Unit
+
+    units = tuple(Unit(f"word{i}", 0, 0) for i in range(600))
+    parts = _bounded(units)
+    assert [u for part in parts for u in part] == list(units) and len(parts) >= 4
+    assert all(len(" ".join(u.g2p_text for u in part)) <= ENGLISH_CALL_CHARS for part in parts)
+
+
+def test_no_run_without_spaces_reaches_misaki_whole_when_it_is_long() -> None:
+    """misaki merges the tokens of one word in quadratic time: ``(a)(`` 400 characters long took 0.8 s."""
+    from voicedesk.engine.text.frontend.spoken import G2P_WORD_CHARS, Unit
+
+    long_word = Unit("(a)(" * 100, 0, 400)
+    assert max(len(piece) for piece in long_word.g2p_text.split()) <= G2P_WORD_CHARS
+    assert long_word.g2p_text.replace(" ", "") == long_word.text
+    assert Unit("antidisestablishmentarianism", 0, 28).g2p_text == "antidisestablishmentarianism"

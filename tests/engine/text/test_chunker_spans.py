@@ -131,12 +131,13 @@ def test_words_that_end_in_digits_are_not_numbers_and_are_never_cut_inside() -> 
 # ---- the estimate counts what is spoken --------------------------------------------------------------------
 
 
-def test_an_override_costs_its_phonemes_and_a_link_its_text() -> None:
+def test_an_override_costs_its_phonemes_and_a_link_its_text_and_target() -> None:
     assert estimate_phonemes("[Siobhan](/ʃɪvˈɔn/)") < estimate_phonemes("Siobhan ʃɪvˈɔn")
     assert estimate_phonemes("[Siobhan](/ʃɪvˈɔn/)") >= len("ʃɪvˈɔn")
     url = "https://example.org/a/very/long/path/to/some/page.html?with=query&and=more"
-    assert estimate_phonemes(f"[the docs]({url})") < estimate_phonemes(f"the docs {url}") / 3
-    assert estimate_phonemes(f"[the docs]({url})") >= estimate_phonemes("the docs")
+    # Erring high: a link is read by its text, but one never closed is read whole, so its target always counts.
+    assert estimate_phonemes("the docs") < estimate_phonemes(f"[the docs]({url})")
+    assert estimate_phonemes(f"[the docs]({url})") <= estimate_phonemes(f"the docs {url}") + 4
 
 
 SPOKEN_FORMS = [

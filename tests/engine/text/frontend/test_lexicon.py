@@ -107,3 +107,18 @@ def test_load_lexicon_file(tmp_path):
     wrong.write_text(json.dumps([{"word": "x", "phonemes": "Z"}]), encoding="utf-8")
     with pytest.raises(LexiconError, match=r"lexicon entry 0 \('x'\).*wrong.json"):
         load_lexicon_file(wrong)
+
+
+def test_a_clients_lexicon_is_capped_in_characters_too():
+    from voicedesk.engine.text.frontend.lexicon import MAX_CHARS
+
+    word = "w" * 90
+    entries = [{"word": f"{word}{i}", "phonemes": "ɐ" * 190} for i in range(MAX_CHARS // 280 + 1)]
+    with pytest.raises(LexiconError, match="characters of words and pronunciations"):
+        parse_lexicon(entries)
+
+
+def test_a_lexicon_travels_to_another_process_with_its_own_hash():
+    lexicon = parse_lexicon([{"word": "Siobhan", "phonemes": "ʃɪvˈɔn"}])
+    copy = pickle.loads(pickle.dumps(lexicon))
+    assert copy == lexicon and hash(copy) == hash(lexicon) and copy.lookup("siobhan") is not None
