@@ -5,6 +5,7 @@ Every message has a *topic*, the thing it is about. When that thing changes, the
 - ``TURN``: "Stopped…", a failed reply, a failover; cleared when the next reply starts.
 - ``VOICE``: a voice the engine lacks; cleared when the voice or the engine changes.
 - ``AGENT``: an agent that could not answer; cleared by the next answer.
+- ``MICROPHONE``: why voice input is off (no microphone, no model, Wyoming down); cleared when it listens again.
 - ``AUDIO``, ``SETTINGS``, ``MODEL``, ``GENERAL``: cleared by their own fixes, or by time.
 
 Information fades after ``INFO_TTL_S``; warnings and errors stay until their cause is gone (or dismissed).
@@ -27,6 +28,7 @@ class Topic(StrEnum):
     VOICE = "voice"
     AGENT = "agent"
     AUDIO = "audio"
+    MICROPHONE = "microphone"
     SETTINGS = "settings"
     MODEL = "model"
     GENERAL = "general"

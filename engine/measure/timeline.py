@@ -40,7 +40,11 @@ Utterance JSON (``UtteranceTimeline.to_dict``; ``schema`` = "voicedesk.timeline/
      sentences: [per-sentence values above], chunks: [{seq, at_s, audio_s}],
      pacing: {rtf_per_chunk[], cumulative_rtf[], min_cumulative_rtf, fell_behind, first_audio_s, playback_start_s,
               prebuffer_s, stalls: [{chunk, start_s, duration_s}], stall_count, stall_s, audio_s, overall_rtf} | null,
-     problems: [consistency problems, in words]}
+     problems: [consistency problems, in words],
+     speech: {speech_start_at_s, speech_end_at_s, final_transcript_at_s} | absent}
+A spoken turn (issue 29) is timed from the end of the person's speech: ``origin_s`` is the VAD's speech end, so
+``speech_start_at_s`` is negative, the first sentence's ``fragment_in_at_s`` is the agent's first token, its
+``chunk_released_at_s`` the first chunk released and ``summary.first_audible_at_s`` end of speech → first sound.
 Several utterances (the app's whole session): ``{schema: "voicedesk.timelines/1", timelines: [utterance JSON]}``
 (``timelines_document``; ``timelines_from_document`` reads it, or a single utterance's JSON).
 ``UtteranceTimeline.from_dict`` reads the inputs back and recomputes everything derived; a document written before
@@ -156,6 +160,8 @@ class UtteranceTimeline:
     chunks: tuple[ChunkArrival, ...] = ()
     pacing: PlaybackPacing | None = None
     problems: tuple[str, ...] = field(default=())
+    speech: SpeechMarks | None = None
+    """A spoken turn's marks (``spoken``); None for typed text."""
 
     def _earliest(self, name: str) -> float | None:
         values = [v for s in self.sentences if (v := getattr(s, name)) is not None]
@@ -200,6 +206,7 @@ class UtteranceTimeline:
             row = s.row()
             del row["label"]
             sentences.append({k: v for k, v in row.items() if k not in STEPS} | {"steps": s.steps})
+        speech = {} if self.speech is None else {"speech": asdict(self.speech)}
         return _json_safe(
             {
                 "schema": SCHEMA,
@@ -211,6 +218,7 @@ class UtteranceTimeline:
                 "chunks": [asdict(c) for c in self.chunks],
                 "pacing": pacing,
                 "problems": list(self.problems),
+                **speech,
             }
         )
 
@@ -220,11 +228,35 @@ class UtteranceTimeline:
             raise ValueError(f"not a voicedesk timeline: schema is {data.get('schema')!r}, expected {SCHEMA!r}")
         sentences = [_sentence_inputs(item) for item in data["sentences"]]
         chunks = [ChunkArrival(int(c["seq"]), float(c["at_s"]), float(c["audio_s"])) for c in data["chunks"]]
-        return assemble(data["label"], float(data["origin_s"]), float(data["prebuffer_s"]), sentences, chunks)
+        built = assemble(data["label"], float(data["origin_s"]), float(data["prebuffer_s"]), sentences, chunks)
+        speech = data.get("speech")
+        return built if not speech else replace(built, speech=SpeechMarks(**{k: float(v) for k, v in speech.items()}))
 
     def csv_rows(self) -> list[dict[str, Any]]:
         """One row per sentence (columns ``CSV_COLUMNS``), for ``csv.DictWriter``; None becomes an empty cell."""
         return [s.row(self.label) for s in self.sentences]
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechMarks:
+    """Where the person's speech started and ended (VAD) and the final transcript was ready, from the origin."""
+
+    speech_start_at_s: float
+    speech_end_at_s: float
+    final_transcript_at_s: float
+
+
+def spoken(timeline: UtteranceTimeline, speech_start: float, speech_end: float, transcript: float) -> UtteranceTimeline:
+    """``timeline`` moved onto the clock of a spoken turn (origin: ``speech_end``; times on the timeline's clock)."""
+    shift = timeline.origin_s - speech_end
+    moved = [
+        replace(s, **{f"{stage}_at_s": at + shift for stage in STAGES if (at := s.at(stage)) is not None})
+        for s in timeline.sentences
+    ]
+    chunks = [replace(c, at_s=c.at_s + shift) for c in timeline.chunks]
+    built = assemble(timeline.label, speech_end, timeline.prebuffer_s, moved, chunks)
+    marks = SpeechMarks(speech_start - speech_end, 0.0, transcript - speech_end)
+    return replace(built, speech=marks)
 
 
 def timelines_document(timelines: Iterable[UtteranceTimeline]) -> dict[str, Any]:
