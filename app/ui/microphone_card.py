@@ -172,6 +172,9 @@ class MicrophoneCard(Card):
         for widget in (*widgets, self.stt, self.stt_device, self.compute):
             widget.blockSignals(True)
         self.enabled.setChecked(voice.enabled)
+        self.talk.setEnabled(voice.enabled)
+        if self.device.findData(voice.input_device) < 0:  # listed before the inputs are looked for: kept
+            self.set_devices([], voice.input_device)
         self.hands_free.setChecked(voice.mode == "hands_free")
         self.keep.setChecked(voice.keep_recordings)
         self.end_silence.setValue(round(voice.end_silence_s * 1000))

@@ -455,9 +455,11 @@ class MainWindow(QMainWindow):
     def _microphone_changed(self) -> None:
         if self._loading:
             return
+        before = self.settings.voice_input
         self.sidebar.microphone.store(self.settings)
-        self.settings_changed()
-        self.spawn(self.voice_input.apply(), Topic.MICROPHONE)
+        if self.settings.voice_input != before:  # a field losing the focus is no change
+            self.settings_changed()
+            self.spawn(self.voice_input.apply(), Topic.MICROPHONE)
 
     def _desktop_changed(self) -> None:
         if self._loading:
