@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
+from tests.app.test_home_assistant_agent import LIGHT, house, light_is, needs_home_assistant  # noqa: F401
 from tests.app.voice.conftest import mic_input, play_into, words
 from tests.support.audio_capture import SinkCapture
 from voicedesk.app.conversation import TurnKind, TurnState
@@ -22,10 +23,12 @@ from voicedesk.app.voice.turns import Mode
 from voicedesk.app.voice.voice_input import Heard, Listening, Partial, VoiceSettings
 
 
-def settings_file(tmp_path, **voice) -> object:
+def settings_file(tmp_path, ha_url: str = "", **voice) -> object:
     settings = AppSettings(voice_input=VoiceSettings(enabled=True, **voice))
     settings.composer_mode = "agent"
     settings.source.scripted_tokens_per_s = 200.0
+    if ha_url:
+        settings.source.kind, settings.source.ha_url = "homeassistant", ha_url
     path = tmp_path / "settings.json"
     save_settings(settings, path)
     return path
@@ -174,3 +177,35 @@ def test_a_spoken_question_shows_live_is_answered_aloud_and_timed_from_the_end_o
         f" after the end of speech; agent's first token {first.fragment_in_at_s:.3f} s; first audible "
         f"{timeline.first_audible_at_s:.3f} s"
     )
+
+
+@needs_home_assistant
+@pytest.mark.slow
+def test_a_spoken_command_switches_the_light_in_home_assistant(
+    make_window,
+    qtbot,
+    qloop,
+    tmp_path,
+    house,
+    virtual_mic,
+    speech,
+    tiny_en,  # noqa: F811
+):
+    light_is(house, "on")
+    path = settings_file(tmp_path, house.url, stt_model=str(tiny_en), input_device=mic_input(virtual_mic))
+    window = make_window(path)
+    window.sidebar.agent.ha_token.setText(house.token)  # pasted: never saved
+    voice = window.voice_input
+
+    async def scenario():
+        await until(lambda: voice.voice is not None and voice.voice.listening)
+        await until(lambda: voice.voice.listener.now > 0.3, 10)
+        await play_into(virtual_mic, speech("turn off the kitchen light"))
+        await until(lambda: window.controller.turns and not window.controller.turns[-1].active, 120)
+
+    qloop.run_until_complete(scenario())
+    turn = window.controller.turns[-1]
+    assert turn.kind is TurnKind.AGENT and words(turn.prompt).startswith("turn off the kitchen light")
+    assert (turn.state, turn.error) == (TurnState.DONE, None)
+    assert house.state(LIGHT)["state"] == "off"
+    assert " ".join(s.text for s in turn.sentences) == "Turned off the light"  # Assist's answer, spoken
