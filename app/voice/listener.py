@@ -64,6 +64,8 @@ class Listener:
         self._offset = float("inf")  # monotonic time - sample clock, the least seen (callbacks only run late)
         self._keep_s = turns.config.max_utterance_s + turns.config.pre_roll_s + 5.0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._release_at: float | None = None
+        self._delivered = 0  # samples the microphone's thread handed over
 
     @property
     def now(self) -> float:
@@ -75,7 +77,12 @@ class Listener:
     async def run(self) -> None:
         """Listens until cancelled or the microphone is lost (reported as a ``ListenerError``)."""
         loop = asyncio.get_running_loop()
-        self.microphone.on_block = lambda block, t: loop.call_soon_threadsafe(self._blocks.put_nowait, (block, t))
+
+        def on_block(block: np.ndarray, captured: float) -> None:
+            self._delivered += len(block)
+            loop.call_soon_threadsafe(self._blocks.put_nowait, (block, captured))
+
+        self.microphone.on_block = on_block
         self.microphone.open()
         try:
             while True:
@@ -96,10 +103,14 @@ class Listener:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def press(self) -> None:
-        self._handle(self.turns.press(self.now))
+        self._handle(self.turns.press(self._mic_now()))
 
     def release(self) -> None:
-        self._handle(self.turns.release(self.now))
+        """Ends the held turn once the audio up to now has been heard (a busy loop runs behind the microphone)."""
+        self._release_at = self._mic_now()
+
+    def _mic_now(self) -> float:
+        return max(self.now, self._delivered / RATE)  # the newest sample captured, heard or not
 
     def _hear(self, block: np.ndarray, captured: float) -> None:
         clean = self.echo.process(block) if self.echo is not None else block
@@ -118,6 +129,9 @@ class Listener:
             self._handle(self.turns.vad(probability, self.now, WINDOW_S))
         self._received += len(block)
         self._offset = min(self._offset, captured - self._received / RATE)
+        if self._release_at is not None and self.now >= self._release_at:
+            self._release_at = None
+            self._handle(self.turns.release(self.now))
 
     def _echo_only(self, raws: np.ndarray, cleans: np.ndarray, i: int) -> bool:
         """Whether the ``i``th VAD window is the console's own voice, not a person speaking over it."""
