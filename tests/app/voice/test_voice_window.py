@@ -186,10 +186,10 @@ def test_a_spoken_command_switches_the_light_in_home_assistant(
     qtbot,
     qloop,
     tmp_path,
-    house,
+    house,  # noqa: F811 (the Home Assistant fixture, imported above)
     virtual_mic,
     speech,
-    tiny_en,  # noqa: F811
+    tiny_en,
 ):
     light_is(house, "on")
     path = settings_file(tmp_path, house.url, stt_model=str(tiny_en), input_device=mic_input(virtual_mic))
