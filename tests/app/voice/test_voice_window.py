@@ -20,7 +20,7 @@ from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import AppSettings, load_settings, save_settings
 from voicedesk.app.voice.turns import Mode
-from voicedesk.app.voice.voice_input import Heard, Listening, Partial, VoiceSettings
+from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, Partial, VoiceSettings
 
 
 def settings_file(tmp_path, ha_url: str = "", **voice) -> object:
@@ -209,3 +209,34 @@ def test_a_spoken_command_switches_the_light_in_home_assistant(
     assert (turn.state, turn.error) == (TurnState.DONE, None)
     assert house.state(LIGHT)["state"] == "off"
     assert " ".join(s.text for s in turn.sentences) == "Turned off the light"  # Assist's answer, spoken
+
+
+@pytest.mark.slow
+def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
+    make_window, qtbot, qloop, tmp_path, virtual_mic, speech, tiny_en
+):
+    window = make_window(settings_file(tmp_path, stt_model=str(tiny_en), input_device=mic_input(virtual_mic)))
+    voice = window.voice_input
+    long_reply = " ".join(f"Sentence number {n} of a long reply about the weather." for n in range(1, 9))
+
+    async def scenario():
+        await until(lambda: voice.voice is not None and voice.voice.listening)
+        await until(lambda: voice.voice.listener.now > 0.3, 10)
+        window.composer.set_mode("speak")
+        window.composer.editor.setPlainText(long_reply)
+        qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+        await until(lambda: window.controller.player.buffer.playing and voice.voice.turns.speaking, 120)
+        await play_into(virtual_mic, speech("what time is it"))
+        await until(lambda: len(window.controller.turns) == 2 and not window.controller.turns[-1].active, 120)
+
+    qloop.run_until_complete(scenario())
+    reply, question = window.controller.turns
+    assert reply.state is TurnState.CUT and reply.cut is not None  # faded out, "heard up to …" kept
+    (interrupted,) = [e for e in voice.events if isinstance(e, Interrupted)]
+    assert interrupted.cut is reply.cut
+    heard = [e for e in voice.events if isinstance(e, Heard)]
+    assert voice.events.index(interrupted) < voice.events.index(heard[-1])  # told in that order
+    # What was heard (over the reply, through the canceller, the tiny model's words may suffer) is the next question.
+    assert question.kind is TurnKind.AGENT and question.prompt == heard[-1].text.strip() != ""
+    assert question.state is TurnState.DONE
+    assert window.announce.console.core.current is None and not window.announce.console.core.listening
