@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from voicedesk.app.console.announcement import Source
 from voicedesk.app.conversation import Turn, TurnKind
 from voicedesk.app.notices import Topic
+from voicedesk.app.voice.stt import Transcriber, stt_language
 from voicedesk.app.voice.voice_input import (
     Heard,
     HeardTimes,
@@ -59,9 +60,10 @@ class VoiceActions(QObject):
         self.events: list[VoiceEvent] = []
         """Every event of this session (the tests read them)."""
         self._task: asyncio.Task[None] | None = None
-        self._transcriber: tuple[tuple[object, ...], object] | None = None
+        self._transcriber: tuple[tuple[str, ...], Transcriber] | None = None
         """The STT model loaded last, by what it was made from: a settings change does not load it again."""
         self._attached: object = None
+        self._stt_key: tuple[str, ...] = ()
         self._talking = False
         self._spoken: dict[str, HeardTimes] = {}
         self._turn_times: dict[int, HeardTimes] = {}
@@ -97,12 +99,16 @@ class VoiceActions(QObject):
         stt = (settings.stt, settings.stt_model, settings.stt_device, settings.stt_compute, settings.wyoming_uri)
         loaded = self._transcriber[1] if self._transcriber and self._transcriber[0] == stt else None
         self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
-        voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)  # type: ignore[arg-type]
-        self.voice, self._attached = voice, None
+        voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)
+        self.voice, self._attached, self._stt_key = voice, None, stt
         self._attach()
         self._task = asyncio.ensure_future(voice.run())
         self._meter.start()
-        self._stt_key = stt
+
+    def language_changed(self) -> bool:
+        """The voice changed the STT language (it follows the voice's unless set): ``apply`` again."""
+        voice, settings = self.voice, self.settings
+        return voice is not None and voice.language != stt_language(settings.voice.voice, settings.voice_input.language)
 
     async def aclose(self) -> None:
         self._meter.stop()
@@ -137,14 +143,13 @@ class VoiceActions(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """F9 held while the window has the focus talks (its auto-repeat ignored)."""
         kind = event.type()
-        if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and event.key() == TALK_KEY:
-            if self.card.window().isActiveWindow() and not event.isAutoRepeat():
-                if kind == QEvent.Type.KeyPress and not self._talking:
-                    self.press()
-                elif kind == QEvent.Type.KeyRelease and self._talking:
-                    self.release()
-            return True
-        return False
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or event.key() != TALK_KEY:
+            return False
+        if not self.card.window().isActiveWindow():
+            return False
+        if not event.isAutoRepeat() and (kind == QEvent.Type.KeyPress) != self._talking:
+            self.press() if kind == QEvent.Type.KeyPress else self.release()
+        return True
 
     # ---- what is heard ----------------------------------------------------------------------------
 
@@ -158,6 +163,9 @@ class VoiceActions(QObject):
         self.events.append(event)
         match event:
             case Listening(open=True):
+                if self.voice is not None and self.voice.listener is not None:  # kept for the next start
+                    self._transcriber = (self._stt_key, self.voice.listener.transcriber)
+                    self.card.show_listening(True, self.voice.level)
                 hands_free = self.settings.voice_input.mode == "hands_free"
                 self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
                 self.status.clear(Topic.MICROPHONE)
@@ -178,8 +186,6 @@ class VoiceActions(QObject):
                 self.status.post(f"Voice input is off: {message} Typing still works.", "warning", Topic.MICROPHONE)
 
     def _heard(self, text: str, times: HeardTimes) -> None:
-        if self.voice is not None and self.voice.listener is not None:
-            self._transcriber = (self._stt_key, self.voice.listener.transcriber)
         if not text.strip():
             self.conversation.show_heard("", False)
             self.console.not_heard()

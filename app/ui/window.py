@@ -443,6 +443,8 @@ class MainWindow(QMainWindow):
         self.sidebar.voice.store(self.settings)
         self.status.clear(Topic.VOICE)
         self._apply_voice()
+        if self.voice_input.language_changed():
+            self.spawn(self.voice_input.apply(), Topic.MICROPHONE)
         self.settings_changed()
 
     def _agent_changed(self) -> None:

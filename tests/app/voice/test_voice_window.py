@@ -91,6 +91,9 @@ def test_without_the_stt_model_typing_still_works_and_the_window_says_what_to_ru
     assert "voicedesk models fetch --stt medium.en" in window.sidebar.microphone.status.text()
     assert not window.sidebar.microphone.listening.isVisible()
     assert window.controller.turns[-1].prompt == "Is anyone there?"
+    assert window.voice_input.voice.language == "en" and not window.voice_input.language_changed()
+    window.settings.voice.voice = "jf_alpha"
+    assert window.voice_input.language_changed()  # the STT language follows the voice's: listening restarts
 
 
 def test_without_the_microphone_typing_still_works_and_the_window_says_why(
@@ -228,6 +231,7 @@ def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
         await until(lambda: window.controller.player.buffer.playing and voice.voice.turns.speaking, 120)
         await play_into(virtual_mic, speech("what time is it"))
         await until(lambda: len(window.controller.turns) == 2 and not window.controller.turns[-1].active, 120)
+        await until(lambda: window.announce.console.core.current is None)  # and the console has moved on
 
     qloop.run_until_complete(scenario())
     reply, question = window.controller.turns
@@ -239,4 +243,4 @@ def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
     # What was heard (over the reply, through the canceller, the tiny model's words may suffer) is the next question.
     assert question.kind is TurnKind.AGENT and question.prompt == heard[-1].text.strip() != ""
     assert question.state is TurnState.DONE
-    assert window.announce.console.core.current is None and not window.announce.console.core.listening
+    assert not window.announce.console.core.listening
