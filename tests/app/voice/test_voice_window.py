@@ -230,11 +230,11 @@ def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
         qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
         await until(lambda: window.controller.player.buffer.playing and voice.voice.turns.speaking, 120)
         await play_into(virtual_mic, speech("what time is it"))
-        await until(lambda: len(window.controller.turns) == 2 and not window.controller.turns[-1].active, 120)
+        await until(lambda: len(window.controller.turns) >= 2 and not window.controller.turns[-1].active, 120)
         await until(lambda: window.announce.console.core.current is None)  # and the console has moved on
 
     qloop.run_until_complete(scenario())
-    reply, question = window.controller.turns
+    reply, question = window.controller.turns[0], window.controller.turns[-1]
     assert reply.state is TurnState.CUT and reply.cut is not None  # faded out, "heard up to …" kept
     (interrupted,) = [e for e in voice.events if isinstance(e, Interrupted)]
     assert interrupted.cut is reply.cut
