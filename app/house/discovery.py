@@ -1,5 +1,6 @@
 """Home Assistant MQTT discovery: the console as a device with a "speaking" binary sensor, a "say" text entity,
-a "stop" button and a "state" sensor, announced by retained config messages (no YAML on the Home Assistant side).
+a "stop" button and a "state" sensor (and, when it listens, a "listen" button and a "heard" sensor), announced by
+retained config messages (no YAML on the Home Assistant side).
 
 Pure: topics and payloads only; ``app.house.mqtt`` publishes them on every (re)connect, and clears them (empty
 retained payloads) when asked to. Keys follow Home Assistant's MQTT discovery schema (full names, no
@@ -45,12 +46,20 @@ class Topics:
         return f"{self.base}/error"
 
     @property
+    def listen(self) -> str:
+        return f"{self.base}/listen"
+
+    @property
+    def heard(self) -> str:
+        return f"{self.base}/heard"
+
+    @property
     def availability(self) -> str:
         return f"{self.base}/availability"
 
 
 def discovery_messages(
-    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX
+    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX, listens: bool = False
 ) -> dict[str, dict[str, object]]:
     """Config topic → payload, for each entity of the console."""
     device = {
@@ -107,9 +116,18 @@ def discovery_messages(
         "json_attributes_topic": topics.state,
         "icon": "mdi:information-outline",
     }
-    return {
+    messages = {
         f"{prefix}/binary_sensor/{node_id}/speaking/config": speaking,
         f"{prefix}/text/{node_id}/say/config": say,
         f"{prefix}/button/{node_id}/stop/config": stop,
         f"{prefix}/sensor/{node_id}/state/config": state,
     }
+    if listens:
+        listen = {**stop, "name": "Listen", "unique_id": f"voicedesk_{node_id}_listen", "icon": "mdi:microphone"}
+        heard = {**state, "name": "Heard", "unique_id": f"voicedesk_{node_id}_heard", "icon": "mdi:account-voice"}
+        listen |= {"command_topic": topics.listen, "payload_press": "start"}
+        heard |= {"state_topic": topics.heard, "value_template": "{{ value_json.text[:255] }}"}
+        heard.pop("json_attributes_topic")
+        messages[f"{prefix}/button/{node_id}/listen/config"] = listen
+        messages[f"{prefix}/sensor/{node_id}/heard/config"] = heard
+    return messages
