@@ -1,7 +1,8 @@
 """Removes the console's own voice from the microphone: WebRTC's audio processing (livekit's APM, AEC3).
 
 The reference is exactly what the player handed the sound card (``AudioPlayer(tap=canceller.played)``), silence
-included, so the canceller's delay estimate stays locked between utterances. Everything runs in 10 ms frames at
+included, and the silence the device played when the player stalled (an underrun), so the canceller's delay estimate
+stays locked between utterances and across stalls. Everything runs in 10 ms frames at
 16 kHz; ``played`` is called from PortAudio's output thread and only appends to a deque.
 """
 
@@ -33,7 +34,8 @@ class EchoCanceller:
         self._apm = rtc.AudioProcessingModule(
             echo_cancellation=True, noise_suppression=noise_suppression, high_pass_filter=True
         )
-        self._played: deque[np.ndarray] = deque(maxlen=400)  # ~8 s of player blocks if nobody reads them
+        self._played: deque[tuple[np.ndarray, int]] = deque(maxlen=400)  # ~8 s of player blocks if nobody reads
+        self._padded = 0  # microphone samples paired with silence while the player's tap was quiet (a stall)
         self._last_played = 0.0
         self._fed = np.zeros(LAG_WINDOW + LAG_SEARCH, np.float32)  # the reference fed, newest last
         self._heard = np.zeros(LAG_WINDOW, np.float32)  # the microphone before cancelling, newest last
@@ -47,9 +49,10 @@ class EchoCanceller:
         self.lag_s: float | None = None
         """The echo's last measured delay after the reference fed with it."""
 
-    def played(self, block: np.ndarray) -> None:
-        """The player's tap: one block (24 kHz float32) just handed to the device."""
-        self._played.append(block.copy())
+    def played(self, block: np.ndarray, lost: int = 0) -> None:
+        """The player's tap: one block (24 kHz float32) just handed to the device, after ``lost`` frames of silence
+        the device played that nobody wrote (it stalled: the echo of that silence is silence)."""
+        self._played.append((block.copy(), lost))
         self._last_played = time.monotonic()
 
     def process(self, mic: np.ndarray) -> np.ndarray:
@@ -63,13 +66,22 @@ class EchoCanceller:
         if not self._started:  # what played before listening began has no echo to pair with
             self._started = True
             self._played.clear()
-        chunks = [self._resample.resample_chunk(self._played.popleft()) for _ in range(len(self._played))]
+        chunks = []
+        for _ in range(len(self._played)):
+            block, lost = self._played.popleft()
+            # A long stall was already paired with silence (the tap went quiet): only the rest of it is owed.
+            lost -= min(lost, self._padded * PLAYER_RATE // RATE)
+            self._padded = 0
+            if lost:
+                chunks.append(self._resample.resample_chunk(np.zeros(lost, np.float32)))
+            chunks.append(self._resample.resample_chunk(block))
         self._reference = np.concatenate([self._reference, *chunks])
         self._mic = np.concatenate([self._mic, mic])
         frames = len(self._mic) // FRAME
         if time.monotonic() - self._last_played < PLAYER_GONE_S and len(self._mic) < MAX_WAIT_S * RATE:
             frames = min(frames, len(self._reference) // FRAME)
         out = np.empty(frames * FRAME, np.float32)
+        self._padded += max(0, frames * FRAME - len(self._reference))
         for i in range(frames):
             reference = np.pad(self._reference[i * FRAME : (i + 1) * FRAME], (0, FRAME))[:FRAME]
             self._apm.process_reverse_stream(self._frame(reference))

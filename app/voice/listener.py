@@ -90,6 +90,12 @@ class Listener:
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def press(self) -> None:
+        self._handle(self.turns.press(self.now))
+
+    def release(self) -> None:
+        self._handle(self.turns.release(self.now))
+
     def _hear(self, block: np.ndarray, captured: float) -> None:
         clean = self.echo.process(block) if self.echo is not None else block
         for tap in self.taps:
