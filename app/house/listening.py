@@ -18,6 +18,7 @@ from voicedesk.app.console.announcement import Request, Source
 from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.conversation import TurnKind
 from voicedesk.app.sources import ChatMessage, TextSource
+from voicedesk.app.voice.stt import Transcriber
 from voicedesk.app.voice.voice_input import Heard, Listening, NotHeard, VoiceInput, VoiceProblem, VoiceSettings
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,8 @@ class ListenConfig:
     """Asked what was heard (its answer is said); None: the transcript goes out on MQTT only."""
     wake_word: str | None = None
     """A model in pymicro-wakeword's wheel (``app.voice.wake_word``); None: push-to-talk from the house only."""
+    transcriber: Transcriber | None = None
+    """One already loaded (the bench, tests); None: opened from ``voice``."""
 
 
 class HouseEars:
@@ -45,7 +48,7 @@ class HouseEars:
         self.config = config
         self.publish = publish
         """What was heard, for the house (MQTT ``<base>/heard``)."""
-        self.input = VoiceInput(config.voice, self._event, self._interrupt, voice)
+        self.input = VoiceInput(config.voice, self._event, self._interrupt, voice, config.transcriber)
         self.input.turns.config = replace(self.input.turns.config, press_until_silence=True)  # nobody holds a key
         if player is not None:
             self.input.attach(player)

@@ -18,7 +18,16 @@ import numpy as np
 from voicedesk.app.voice.listener import Listener, ListenerError, ListenerEvent
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import Transcriber, open_transcriber, stt_language
-from voicedesk.app.voice.turns import BargeIn, Mode, SpeechEnded, SpeechStarted, Transcript, TurnConfig, TurnDetector
+from voicedesk.app.voice.turns import (
+    BargeIn,
+    Dropped,
+    Mode,
+    SpeechEnded,
+    SpeechStarted,
+    Transcript,
+    TurnConfig,
+    TurnDetector,
+)
 from voicedesk.engine.errors import UsageError, VoicedeskError
 from voicedesk.engine.model.stt_models import DEFAULT_STT_MODEL
 
@@ -127,6 +136,13 @@ class Heard:
 
 
 @dataclass(frozen=True, slots=True)
+class NotHeard:
+    """An utterance came to nothing (empty, too short to interrupt): a front-end waiting for it stops waiting."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Interrupted:
     at: float
     """Monotonic time the barge-in was decided."""
@@ -139,7 +155,7 @@ class VoiceProblem:
     message: str
 
 
-VoiceEvent = Listening | Partial | Heard | Interrupted | VoiceProblem
+VoiceEvent = Listening | Partial | Heard | NotHeard | Interrupted | VoiceProblem
 
 
 class VoiceInput:
@@ -274,6 +290,10 @@ class VoiceInput:
             self._ends[event.utterance] = listener.to_monotonic(event.at)
         elif isinstance(event, BargeIn):
             self._interrupting = self._spawn(self._barge(listener.to_monotonic(event.at)))
+        elif isinstance(event, Dropped):
+            self._starts.pop(event.utterance, None)
+            self._ends.pop(event.utterance, None)
+            self._emit(NotHeard(event.reason))
         elif isinstance(event, Transcript) and not event.final:
             self._emit(Partial(event.text))
         elif isinstance(event, Transcript):
@@ -314,6 +334,7 @@ __all__ = [
     "HeardTimes",
     "Interrupted",
     "Listening",
+    "NotHeard",
     "Partial",
     "VoiceEvent",
     "VoiceInput",
