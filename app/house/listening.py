@@ -58,6 +58,8 @@ class HouseEars:
 
             self.wake = WakeWord(config.wake_word)
         self.wakes = 0
+        self.last_heard: Heard | None = None
+        """With its times (``voicedesk bench voice`` reads them)."""
         self._task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[object]] = set()
 
@@ -93,6 +95,7 @@ class HouseEars:
             if event.open and self.wake is not None and self.input.listener is not None:
                 self.input.listener.taps.append(self._hear_wake_word)
         elif isinstance(event, Heard):
+            self.last_heard = event
             self._heard(event.text.strip())
         elif isinstance(event, NotHeard):
             log.info("heard nothing (%s)", event.reason)

@@ -127,6 +127,8 @@ class HeardTimes:
     speech_start: float
     speech_end: float
     final_transcript: float
+    decided: float = 0.0
+    """When the end of the turn was decided (the silence timeout, a release): the loop's own work starts here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,7 @@ class VoiceInput:
         self._quiet: asyncio.TimerHandle | None = None
         self._starts: dict[int, float] = {}
         self._ends: dict[int, float] = {}
+        self._decided: dict[int, float] = {}
         self._interrupting: asyncio.Future[object] | None = None
         self._tasks: set[asyncio.Future[object]] = set()
         self._lost = ""
@@ -288,17 +291,20 @@ class VoiceInput:
             self._starts[event.utterance] = listener.to_monotonic(event.at)
         elif isinstance(event, SpeechEnded):
             self._ends[event.utterance] = listener.to_monotonic(event.at)
+            self._decided[event.utterance] = time.monotonic()
         elif isinstance(event, BargeIn):
             self._interrupting = self._spawn(self._barge(listener.to_monotonic(event.at)))
         elif isinstance(event, Dropped):
             self._starts.pop(event.utterance, None)
             self._ends.pop(event.utterance, None)
+            self._decided.pop(event.utterance, None)
             self._emit(NotHeard(event.reason))
         elif isinstance(event, Transcript) and not event.final:
             self._emit(Partial(event.text))
         elif isinstance(event, Transcript):
             start = self._starts.pop(event.utterance, 0.0)
-            times = HeardTimes(start, self._ends.pop(event.utterance, start), time.monotonic())
+            end = self._ends.pop(event.utterance, start)
+            times = HeardTimes(start, end, time.monotonic(), self._decided.pop(event.utterance, 0.0))
             heard = Heard(event.text, times)
             if self._interrupting is not None and not self._interrupting.done():
                 self._spawn(self._after_interrupt(heard))  # the interruption is told before what it said
