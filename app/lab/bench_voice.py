@@ -9,9 +9,10 @@ first audible sample.
 
 The baseline, for the same utterance: the loop's own end of speech → decision (the VAD's silence), then the whole
 transcript, the whole reply, the whole audio, then play to its first audible sample. The loop's overhead: its latency
-past the decision, less its STT still running then, the agent's time to its first chunk's last token, Kokoro's time
-to first audio and the player's first audio → DAC (prebuffer and device: the path the baseline's play takes too).
-What is left is the loop's own: handing the transcript to the console, the chunker's hold, dispatch, the onset.
+past the decision, less the STT's work from then to the final transcript, the agent's time to its first chunk's
+last token, Kokoro's time to first audio and the player's first audio → DAC (prebuffer and device: the path the
+baseline's play takes too). What is left is the loop's own: handing the transcript to the console, the chunker's
+wait for the token after a sentence's end, dispatch, the onset.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class Round:
     """End of speech → the VAD's decision (both pay it)."""
     overhead_s: float
     loop_stt_s: float
+    """The STT busy between the decision and the final transcript (a partial still running, then the final)."""
     loop_agent_s: float
     loop_tts_s: float
     player_s: float
@@ -238,8 +240,8 @@ async def _one(house, stt, agent, mic, plain, onsets, number, audio, voiced_end,
     first = timeline.sentences[0]
     audible = timeline.origin_s + first.heard_at_s
     decided = heard.times.decided
-    final = max((c for c in stt.calls if c[1] <= heard.times.final_transcript + 0.01), key=lambda c: c[1])
-    loop_stt = max(0.0, final[1] - max(final[0], decided))
+    final = heard.times.final_transcript  # one transcription at a time: the calls never overlap
+    loop_stt = sum(max(0.0, min(end, final) - max(start, decided)) for start, end in stt.calls)
     loop_agent = (len(tokenize(first.text)) - 1) * args.token_delay
     loop_tts = first.first_byte_at_s - first.sent_at_s
     player = first.dac_at_s - first.first_byte_at_s

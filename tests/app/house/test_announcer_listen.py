@@ -7,12 +7,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from tests.app.house.helpers import outcomes, running_console, until
+from tests.app.test_home_assistant_agent import KITCHEN, LIGHT, light_is, needs_home_assistant
 from tests.app.voice.conftest import mic_input, play_into, words
+from tests.support.home_assistant import HomeAssistant
 from voicedesk.app.house.cli import listen_from_args, register
 from voicedesk.app.house.listening import ListenConfig
 from voicedesk.app.sources.scripted import ScriptedSource
@@ -114,3 +117,30 @@ def test_listen_options_are_checked_before_anything_starts(monkeypatch):
     assert config.wake_word == "okay_nabu" and config.voice.mode is Mode.PUSH_TO_TALK
     assert config.agent.base_url == "http://ha:8123" and config.agent.language == "en-GB"
     assert json.dumps(config.voice.to_dict())  # a plain settings object
+
+
+@pytest.mark.slow
+@needs_home_assistant
+async def test_a_spoken_command_switches_a_light_in_home_assistant_and_its_answer_is_said(
+    tmp_path, monkeypatch, virtual_mic, speech, whisper
+):
+    ha = HomeAssistant(tmp_path / "ha", None, packages={"kitchen": KITCHEN})
+    await asyncio.to_thread(ha.start)
+    try:
+        await asyncio.to_thread(light_is, ha, "on")
+        monkeypatch.setenv("HASS_TOKEN", ha.token)
+        argv = ("--listen", "--ha-url", ha.url, "--input-device", mic_input(virtual_mic), "--stt-device", "cpu")
+        config = replace(listen_from_args(_args(*argv)), transcriber=whisper)  # as the command builds it
+        async with running_console(None, http_port=0, listen=config) as house:
+            await until(lambda: house.ears.input.listening, 30)
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as client:
+                assert (await client.post("/listen")).status_code == 202
+            await play_into(virtual_mic, speech("Turn off the kitchen light."))
+            await until(lambda: outcomes(house), 120)
+        (report,) = outcomes(house)
+        assert report.source.value == "voice" and report.outcome.value == "spoken", report
+        assert (await asyncio.to_thread(ha.state, LIGHT))["state"] == "off"
+        answer = house.controller.turns[-1].text
+        assert answer and answer != report.text  # Home Assistant's answer was said, not the question
+    finally:
+        await asyncio.to_thread(ha.stop)
