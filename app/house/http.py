@@ -3,7 +3,7 @@
 ``POST /announce``: a JSON announcement (``app.house.payload``) or plain text → 202 with the id (or the id it was
 merged into); 400 with the reason for a bad payload, 503 when the queue is full. ``POST /stop`` stops what is
 being said. ``GET /state``: the console's state as JSON. ``POST /listen`` (body ``start``, the default, or ``stop``):
-push-to-talk when the console listens (409 when it does not).
+push-to-talk when the console listens (409 when it does not, 503 while its microphone is not open).
 
 Bound to 127.0.0.1 by default. A token (``Authorization: Bearer …``) is then optional; it is required for every
 request from another address, and the server refuses to listen beyond loopback without one.
@@ -67,7 +67,7 @@ async def read_body(request: HttpRequest) -> bytes | None:
 
 
 def create_announce_app(
-    runner: ConsoleRunner, token: str | None = None, listen: Callable[[bool], None] | None = None
+    runner: ConsoleRunner, token: str | None = None, listen: Callable[[bool], str] | None = None
 ) -> Starlette:
     def authorized(request: HttpRequest) -> JSONResponse | None:
         client = request.client.host if request.client is not None else None
@@ -123,7 +123,8 @@ def create_announce_app(
             start = parse_listen(body if body is not None else b"(too long)")
         except PayloadError as exc:
             return JSONResponse({"error": str(exc)}, 400)
-        listen(start)
+        if refused := listen(start):
+            return JSONResponse({"error": refused}, 503, headers={"Retry-After": "10"})
         return JSONResponse({"listening": start}, 202)
 
     async def state(request: HttpRequest) -> Response:
@@ -143,7 +144,7 @@ def create_announce_app(
 
 
 async def serve_announce(
-    runner: ConsoleRunner, host: str, port: int, token: str | None, listen: Callable[[bool], None] | None = None
+    runner: ConsoleRunner, host: str, port: int, token: str | None, listen: Callable[[bool], str] | None = None
 ):
     """Starts uvicorn on the running loop; returns the server (``.port``: where it listens; ``should_exit = True``
     then await ``.task`` to stop it)."""

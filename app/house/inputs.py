@@ -52,9 +52,7 @@ def product_version() -> str:
 class HouseLink:
     """MQTT and HTTP for ``runner``: started before the model loads, so the house is heard from the first moment."""
 
-    def __init__(
-        self, runner: ConsoleRunner, inputs: HouseInputs, listen: Callable[[bool], None] | None = None
-    ) -> None:
+    def __init__(self, runner: ConsoleRunner, inputs: HouseInputs, listen: Callable[[bool], str] | None = None) -> None:
         self.runner = runner
         self.inputs = inputs
         self.listen = listen

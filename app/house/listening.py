@@ -23,6 +23,8 @@ from voicedesk.app.voice.voice_input import Heard, Listening, NotHeard, VoiceInp
 
 log = logging.getLogger(__name__)
 
+RETRY_S = 10.0
+
 
 @dataclass(frozen=True)
 class ListenConfig:
@@ -58,13 +60,19 @@ class HouseEars:
 
             self.wake = WakeWord(config.wake_word)
         self.wakes = 0
+        self._closed = ""
         self.last_heard: Heard | None = None
         """With its times (``voicedesk bench voice`` reads them)."""
         self._task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[object]] = set()
 
     def start(self) -> None:
-        self._task = asyncio.ensure_future(self.input.run())
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while True:  # a microphone missing or lost (told as a VoiceProblem) is tried again
+            await self.input.run()
+            await asyncio.sleep(RETRY_S)
 
     async def aclose(self) -> None:
         if self._task is not None:
@@ -72,15 +80,17 @@ class HouseEars:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def listen(self, start: bool) -> None:
-        """Push-to-talk from the house: start opens a turn (it ends at the silence after speech), stop ends it."""
-        if not start:
-            self.input.release()
-        elif self.input.listening:
+    def listen(self, start: bool) -> str:
+        """Push-to-talk from the house: start opens a turn (it ends at the silence after speech), stop ends it.
+        Returns why it cannot ("": done)."""
+        if not self.input.listening:
+            return f"the microphone is not open ({self._closed or 'starting'}); it is tried again every {RETRY_S:g} s"
+        if start:
             self._spawn(self.runner.listen())  # what plays is cut, nothing starts until it is heard
             self.input.press()
         else:
-            log.warning("asked to listen, but the microphone is not open")
+            self.input.release()
+        return ""
 
     async def _interrupt(self) -> None:
         await self.runner.listen()
@@ -92,6 +102,7 @@ class HouseEars:
                 "open" if event.open else "closed",
                 f" ({event.reason})" * bool(event.reason),
             )
+            self._closed = "" if event.open else event.reason
             if event.open and self.wake is not None and self.input.listener is not None:
                 self.input.listener.taps.append(self._hear_wake_word)
         elif isinstance(event, Heard):

@@ -54,7 +54,7 @@ class MqttBridge:
         runner: ConsoleRunner,
         settings: MqttSettings,
         version: str = "",
-        listen: Callable[[bool], None] | None = None,
+        listen: Callable[[bool], str] | None = None,
     ) -> None:
         import paho.mqtt.client as mqtt
 
@@ -174,7 +174,8 @@ class MqttBridge:
             return
         try:
             if topic == self.topics.listen and self.listen is not None:
-                self.listen(parse_listen(payload))
+                if refused := self.listen(parse_listen(payload)):
+                    self.refuse(refused, payload, reply_to, topic)
                 return
             request = parse_payload(payload, Source.MQTT, self.runner.chimes.names)
             self.runner.submit(request)

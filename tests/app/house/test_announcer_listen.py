@@ -94,6 +94,17 @@ async def test_a_console_that_does_not_listen_says_so():
         assert reply.status_code == 409 and "--listen" in reply.json()["error"]
 
 
+async def test_a_missing_microphone_is_said_and_tried_again(whisper):
+    config = listening("nowhere", whisper)
+    async with running_console(None, http_port=0, listen=config) as house:
+        await until(lambda: house.ears._closed, 30)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as client:
+            reply = await client.post("/listen")
+        error = reply.json()["error"]
+        assert reply.status_code == 503 and "microphone is not open" in error and "not connected" in error
+        assert "tried again every 10 s" in error and not house.runner.core.listening
+
+
 def _args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
