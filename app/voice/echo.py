@@ -39,11 +39,13 @@ class EchoCanceller:
         self._last_played = 0.0
         self._fed = np.zeros(LAG_WINDOW + LAG_SEARCH, np.float32)  # the reference fed, newest last
         self._heard = np.zeros(LAG_WINDOW, np.float32)  # the microphone before cancelling, newest last
+        self._recent = np.zeros(LAG_SEARCH + RATE // 10, np.float32)  # the reference fed (kept across a realign)
         self._since_check = 0
         self._resample = soxr.ResampleStream(PLAYER_RATE, RATE, 1, dtype="float32")
         self._reference = np.zeros(0, np.float32)
         self._mic = np.zeros(0, np.float32)
         self._started = False
+        self._moved_to: int | None = None  # a lag out of range seen at the last check
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
@@ -89,6 +91,8 @@ class EchoCanceller:
             frame = self._frame(self._mic[i * FRAME : (i + 1) * FRAME])
             self._apm.process_stream(frame)
             out[i * FRAME : (i + 1) * FRAME] = np.frombuffer(frame.data, np.int16) / 32768.0
+        self.consumed = self._mic[: frames * FRAME]
+        """The microphone's samples ``process`` just returned cleaned, in the same order."""
         self._mic, self._reference = self._mic[frames * FRAME :], self._reference[frames * FRAME :]
         if len(self._reference) > RATE:  # the microphone stalled while the player went on: in step again from here
             self._reference = np.zeros(0, np.float32)
@@ -97,8 +101,23 @@ class EchoCanceller:
             self._keep_in_step()
         return out
 
+    def echo_likeness(self, window: np.ndarray, age: int) -> float:
+        """How much ``window`` (cleaned microphone ending ``age`` samples before the newest) looks like what was
+        played up to ``LAG_SEARCH`` before it: the best normalised correlation, near 1 for the console's own voice
+        leaking through an echo path that moved (the canceller passes it until it finds it again), low for a person."""
+        end = len(self._recent) - age
+        reference = self._recent[max(0, end - len(window) - LAG_SEARCH) : end]
+        if len(reference) < len(window):
+            return 0.0
+        n = 1 << (len(reference) + len(window)).bit_length()
+        dots = np.fft.irfft(np.fft.rfft(reference, n) * np.conj(np.fft.rfft(window, n)), n)
+        dots = dots[: len(reference) - len(window) + 1]
+        energies = np.convolve(reference**2, np.ones(len(window)), "valid")
+        return float(np.max(np.abs(dots) / np.sqrt(energies * float(window @ window) + 1e-12)))
+
     def _remember(self, reference: np.ndarray, mic: np.ndarray) -> None:
         self._fed = np.concatenate([self._fed[FRAME:], reference])
+        self._recent = np.concatenate([self._recent[FRAME:], reference])
         self._heard = np.concatenate([self._heard[FRAME:], mic])
         self._since_check += FRAME
 
@@ -116,7 +135,11 @@ class EchoCanceller:
         self.lag_s = lag / RATE
         if correlation.max() < 6 * np.std(correlation):
             return  # no clear echo (speech over it, or too little of it)
+        moved, self._moved_to = self._moved_to, None
         if not MIN_LAG <= lag <= MAX_LAG:
+            if moved is None or abs(lag - moved) > FRAME // 5:
+                self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
+                return
             shift = TARGET_LAG - lag
             if shift > 0:  # delay the reference
                 self._reference = np.concatenate([np.zeros(shift, np.float32), self._reference])

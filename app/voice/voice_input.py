@@ -106,9 +106,6 @@ def _checked(key: str, value: Any) -> Any:
     return Mode(value) if key == "mode" else value
 
 
-# ---- events ---------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Listening:
     open: bool
@@ -170,7 +167,7 @@ class VoiceInput:
         transcriber: Transcriber | None = None,
     ) -> None:
         """``interrupt``: the front-end's Stop (fades the reply, cancels the rest, returns the cut); ``voice``: the
-        TTS voice, for the STT language; ``transcriber``: one already loaded (else opened from the settings)."""
+        TTS voice (the STT language follows it); ``transcriber``: one already loaded, else the settings'."""
         s = self.settings = settings
         self._emit, self._interrupt, self._transcriber = on_event, interrupt, transcriber
         self.language = stt_language(voice, s.language)
@@ -333,17 +330,3 @@ class VoiceInput:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-
-__all__ = [
-    "Heard",
-    "HeardTimes",
-    "Interrupted",
-    "Listening",
-    "NotHeard",
-    "Partial",
-    "VoiceEvent",
-    "VoiceInput",
-    "VoiceProblem",
-    "VoiceSettings",
-]
