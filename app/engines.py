@@ -1,10 +1,5 @@
-"""Which engine the app speaks through, and how it is doing: open, load, connect, report status.
-
-The hub keeps the selected engine (local, websocket or sagemaker) and, separately, the local engine once it
-has been loaded: the local model is what a failing remote reply falls back to, so it stays loaded when the
-person switches to a remote engine. Every state change is reported as an ``EngineStatus`` for the window.
-Nothing here blocks the event loop: the model loads on a worker thread (``engine.factory.open_engine``).
-"""
+"""The selected engine and the loaded local one (what a failing remote reply falls back to, so it stays loaded
+after a switch), each state change reported as an ``EngineStatus``; the model loads on a worker thread."""
 
 from __future__ import annotations
 
@@ -46,14 +41,10 @@ DOWN_STATES = (EngineState.ERROR, EngineState.DISCONNECTED)
 class EngineStatus:
     kind: str
     state: EngineState
-    title: str
-    """A few words for the status pill: "Ready", "Connecting…", "Model not downloaded"."""
-    detail: str = ""
-    """Where it runs: "Kokoro-82M on CPU", "ws://box:8080"."""
-    message: str = ""
-    """The full explanation when something is wrong (what happened, what to do)."""
-    code: str = ""
-    """The error's code when something is wrong (``unauthorized``: the card points at the Token field)."""
+    title: str  # for the status pill: "Ready", "Connecting…"
+    detail: str = ""  # where it runs: "Kokoro-82M on CPU", "ws://box:8080"
+    message: str = ""  # what went wrong and what to do
+    code: str = ""  # the error's code (``unauthorized``: the card points at the Token field)
 
 
 def describe_target(spec: EngineSpec) -> str:
@@ -81,17 +72,11 @@ class EngineHub:
         self._engine: Engine | None = None
         self._local: Engine | None = None
         self._local_loading: asyncio.Future[Engine] | None = None
-        self.blocked: str | None = None
-        """Why the selected remote engine must not be opened (the person said no), or None."""
+        self.blocked: str | None = None  # why the selected remote engine must not be opened (the person said no)
         self.status = EngineStatus("local", EngineState.IDLE, "Not started")
 
-    # ---- selection --------------------------------------------------------------------------------
-
     async def select(self, spec: EngineSpec, blocked: str | None = None) -> Engine | None:
-        """Makes ``spec`` the engine replies go to and opens it; returns it, or None (status says why).
-
-        ``blocked``: select it but do not open it, and say why (replies go to the local engine meanwhile,
-        when failover is on)."""
+        """Opens ``spec`` for replies (None: status says why); ``blocked``: selected but not opened, saying why."""
         self.blocked = blocked
         if spec != self.spec:
             await self._drop_remote()
@@ -183,10 +168,7 @@ class EngineHub:
     def local_engine(self) -> Engine | None:
         return self._local
 
-    # ---- sessions ---------------------------------------------------------------------------------
-
     async def open_session(self, engine: Engine, config: SessionConfig) -> Session:
-        """Opens a session, reporting the connection for remote engines."""
         remote = engine is not self._local
         if remote:
             self._report(EngineState.LOADING, "Connecting…", describe_target(self.spec))
@@ -223,8 +205,6 @@ class EngineHub:
         """Drops the remote engine's client, so the next use opens a fresh one (Connect, a reconnect)."""
         await self._drop_remote()
 
-    # ---- model files ------------------------------------------------------------------------------
-
     async def fetch_models(self, report: Callable[[str], None]) -> None:
         """Downloads the local model (``voicedesk models fetch``) on a worker thread, then loads it."""
         from voicedesk.engine.model import weights
@@ -238,8 +218,6 @@ class EngineHub:
             raise
         if self.spec.kind == "local":
             await self.local()
-
-    # ---- shutdown ---------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
         await self._drop_remote()

@@ -1,15 +1,7 @@
-"""Engine health you can trust: a background check of the remote engine, automatic reconnect, "last seen healthy".
+"""A background check of the remote engine that reconnects it and says when it was last seen healthy.
 
-``HealthRecord`` is the pure part: what the checks found, when to check next (backing off while the engine is
-down), and the line the engine card shows. ``HealthMonitor`` runs the checks on asyncio:
-
-- WebSocket: ``GET /ping`` on the same host and port (the endpoint answers 200 when its model is ready, 503
-  with a reason while loading or shutting down; ``/ping`` needs no token). When the engine answers and the
-  app has no live connection, the monitor reconnects (never in the middle of a reply).
-- SageMaker: the data plane has no call a client may use to ask an endpoint how it is without invoking it,
-  so the check is the connection itself: a live bidirectional stream counts as healthy; a lost one is opened
-  again (which is a real request to the endpoint), backing off while it fails.
-- Local: nothing to check; the model is in this process.
+WebSocket: ``GET /ping`` on the same host (no token needed). SageMaker has no call to ask an endpoint how it is
+without invoking it, so its live stream is the check, reopened with back-off when lost.
 """
 
 from __future__ import annotations
@@ -29,17 +21,14 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 120.0
 PROBE_TIMEOUT_S = 5.0
-LOADING_RETRY_S = 5.0
-"""A server that is loading its model is asked again this soon (it is coming, not down: no backing off)."""
+LOADING_RETRY_S = 5.0  # a server loading its model is coming, not down: no backing off
 SERVER_LOADING = "the server is loading its model"
 
 
 @dataclass
 class HealthRecord:
-    last_ok: float | None = None
-    """Wall-clock time (``time.time()``) the engine was last seen healthy."""
-    failures: int = 0
-    """Checks failed in a row."""
+    last_ok: float | None = None  # ``time.time()`` last seen healthy
+    failures: int = 0  # in a row
     problem: str = ""
 
     def ok(self, now: float) -> None:
@@ -56,8 +45,7 @@ class HealthRecord:
         return self.problem == SERVER_LOADING
 
     def next_delay(self, interval_s: float) -> float:
-        """Checks come every ``interval_s`` while healthy, then back off (x2 each failure, up to 2 minutes); a
-        server loading its model is asked again within ``LOADING_RETRY_S``."""
+        """Every ``interval_s`` while healthy, then doubling per failure up to ``MAX_BACKOFF_S``."""
         if self.failures == 0:
             return interval_s
         if self.loading:
@@ -65,7 +53,6 @@ class HealthRecord:
         return min(interval_s * 2 ** min(self.failures, 6), max(MAX_BACKOFF_S, interval_s))
 
     def summary(self, interval_s: float) -> str:
-        """The engine card's health line."""
         seen = f"last seen healthy {_clock(self.last_ok)}" if self.last_ok is not None else "not seen healthy yet"
         if self.failures == 0:
             return f"Checked every {interval_s:g} s · {seen}"
@@ -86,7 +73,7 @@ def ping_url(websocket_url: str) -> str:
 
 
 async def probe_websocket(websocket_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
-    """None when the server's ``/ping`` says it is ready, else what is wrong (for a person)."""
+    """None when the server's ``/ping`` says it is ready, else what is wrong."""
     import httpx
 
     url = ping_url(websocket_url)
@@ -108,8 +95,6 @@ async def probe_websocket(websocket_url: str, timeout_s: float = PROBE_TIMEOUT_S
 
 
 class HealthMonitor:
-    """Checks the selected remote engine in the background and reconnects it when it is back."""
-
     def __init__(
         self,
         kind: Callable[[], str],
@@ -153,7 +138,6 @@ class HealthMonitor:
             self._task = None
 
     async def check(self) -> HealthRecord:
-        """One check (and a reconnect when it is due); returns the record."""
         kind = self._kind()
         if kind == "local":
             return self.record
