@@ -1,8 +1,4 @@
-"""The console column: saved phrases (one click each), the announcement queue, and the history with replay.
-
-Widgets only: they show what ``app.console``, ``app.phrases`` and ``app.history`` hold and emit what
-the person asked for; the window acts on it.
-"""
+"""The console column's widgets: saved phrases, the announcement queue, and the history with replay."""
 
 from __future__ import annotations
 
@@ -83,12 +79,7 @@ class PhrasesCard(Card):
         menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
 
 
-EMPTY: frozenset[str] = frozenset()
-
-
 class QueueCard(Card):
-    """The queue (what is being said, what waits) and, on the other page, the history."""
-
     now_requested = Signal(str)
     remove_requested = Signal(str)
     clear_requested = Signal()
@@ -234,7 +225,7 @@ class ConsolePanel(QScrollArea):
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setMinimumWidth(230)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are stops
         body = QWidget()
         body.setObjectName("SidebarBody")
         layout = QVBoxLayout(body)

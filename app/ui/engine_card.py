@@ -153,7 +153,7 @@ class EngineCard(Card):
         self.progress.setVisible(state == "downloading")
 
     def point_at_token(self, pointed: bool) -> None:
-        """Marks the Token field (and moves the keyboard there) when the server asked for a token or refused it."""
+        """The server asked for a token or refused it: the Token field is marked and takes the keyboard."""
         self.ws_token.setObjectName("Invalid" if pointed else "")
         self.ws_token.setStyleSheet("")  # re-polish with the new object name
         if pointed:
@@ -161,6 +161,5 @@ class EngineCard(Card):
             self.ws_token.setFocus()
 
     def show_health(self, text: str) -> None:
-        """The background check's line ("Checked every 15 s · last seen healthy 14:03:05"); empty hides it."""
         self.health.setText(text)
         self.health.setVisible(bool(text))

@@ -1,8 +1,4 @@
-"""The File menu: save the last reply as WAV, export the latency timelines (the turn's or the session's) as JSON or
-CSV, quit.
-
-These work with no audio device and no engine: whatever was made last can always be written out.
-"""
+"""The File menu: the last reply as WAV, the latency timelines as JSON or CSV (no device or engine needed), quit."""
 
 from __future__ import annotations
 
@@ -25,8 +21,7 @@ class FileActions:
         notice: Callable[[str, str], None],
     ) -> None:
         self._window = window
-        self._export = export
-        """Writes one of ``app.ui.latency_panel.EXPORTS`` (the latency panel's ``save``)."""
+        self._export = export  # writes one of the latency panel's EXPORTS
         self._reply_wav = reply_wav
         self._notice = notice
         menu = window.menuBar().addMenu("&File")
