@@ -231,8 +231,7 @@ class Turn:
 
 
 def align_words(text: str, words: Sequence[WordTiming]) -> tuple[WordSpan, ...]:
-    """Maps timed words onto ``text`` by their source span, else by finding misaki's token ("n't") as a whole word
-    nearby (never guessed), so the view lights whole words as the reader sees them."""
+    """By each word's source span (``-5°C`` for "minus"), else misaki's token ("n't") found nearby as a whole word."""
     folded = text.casefold()
     spans: list[WordSpan] = []
     cursor = 0

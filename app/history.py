@@ -3,7 +3,6 @@ aside and a damaged entry skipped."""
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -100,14 +99,9 @@ def _entry(item: object) -> HistoryEntry | None:
             continue
         value = item[spec.name]
         if spec.name == "at":
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e11:  # NaN too
                 return None
-            try:
-                value = float(value)
-            except OverflowError:
-                return None
-            if not math.isfinite(value) or not 0 <= value < 1e11:
-                return None
+            value = float(value)
         elif not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
             return None
         values[spec.name] = value

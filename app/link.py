@@ -54,8 +54,7 @@ class SessionLink:
         self.leg.sent(released, now)
 
     def is_stale(self, event: Event) -> bool:
-        """Audio or a sentence's start or end from a cancelled utterance (the cancel may still be on its way), which
-        would otherwise be taken for the next turn's."""
+        """From a cancelled utterance (its cancel may still be on the way), not to be taken for the next turn's."""
         if isinstance(event, Audio | SentenceStarted | SentenceFinished) and (
             self.discarding or event.seq <= self.drop_through
         ):
@@ -72,8 +71,7 @@ class SessionLink:
         handle: Callable[[SessionLink, Event | BaseException], None],
         room: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """Hands each event (or the failure) to ``handle``; ``room`` is awaited after each piece of audio, so a
-        listener that is behind stops the engine synthesizing ahead (backpressure)."""
+        """``room`` is awaited after each audio event: a listener behind stops the engine synthesizing ahead."""
 
         async def pump() -> None:
             assert self.session is not None

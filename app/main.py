@@ -99,8 +99,7 @@ def _quiet_late_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
 
 
 def _exit_now() -> None:
-    """Everything that matters is saved by now; a model load on a worker thread cannot be interrupted, and
-    waiting for it kept the process alive for seconds after the window had gone."""
+    """All is saved; waiting for a model load on a worker thread kept the process alive after the window went."""
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -1,8 +1,5 @@
-"""Output devices by the names the system gives them: on PulseAudio, PortAudio sees only "pulse", so sinks are
-listed through ``pulsectl`` and reached with ``PULSE_SINK`` set while the stream connects.
-
-A choice is stored as ``""`` (the system default), ``pulse-sink:NAME``, or a PortAudio device name.
-"""
+"""Outputs by name: PortAudio sees only "pulse", so sinks are listed with ``pulsectl`` and reached through
+``PULSE_SINK``. A choice is ``""`` (the default), ``pulse-sink:NAME``, or a PortAudio device name."""
 
 from __future__ import annotations
 
@@ -59,8 +56,7 @@ def sink_name(key: str) -> str | None:
 
 @contextmanager
 def routed_to(key: str) -> Iterator[str | None]:
-    """Yields the PortAudio device to open a stream on; sets ``PULSE_SINK``/``PULSE_SOURCE`` meanwhile, under a lock
-    so two streams opening at once cannot swap them."""
+    """Yields the PortAudio device to open; ``PULSE_SINK``/``PULSE_SOURCE`` is set meanwhile, under a lock."""
     sink = sink_name(key)
     source = key[len(PULSE_SOURCE_PREFIX) :] if key.startswith(PULSE_SOURCE_PREFIX) else None
     if sink is None and source is None:

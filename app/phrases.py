@@ -8,28 +8,11 @@ MAX_PHRASES = 50
 MAX_NAME_CHARS = 60
 MAX_TEXT_CHARS = 2000
 
-MODIFIERS = {
-    "ctrl": "<ctrl>",
-    "control": "<ctrl>",
-    "alt": "<alt>",
-    "shift": "<shift>",
-    "meta": "<cmd>",
-    "super": "<cmd>",
-}
+MODIFIERS = {**{m: f"<{m}>" for m in ("ctrl", "alt", "shift")}, "control": "<ctrl>", "meta": "<cmd>", "super": "<cmd>"}
 NAMED_KEYS = {
-    "space": "<space>",
-    "esc": "<esc>",
-    "escape": "<esc>",
-    "return": "<enter>",
-    "enter": "<enter>",
-    "tab": "<tab>",
-    "pause": "<pause>",
-    "home": "<home>",
-    "end": "<end>",
-    "pgup": "<page_up>",
-    "pgdown": "<page_down>",
-    "ins": "<insert>",
-    "del": "<delete>",
+    **{name: f"<{name}>" for name in ("space", "esc", "enter", "tab", "pause", "home", "end")},
+    **{"escape": "<esc>", "return": "<enter>", "pgup": "<page_up>", "pgdown": "<page_down>"},
+    **{"ins": "<insert>", "del": "<delete>"},
     **{f"f{n}": f"<f{n}>" for n in range(1, 25)},
 }
 

@@ -1,9 +1,5 @@
-"""The jitter buffer between a session's audio and the sound card (pure). The callback and the loop hold the lock
-only to copy in/out of a preallocated ring, which grows only in ``write``, so the callback never allocates.
-
-A stall is counted only mid-utterance (a gap after the last sample is the end of speech); silence the device played
-because it stopped pulling counts too, as the listener hears both the same.
-"""
+"""The jitter buffer between a session's audio and the sound card (pure): the lock is held only to copy in/out of a
+preallocated ring, which grows only in ``write``, so PortAudio's callback never allocates or waits on Python work."""
 
 from __future__ import annotations
 
@@ -96,8 +92,7 @@ class PlaybackBuffer:
             return max(heard, 0)
 
     def read_into(self, out: np.ndarray, dac_time: float, lost_frames: int = 0) -> ReadResult:
-        """From PortAudio's thread. ``dac_time``: when out[0] will be heard; ``lost_frames``: silence the device
-        played since the last call because it stopped pulling."""
+        """``dac_time``: when out[0] is heard; ``lost_frames``: silence played since the last call, a stall too."""
         result = ReadResult()
         frames = len(out)
         with self._lock:

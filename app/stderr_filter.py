@@ -1,8 +1,5 @@
-"""Keeps harmless library chatter out of the terminal: ALSA's underrun lines, and the AWS CRT's late completions.
-
-alsa-lib prints underruns from PortAudio's real-time thread, where a Python handler would take the GIL, so fd 2 goes
-through a pipe whose reader drops ALSA's lines (the player counts underruns anyway).
-"""
+"""Keeps ALSA's underrun lines and the AWS CRT's late completions out of the terminal: a Python ALSA handler would
+take the GIL in PortAudio's real-time thread, so fd 2 goes through a pipe whose reader drops ALSA's lines."""
 
 from __future__ import annotations
 

@@ -48,8 +48,7 @@ def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> st
 
 
 def engine_url(text: str) -> str:
-    """The one form of a WebSocket engine's address: ``host:port`` gets ``ws://``, ``http(s)`` becomes ``ws(s)``,
-    an empty path the bidirectional one; an unusable address comes back stripped, for ``url_problem`` to explain."""
+    """The one form of an engine's address (``host:port`` → ``ws://host:port/invocations-bidirectional-stream``)."""
     text = text.strip()
     if not text:
         return text

@@ -18,29 +18,12 @@ def node_id_of(name: str) -> str:
 class Topics:
     base: str  # voicedesk/kitchen
 
-    @property
-    def say(self) -> str:
-        return f"{self.base}/say"
-
-    @property
-    def stop(self) -> str:
-        return f"{self.base}/stop"
-
-    @property
-    def state(self) -> str:
-        return f"{self.base}/state"
-
-    @property
-    def outcome(self) -> str:
-        return f"{self.base}/outcome"
-
-    @property
-    def error(self) -> str:
-        return f"{self.base}/error"
-
-    @property
-    def availability(self) -> str:
-        return f"{self.base}/availability"
+    say = property(lambda self: f"{self.base}/say")
+    stop = property(lambda self: f"{self.base}/stop")
+    state = property(lambda self: f"{self.base}/state")
+    outcome = property(lambda self: f"{self.base}/outcome")
+    error = property(lambda self: f"{self.base}/error")
+    availability = property(lambda self: f"{self.base}/availability")
 
 
 def discovery_messages(

@@ -16,8 +16,7 @@ ROLE = "announcement"
 
 
 def mark_announcement_role(environ: dict[str, str] | None = None, role: str = ROLE) -> str:
-    """Adds ``media.role`` to PULSE_PROP, which libpulse merges into every stream (PortAudio cannot set stream
-    properties), so the sound server can duck other audio."""
+    """``media.role`` in PULSE_PROP reaches every stream (PortAudio cannot set one's), so the server can duck."""
     env = os.environ if environ is None else environ
     parts = [p for p in env.get("PULSE_PROP", "").split() if not p.startswith("media.role=")]
     env["PULSE_PROP"] = " ".join([*parts, f"media.role={role}"])

@@ -122,30 +122,23 @@ class BedrockSource:
 
 
 def _explain(exc: Exception, source: BedrockSource) -> VoicedeskError:
-    from botocore.exceptions import (
-        ClientError,
-        EndpointConnectionError,
-        NoCredentialsError,
-        NoRegionError,
-        PartialCredentialsError,
-        TokenRetrievalError,
-    )
+    from botocore import exceptions as errors
 
     where = f"profile {source.profile!r}" if source.profile else "the default AWS credentials"
-    if isinstance(exc, NoRegionError):
+    if isinstance(exc, errors.NoRegionError):
         return UsageError("No AWS region is set for Bedrock: fill in the region (e.g. us-east-1).")
-    if isinstance(exc, NoCredentialsError | PartialCredentialsError | TokenRetrievalError):
+    if isinstance(exc, errors.NoCredentialsError | errors.PartialCredentialsError | errors.TokenRetrievalError):
         return VoicedeskError(
             ErrorCode.UNAUTHORIZED,
             f"No usable AWS credentials ({where}): {exc}. Run `aws configure` or `aws sso login`, "
             "or pick a profile that has Bedrock access.",
         )
-    if isinstance(exc, EndpointConnectionError):
+    if isinstance(exc, errors.EndpointConnectionError):
         return ConnectionFailed(
             f"Could not reach Bedrock in {source.region or 'the configured region'} ({exc}). "
             "Check the network, and that Bedrock is offered in this region."
         )
-    if isinstance(exc, ClientError):
+    if isinstance(exc, errors.ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
         message = exc.response.get("Error", {}).get("Message", str(exc))
         if code in ("AccessDeniedException", "UnrecognizedClientException", "ExpiredTokenException"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -97,11 +99,7 @@ class QueueCard(Card):
         self.now = QLabel()
         self.now.setObjectName("Message")
         self.now.setWordWrap(True)
-        self.queue = QListWidget()
-        self.queue.setObjectName("Queue")
-        self.queue.setMinimumHeight(60)
-        self.queue.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.queue.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.queue = _list("Queue")
         self.speak_now = QPushButton("Speak now")
         self.speak_now.setToolTip("Stop what is being said and say this next")
         self.remove = QPushButton("Remove")
@@ -113,20 +111,8 @@ class QueueCard(Card):
         for button in (self.speak_now, self.remove, self.clear):
             button.setObjectName("Small")
             row.addWidget(button)
-        queue_page = QWidget()
-        queue_layout = QVBoxLayout(queue_page)
-        queue_layout.setContentsMargins(0, 0, 0, 0)
-        queue_layout.setSpacing(6)
-        queue_layout.addWidget(self.now)
-        queue_layout.addWidget(self.resume)
-        queue_layout.addWidget(self.queue, 1)
-        queue_layout.addLayout(row)
-        self.pages.addWidget(queue_page)
-        self.history = QListWidget()
-        self.history.setObjectName("History")
-        self.history.setMinimumHeight(60)
-        self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.history.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.pages.addWidget(_column(self.now, self.resume, self.queue, row))
+        self.history = _list("History")
         self.replay = QPushButton("↻ Replay")
         self.replay.setToolTip("Say it again, in the voice it was said in")
         self.history_clear = QPushButton("Clear history")
@@ -135,13 +121,7 @@ class QueueCard(Card):
         self.history_clear.setObjectName("Small")
         history_row.addWidget(self.replay)
         history_row.addWidget(self.history_clear)
-        history_page = QWidget()
-        history_layout = QVBoxLayout(history_page)
-        history_layout.setContentsMargins(0, 0, 0, 0)
-        history_layout.setSpacing(6)
-        history_layout.addWidget(self.history, 1)
-        history_layout.addLayout(history_row)
-        self.pages.addWidget(history_page)
+        self.pages.addWidget(_column(self.history, history_row))
         self.body.addWidget(self.pages, 1)
         self.speak_now.clicked.connect(lambda: self._selected(self.queue, self.now_requested))
         self.remove.clicked.connect(lambda: self._selected(self.queue, self.remove_requested))
@@ -175,7 +155,7 @@ class QueueCard(Card):
         if current is not None:
             origin = f" ({current.origin})" if current.origin else ""
             what = "Speaking:" if speaking else "Starting:"
-            self.now.setText(f"<b>{what}</b> {_escape(current.label)}{_escape(origin)}")
+            self.now.setText(f"<b>{what}</b> {html.escape(current.label)}{html.escape(origin)}")
         elif paused and waiting:
             self.now.setText("<b>Paused</b> after a stop. Resume to carry on, or clear the queue.")
         else:
@@ -212,10 +192,27 @@ class QueueCard(Card):
         self.history_clear.setEnabled(bool(entries))
 
 
-def _escape(text: str) -> str:
-    import html
+def _list(name: str) -> QListWidget:
+    widget = QListWidget()
+    widget.setObjectName(name)
+    widget.setMinimumHeight(60)
+    widget.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    widget.setTextElideMode(Qt.TextElideMode.ElideRight)
+    return widget
 
-    return html.escape(text)
+
+def _column(*items: QWidget | QHBoxLayout) -> QWidget:
+    """A page of ``items`` stacked; the list among them takes the height."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(6)
+    for item in items:
+        if isinstance(item, QHBoxLayout):
+            layout.addLayout(item)
+        else:
+            layout.addWidget(item, 1 if isinstance(item, QListWidget) else 0)
+    return page
 
 
 class ConsolePanel(QScrollArea):

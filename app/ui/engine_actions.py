@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from voicedesk.app.choices import engine_spec
-from voicedesk.app.engines import EngineState, EngineStatus
-from voicedesk.app.health import HealthMonitor, HealthRecord
+from voicedesk.app.engines import EngineState, EngineStatus, HealthMonitor, HealthRecord
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.ui.dialogs import ask
@@ -54,8 +53,7 @@ class EngineActions:
         model_fetcher: Callable[..., object] | None,
         model_importer: Callable[..., object] | None,
     ) -> None:
-        """``parent``: the dialogs' parent; ``refresh_desktop``: the tray shows the engine's health;
-        ``voice_changed``: a downloaded voice is used at once."""
+        """``refresh_desktop``: the tray shows the engine's health; ``voice_changed``: a downloaded voice is used."""
         self.parent, self.settings, self.hub, self.controller = parent, settings, hub, controller
         self.sidebar, self.status, self.consent, self.spawn = sidebar, status, consent, spawn
         self.refresh_desktop, self.voice_changed = refresh_desktop, voice_changed
