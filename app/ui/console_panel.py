@@ -8,7 +8,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -23,7 +22,7 @@ from voicedesk.app.console.announcement import Item
 from voicedesk.app.history import HistoryEntry
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.ui.forms import PageSwitcher
-from voicedesk.app.ui.widgets import Card, Segmented, hint
+from voicedesk.app.ui.widgets import Card, Segmented, hint, label
 
 STATE_MARKS = {"done": "", "cut": "✂ ", "failed": "⚠ "}
 
@@ -96,9 +95,7 @@ class QueueCard(Card):
         self.switch.changed.connect(self._page)
         self.body.addWidget(self.switch)
         self.pages = PageSwitcher()
-        self.now = QLabel()
-        self.now.setObjectName("Message")
-        self.now.setWordWrap(True)
+        self.now = label("", "Message", wrap=True)
         self.queue = _list("Queue")
         self.speak_now = QPushButton("Speak now")
         self.speak_now.setToolTip("Stop what is being said and say this next")

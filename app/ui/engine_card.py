@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QPushButton
 
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
-from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
+from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint, label
 from voicedesk.app.urls import engine_url
 
 ENGINE_PAGES = ("local", "websocket", "sagemaker")
@@ -28,15 +28,11 @@ class EngineCard(Card):
         self.body.addWidget(self.switch)
         self.status = StatusPill(stacked=True)
         self.body.addWidget(self.status)
-        self.message = QLabel()
-        self.message.setObjectName("Message")
-        self.message.setWordWrap(True)
+        self.message = label("", "Message", wrap=True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
         self.body.addWidget(self.message)
-        self.health = QLabel()
-        self.health.setObjectName("Hint")
-        self.health.setWordWrap(True)
+        self.health = hint("")
         self.health.hide()
         self.body.addWidget(self.health)
         row = QHBoxLayout()

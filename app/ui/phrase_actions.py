@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QKeySequenceEdit,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QVBoxLayout,
@@ -24,7 +23,7 @@ from voicedesk.app.console.announcement import Item, Request, Source
 from voicedesk.app.phrases import Phrase, phrase_problem, shortcut_owner
 from voicedesk.app.ui.forms import form_layout, picker
 from voicedesk.app.ui.sidebar import voice_title
-from voicedesk.app.ui.widgets import field_label
+from voicedesk.app.ui.widgets import field_label, label
 
 if TYPE_CHECKING:
     from voicedesk.app.settings import AppSettings
@@ -74,9 +73,7 @@ class PhraseDialog(QDialog):
         form.addRow(field_label("Output"), self.output)
         form.addRow(field_label("Shortcut"), self.shortcut)
         layout.addLayout(form)
-        self.problem = QLabel()
-        self.problem.setObjectName("ErrorText")
-        self.problem.setWordWrap(True)
+        self.problem = label("", "ErrorText", wrap=True)
         self.problem.hide()
         layout.addWidget(self.problem)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
@@ -34,6 +33,7 @@ from voicedesk.app.conversation import TurnKind
 from voicedesk.app.lexicon_store import load_app_lexicon, save_app_lexicon
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import lexicon_path
+from voicedesk.app.ui.widgets import label
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconEntry, LexiconError, load_lexicon_file
 
 if TYPE_CHECKING:
@@ -52,11 +52,8 @@ class PronunciationsDialog(QDialog):
         self._play = play
         self._entries: list[LexiconEntry] = list(lexicon.entries)
         layout = QVBoxLayout(self)
-        intro = QLabel(
-            "How the voice says a word: Kokoro phonemes (see `voicedesk phonemes WORD`) or a respelling it reads."
-        )
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        intro = "How the voice says a word: Kokoro phonemes (see `voicedesk phonemes WORD`) or a respelling it reads."
+        layout.addWidget(label(intro, wrap=True))
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Word", "Says", "Match case"])
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -94,9 +91,7 @@ class PronunciationsDialog(QDialog):
         actions.addStretch(1)
         layout.addLayout(actions)
 
-        self.problem = QLabel()
-        self.problem.setObjectName("ErrorText")
-        self.problem.setWordWrap(True)
+        self.problem = label("", "ErrorText", wrap=True)
         self.problem.hide()
         layout.addWidget(self.problem)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
