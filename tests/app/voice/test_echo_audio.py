@@ -169,7 +169,9 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
             while turn.active and (controller.heard_position() or 0.0) < LISTENED_S:  # noqa: ASYNC110
                 await asyncio.sleep(0.5)
         heard_alone, listened_to, underflows = list(heard.events), voice.listener.now, player.device_underflows
-        assert turn.active, heard_alone  # nothing cut the console while it spoke alone
+        echo = voice.listener.echo
+        # Nothing cut the console while it spoke alone (if it did: the echo's lags in ms before it, and moves).
+        assert turn.active, (heard_alone, [round(lag * 1000) for lag in echo.lags[-24:]], echo.realigned)
         await play_into(virtual_mic, person)
         await heard.until(lambda: heard.of(Interrupted) and heard.of(Heard))
         (said,), (interrupted,) = heard.of(Heard), heard.of(Interrupted)
@@ -185,7 +187,6 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
 
     # Over a minute of the console's voice nothing was heard, although the raw microphone's VAD takes it for speech.
     assert [type(e) for e in heard_alone] == [Listening]
-    echo = voice.listener.echo
     raw, clean = np.concatenate(echo.raw), np.concatenate(echo.clean)
     minute = slice(int(console_from * RATE), int(listened_to * RATE))
     raw_vad = sum(p > 0.5 for p in SpeechDetector().feed(raw[minute]))
