@@ -142,7 +142,9 @@ class Listener:
         raw, clean = raws[i * WINDOW : (i + 1) * WINDOW], cleans[i * WINDOW : (i + 1) * WINDOW]
         taken_db = 10 * np.log10((float(raw @ raw) + 1e-7) / (float(clean @ clean) + 1e-7))
         age = len(cleans) - (i + 1) * WINDOW
-        return taken_db > ECHO_DOMINATED_DB or self.echo.echo_likeness(clean, age) > ECHO_LIKENESS  # type: ignore[union-attr]
+        echo = self.echo
+        assert echo is not None
+        return not echo.locked or taken_db > ECHO_DOMINATED_DB or echo.echo_likeness(clean, age) > ECHO_LIKENESS
 
     def _handle(self, events: list[TurnEvent]) -> None:
         for event in events:
