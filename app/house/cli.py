@@ -94,13 +94,15 @@ def add_listen_arguments(parser: argparse.ArgumentParser) -> None:
     )
     ears.add_argument("--input-device", help="the microphone (default: the system's)")
     ears.add_argument(
-        "--stt-model", default="small.en", help="faster-whisper model (voicedesk models fetch --stt NAME)"
+        "--stt-model", default="small.en", help="faster-whisper model (small.en; voicedesk models fetch --stt NAME)"
     )
     ears.add_argument("--stt-device", default="auto", help="cpu, cuda or auto (default)")
     ears.add_argument("--wyoming-stt", metavar="URI", help="a Wyoming ASR server (tcp://HOST:10300) instead")
     ears.add_argument("--end-silence", type=float, default=0.6, metavar="S", help="silence that ends a turn (0.6)")
     ears.add_argument("--ha-url", help="ask Home Assistant's conversation agent what is heard; say its answer")
-    ears.add_argument("--ha-token-env", default="HASS_TOKEN", metavar="NAME", help="variable with its token")
+    ears.add_argument(
+        "--ha-token-env", default="HASS_TOKEN", metavar="NAME", help="variable with its token (HASS_TOKEN)"
+    )
     ears.add_argument("--ha-agent", default="", metavar="ID", help="one of its conversation agents (default Assist)")
     ears.add_argument("--language", default="", help="what is spoken (default: the voice's language)")
 
