@@ -1,5 +1,5 @@
-"""Home Assistant MQTT discovery topics and payloads (pure), so the console appears with no YAML on that side:
-https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery"""
+"""Home Assistant MQTT discovery topics and payloads (pure), so the console appears with no YAML on that side (a
+listening console adds a Listen button and a Heard sensor): https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery"""
 
 from __future__ import annotations
 
@@ -23,11 +23,13 @@ class Topics:
     state = property(lambda self: f"{self.base}/state")
     outcome = property(lambda self: f"{self.base}/outcome")
     error = property(lambda self: f"{self.base}/error")
+    listen = property(lambda self: f"{self.base}/listen")
+    heard = property(lambda self: f"{self.base}/heard")
     availability = property(lambda self: f"{self.base}/availability")
 
 
 def discovery_messages(
-    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX
+    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX, listens: bool = False
 ) -> dict[str, dict[str, object]]:
     device = {
         "identifiers": [f"voicedesk_{node_id}"],
@@ -83,9 +85,18 @@ def discovery_messages(
         "json_attributes_topic": topics.state,
         "icon": "mdi:information-outline",
     }
-    return {
+    messages = {
         f"{prefix}/binary_sensor/{node_id}/speaking/config": speaking,
         f"{prefix}/text/{node_id}/say/config": say,
         f"{prefix}/button/{node_id}/stop/config": stop,
         f"{prefix}/sensor/{node_id}/state/config": state,
     }
+    if listens:
+        listen = {**stop, "name": "Listen", "unique_id": f"voicedesk_{node_id}_listen", "icon": "mdi:microphone"}
+        heard = {**state, "name": "Heard", "unique_id": f"voicedesk_{node_id}_heard", "icon": "mdi:account-voice"}
+        listen |= {"command_topic": topics.listen, "payload_press": "start"}
+        heard |= {"state_topic": topics.heard, "value_template": "{{ value_json.text[:255] }}"}
+        heard.pop("json_attributes_topic")
+        messages[f"{prefix}/button/{node_id}/listen/config"] = listen
+        messages[f"{prefix}/sensor/{node_id}/heard/config"] = heard
+    return messages

@@ -80,3 +80,13 @@ def _text(text: str) -> str:
     if len(text) > MAX_TEXT_CHARS:
         raise PayloadError(f"the text has {len(text)} characters; an announcement may have at most {MAX_TEXT_CHARS}")
     return text
+
+
+def parse_listen(raw: bytes | str) -> bool:
+    """A listen command: True to start (``start``, Home Assistant's button ``PRESS``, or nothing), False to stop."""
+    word = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw).strip().lower()
+    if word in ("", "start", "press", "on"):
+        return True
+    if word in ("stop", "off"):
+        return False
+    raise PayloadError(f"a listen command is 'start' or 'stop', not {word[:40]!r}")
