@@ -138,8 +138,6 @@ class ServerConnection:
         """The junk budget: the client address's (``JunkByAddress``, shared by its connections) or this one's."""
         self.bad_frames = 0
         """Frames that could not be understood (the adapter logs their count, not each one)."""
-        self.frames_read = 0
-        """Frames read from the client, valid or not (none is ever dropped unread)."""
 
     # ---- client → server ----------------------------------------------------------------------------
 
@@ -159,7 +157,6 @@ class ServerConnection:
     def receive_decoded(self, command: Command | ProtocolError, now: float) -> tuple[list[Event], VoiceCheck | None]:
         if self._closing:
             return [], None
-        self.frames_read += 1
         # A lexicon costs its parse and its merge: read as that many frames, so resending it is slowed.
         lexicon = command.lexicon if isinstance(command, Configure) else None
         self.pacing.frame_read(now, 1 + (len(lexicon) // LEXICON_ENTRIES_PER_FRAME if lexicon else 0))

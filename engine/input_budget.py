@@ -62,14 +62,11 @@ class ReadPacing:
 
     def __init__(self, frames_per_s: float, burst: int, now: float) -> None:
         self._bucket = TokenBucket(frames_per_s, max(1, burst), at=now)
-        self.paced_s = 0.0
-        """Total time the adapter was told to wait (the sender was slowed this long)."""
         self.paced_reads = 0
 
     def delay(self, now: float) -> float:
         wait = self._bucket.wait_s(now)
         if wait > 0:
-            self.paced_s += wait
             self.paced_reads += 1
         return wait
 

@@ -101,13 +101,6 @@ def as_float_audio(audio: AudioLike | Sequence[float]) -> np.ndarray:
     raise TypeError(f"audio must be PCM16 bytes, an int16 array or a float array in [-1, 1]; got dtype {array.dtype}")
 
 
-def level_dbfs(audio: AudioLike | Sequence[float]) -> float:
-    """RMS level in dBFS (see the module docstring); -inf for silence or no samples."""
-    samples = as_float_audio(audio)
-    power = float(np.mean(samples * samples)) if samples.size else 0.0
-    return 10.0 * math.log10(power) if power > 0.0 else -math.inf
-
-
 def _samples(seconds: float, sample_rate: int, what: str) -> int:
     if not seconds > 0 or sample_rate <= 0:
         raise ValueError(f"{what} and sample_rate must be positive; got {seconds} s at {sample_rate} Hz")

@@ -269,12 +269,6 @@ def _transposed_length(n: torch.Tensor, conv: nn.ConvTranspose1d) -> torch.Tenso
     return (n - 1) * stride - 2 * pad + dilation * (k - 1) + extra + 1
 
 
-def padded_work(items: Sequence[BatchItem]) -> float:
-    """How much of a padded batch is padding: the batch's tokens over the items' own (1.0: none)."""
-    lengths = [len(item.input_ids) for item in items]
-    return len(lengths) * max(lengths) / sum(lengths) if lengths else 1.0
-
-
 def synthesize_batch(
     synthesizer: KokoroSynthesizer, jobs: Sequence[BatchJob], should_stop: Callable[[], bool] | None = None
 ) -> list[SynthesisResult]:

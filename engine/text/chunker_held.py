@@ -37,9 +37,6 @@ class HeldEnd(StrEnum):
     held: see ``sentence_chars``)."""
 
 
-SENTENCE_ENDS = frozenset({HeldEnd.LOOK_AHEAD, HeldEnd.CLOSERS, HeldEnd.MERGING})
-
-
 @dataclass(frozen=True, slots=True)
 class HeldText:
     """A snapshot of what the chunker holds (``IncrementalSentenceChunker.held``); it does not change later."""
@@ -53,9 +50,3 @@ class HeldText:
     releases exactly these characters (stripped) and keeps the rest: "Sure. I will" gives 5 ("Sure.")."""
     end: HeldEnd
     """How the held text ends."""
-
-    @property
-    def ends_sentence(self) -> bool:
-        """The held text ends a sentence as far as the chunker can tell now: LOOK_AHEAD, CLOSERS or MERGING, so
-        only whitespace follows the last sentence end and ``release_sentences()`` would release everything."""
-        return self.end in SENTENCE_ENDS

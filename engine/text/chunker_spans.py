@@ -56,7 +56,6 @@ class SpanGuard:
         "_tag_self_closing",
         "_tag_start",
         "_target_first",
-        "_target_start",
     )
 
     def __init__(self) -> None:
@@ -69,7 +68,6 @@ class SpanGuard:
         self._state = _NONE
         self._start = 0
         self._depth = 0
-        self._target_start = 0
         self._target_first = False
         self._override = False
         self._closed: tuple[int, int] | None = None
@@ -187,7 +185,6 @@ class SpanGuard:
             if c == "(":
                 self._state = _TARGET
                 self._depth = 1
-                self._target_start = i
                 self._target_first = True
                 self._override = False
                 return

@@ -85,13 +85,3 @@ def cjk_phrase_boundary(language: str | None, before: str, after: str) -> bool:
     if language == "z":
         return before in _ZH_PHRASE_ENDS
     return True
-
-
-def estimate_phonemes_for(text: str, language: str | None) -> int:
-    """The chunker's estimate of ``text`` for a voice of ``language`` (Kokoro's code)."""
-    from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator
-
-    estimator = PhonemeEstimator(kind_of=char_kind_for(language))
-    for c in text:
-        estimator.add(c)
-    return estimator.phonemes
