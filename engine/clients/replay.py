@@ -92,7 +92,7 @@ class ReplayLog:
 
     def sent(self, command: Command) -> None:
         match command:
-            case SendText(text):
+            case SendText(text=text):
                 if text:
                     self._log.append(_Text(text))
             case Cancel():
@@ -235,7 +235,7 @@ class EventRelay:
 
     def relay(self, event: Event) -> list[Event]:
         match event:
-            case SentenceStarted(seq):
+            case SentenceStarted(seq=seq):
                 started = replace(event, seq=self._seq(seq))
                 self._open, self._open_audio_bytes = started.seq, 0
                 if self._hold_starts:
@@ -247,12 +247,12 @@ class EventRelay:
                 if seq == self._open:
                     self._open_audio_bytes += len(pcm)
                 return [*self._release(seq), replace(event, seq=seq)]
-            case SentenceFinished(seq) | Error(seq=int(seq)):
+            case SentenceFinished(seq=seq) | Error(seq=int(seq)):
                 seq = self._seq(seq)
                 if seq == self._open:
                     self._open = None
                 return [*self._release(seq), replace(event, seq=seq)]
-            case Flushed(last_seq) | Cancelled(last_seq):
+            case Flushed(last_seq=last_seq) | Cancelled(last_seq=last_seq):
                 if isinstance(event, Cancelled):
                     self._held, self._open = None, None  # never announced: nothing of it will follow
                 return [replace(event, last_seq=self._seq(last_seq))]

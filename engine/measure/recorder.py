@@ -307,7 +307,7 @@ class UtteranceRecorder:
                 self.done = True
             case Flushed():
                 self.done = True
-            case Closed(reason):
+            case Closed(reason=reason):
                 if not self.done:
                     self.errors.append(f"the session closed before the utterance ended ({reason})")
                 self.done = True
