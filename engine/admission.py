@@ -1,17 +1,10 @@
-"""Admission by expected wait, per session: whether a session's new request would wait too long behind **its own**
-backlog (pure).
+"""Admission by expected wait behind a session's **own** backlog (pure): a flood of requests is the flooder's wait, not
+other people's.
 
-Other sessions' work does not count against a request: the scheduler runs first sentences before anything else,
-splits long calls while others wait and stops a call far ahead of its listener (``engine.scheduler``,
-``engine.preemption``), so a newcomer's first sentence waits behind at most one sentence of each other session,
-and the session cap bounds how many there are. A client holding no backlog is therefore never refused. What is
-refused is a session whose own queued, in-flight and held text, at the model's measured speed (seconds per
-phoneme), would keep its new request waiting longer than the first-audio target beyond the audio its listener
-still has in hand: a flood of requests is the flooder's wait, not other people's.
-
-The caller passes the load (``QueueLoad``) and the target; ``judge`` says whether to refuse and what to tell the
-client (``retry_after_s``: when that backlog, spoken at one second per second, would be back under the target).
-"""
+Other sessions cannot starve a request (the scheduler runs first sentences first, splits and pre-empts long calls), so a
+client holding no backlog is never refused. ``judge`` refuses a request whose session's queued, in-flight and held text,
+at the model's measured speed, would keep it waiting longer than the first-audio target beyond the audio its listener
+still has, and says when to retry."""
 
 from __future__ import annotations
 

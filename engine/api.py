@@ -1,13 +1,8 @@
-"""The one interface every engine offers: open a session, talk to it, read its events.
+"""The one interface every engine offers (local, websocket, sagemaker), so the app, the CLI and the benchmarks never
+care where speech is made.
 
-``local`` (Kokoro in this process), ``websocket`` (a container over a WebSocket) and ``sagemaker`` (the same
-container through SageMaker's bidirectional stream) all implement these two protocols, so the app, the CLI
-and the benchmarks never care where speech is made.
-
-``EventStream`` carries a session's events to its one reader, in the in-process session (``engine.local``) and the
-remote one (``engine.clients.remote``) alike: nothing after ``Closed``, and the producer told when each event is
-taken (``on_taken``: how much audio the listener has really taken, so how far ahead to synthesize).
-"""
+``EventStream`` carries a session's events to its one reader: nothing after ``Closed``, and the producer told when
+each event is taken (how far ahead to synthesize)."""
 
 from __future__ import annotations
 

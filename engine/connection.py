@@ -1,17 +1,10 @@
-"""One server-side connection of the bidirectional protocol, sans I/O: frames in, frames and a close out.
+"""One server-side connection of the bidirectional protocol, sans I/O (as python-websockets' ``ServerProtocol``): frames
+in, frames and a close out.
 
-``ServerConnection`` is to the WebSocket handler what python-websockets' ``ServerProtocol`` is to its asyncio
-wrapper. It owns the session core and the codec and decides everything a connection means: which frames go out
-and in what order, how much audio may wait in the send queue, when the client counts as idle, how fast its
-frames are read (``read_delay``: a fast sender is read later, never dropped), when a client sending junk is
-closed, how a shutdown winds the session down, and which close code ends it. The adapter (``endpoint.bidi``)
-only moves bytes, keeps the clock, waits ``read_delay`` before each read, checks voices off the event loop, runs
-the session's jobs through ``engine.session_driver.SessionDriver``, resamples audio off the event loop
-(``take_resampling``/``resampled``) and applies a timeout to every send.
-
-Inputs return the session events they cause; the adapter hands them to the driver (``driver.apply``), whose emit
-callback brings them back through ``session_events`` into the send queue, so every event takes one path.
-"""
+``ServerConnection`` decides what the connection means: frame order, the send queue's bound, idleness, read pacing (a
+fast sender is read later, never dropped), junk, shutdown and the close code. The adapter (``endpoint.bidi``) moves
+bytes, keeps the clock, and runs voice checks, resampling and the session's jobs (``SessionDriver``) off the loop; every
+event takes one path, through ``session_events`` into the send queue."""
 
 from __future__ import annotations
 
@@ -64,9 +57,8 @@ def _refuse_format(audio_format: str, request_id: str | None) -> Error:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ResampleJob:
-    """One sentence's audio to resample for a client that asked another rate. The adapter runs ``run`` on an
-    executor thread (soxr costs 1–2 ms per audio second, too much for the event loop with many sessions) and hands
-    the bytes back to ``ServerConnection.resampled``; the frame keeps its place in the send queue meanwhile."""
+    """One sentence's audio to resample for a client that asked another rate, run on an executor thread (soxr costs 1-2
+    ms per audio second); the frame keeps its place in the send queue meanwhile."""
 
     pcm: bytes
     sample_rate: int
@@ -147,11 +139,9 @@ class ServerConnection:
         return 0.0 if self._closing else self.pacing.delay(now)
 
     def receive_frame(self, frame: Frame, now: float) -> tuple[list[Event], VoiceCheck | None]:
-        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command.
-
-        Every valid frame is processed, in order. A frame that cannot be understood is answered with its error
-        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008). A frame over
-        ``DECODE_OFF_LOOP_BYTES`` is better decoded off the event loop (``decode``, then ``receive_decoded``)."""
+        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command. Junk is
+        answered while the junk budget lasts and then ends the session; a frame over ``DECODE_OFF_LOOP_BYTES`` is better
+        decoded off the loop (``decode``, then ``receive_decoded``)."""
         return self.receive_decoded(decode(self.codec, frame), now)
 
     def receive_decoded(self, command: Command | ProtocolError, now: float) -> tuple[list[Event], VoiceCheck | None]:
@@ -224,9 +214,8 @@ class ServerConnection:
         return None
 
     def open_at_rate(self, query_value: str, now: float = 0.0) -> list[Event]:
-        """The rate asked for when connecting (pipecat's model query string, as sent). Unlike a later ``config``, a
-        rate that cannot be served ends the session: a client that set it before its first word would otherwise
-        read every frame at the wrong rate, and one that ignores error frames would never know."""
+        """The rate asked for when connecting (pipecat's query string). Unlike a later ``config``, one that cannot be
+        served ends the session: the client would read every frame at the wrong rate."""
         try:
             refusal = self.set_output_rate(int(query_value))
         except ValueError:

@@ -1,9 +1,5 @@
-"""Session events: what every engine (local, websocket, sagemaker) yields, in order.
-
-One sentence produces ``SentenceStarted``, one or more ``Audio``, then ``SentenceFinished``, all with the same
-``seq``. Sequence numbers count sentences over the whole session (they never restart), so a late event of a
-cancelled utterance can always be told apart from a fresh one.
-"""
+"""Session events, what every engine yields: per sentence ``SentenceStarted``, ``Audio``…, ``SentenceFinished``,
+sharing a ``seq`` that never restarts in a session, so a late event of a cancelled utterance is told apart."""
 
 from __future__ import annotations
 
@@ -88,9 +84,8 @@ class Cancelled:
 def drop_cancelled_audio[T](
     queue: Iterable[T], events: Iterable[Event], audio_of: Callable[[T], tuple[int, float] | None]
 ) -> tuple[deque[T], float]:
-    """After a ``Cancelled`` in ``events``, the queued audio of the sentences it covers (``seq`` up to its
-    ``last_seq``) leaves the queue: a barge-in is heard at once. Returns what is kept, in order, and the seconds
-    dropped (they count as taken). ``audio_of``: an item's (seq, seconds) if it is audio, else None."""
+    """Drops the queued audio of the sentences a ``Cancelled`` in ``events`` covers, so a barge-in is heard at once.
+    Returns what is kept and the seconds dropped (they count as taken)."""
     last_seq = max((event.last_seq for event in events if isinstance(event, Cancelled)), default=None)
     kept: deque[T] = deque()
     dropped_s = 0.0

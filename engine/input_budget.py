@@ -1,20 +1,9 @@
 """What a connection may ask of the server per second, as token buckets (pure: time is passed in).
 
-Two budgets, because they mean different things:
-
-- **Read pacing** (``frames_per_s``, bursts of ``frame_burst``): every frame a client sends is read and processed,
-  in order, but no faster than this. A faster sender is not dropped; it is read later. The adapter asks
-  ``ReadPacing.delay`` before each read and waits that long: the frames wait in the kernel and TCP pushes back on
-  the sender, who simply sends slower.
-- **Junk** (``junk_per_s``, bursts of ``junk_burst``): frames that cannot be understood (undecodable, wrong shape,
-  too large) are answered one by one until this runs dry; then the connection is closed. It refills at a few a
-  second, so a client that keeps the server reading junk is closed however slowly it sends.
-- **Junk per address** (``JunkByAddress``): with per-client caps on, the junk budget belongs to the client's
-  address, not to one connection. A client closed for junk that reconnects finds the budget as it left it (empty),
-  and while it is empty a new connection from that address is refused before the WebSocket handshake: a
-  reconnecting junk flood costs the server a refused TCP connection, not a handshake, a session and 40 answers
-  per connection.
-"""
+Read pacing: every frame is read, in order, but no faster than ``frames_per_s``; a faster sender waits in TCP, never
+dropped. Junk: undecodable frames are answered until ``junk_per_s`` runs dry, then the connection is closed. With
+per-client caps the junk budget belongs to the address (``JunkByAddress``), so a junk flood that reconnects is refused
+before the handshake."""
 
 from __future__ import annotations
 
@@ -89,9 +78,8 @@ class JunkBudget:
 
 
 class BucketsByAddress:
-    """Token buckets of client addresses, one per address, shared by its connections (one server's, pure). Buckets
-    that refilled are forgotten, and at most ``max_addresses`` are kept (the fullest go first), so an attacker with
-    many addresses cannot grow this table without bound."""
+    """Token buckets per client address, shared by its connections; full buckets are forgotten and at most
+    ``max_addresses`` kept, so many addresses cannot grow the table without bound."""
 
     def __init__(self, per_s: float, burst: float, max_addresses: int = 4096) -> None:
         self.per_s = per_s

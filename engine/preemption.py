@@ -1,26 +1,10 @@
-"""When a first sentence may stop a call already on the model (pure: no clock, no I/O).
+"""When a first sentence may stop a call already on the model (pure): the newcomer then waits a model layer, not a
+sentence.
 
-A model call cannot be cut short and resumed, but it can be stopped between model layers and run again later
-(``engine.scheduler``). That is worth doing while a newcomer waits in silence for its first sentence behind a call
-whose audio is not needed for seconds (a session far ahead of its listener: an agent streaming text faster than
-speech, a long reply on a fast model), or behind a long call whose own listener waits for it anyway (a long first
-sentence, a flood on a model slower than speech). The call is stopped and queued again; the newcomer waits a model
-layer, not a sentence. Splitting calls short (``engine.session_driver``) bounds
-that wait too, but only down to a clause: a call short enough to cost a newcomer less than a fifth of its own
-first call would be a word or two, and would be heard.
-
-It is not worth it, and not done, when:
-
-- its session's audio is needed before the redo could finish: the listener would hear a gap
-  (``deadline - arrival`` must cover the first sentences that go before it, the redo, and a margin). When its
-  listener waits for it anyway (it is a first sentence itself, or it would end late: a model slower than its
-  speech), the shorter wait goes first, or the quieter address's: it is stopped when what is left of it is longer
-  than the newcomer's call plus the work thrown away, or when its address holds more sessions than the newcomer's;
-- what is left of it is short next to the newcomer's own call (waiting costs less than ``WORTH_FRACTION`` of it);
-- stopping it now would throw away more than ``MAX_WASTE_FRACTION`` of its own cost over all its stops (the work
-  thrown away stays bounded: a call at most doubles its model time, however many newcomers arrive during it);
-- the model's speed is not known yet (nothing to weigh with).
-"""
+A stopped call is queued again (``engine.scheduler``). It is stopped only when its own audio is not needed before the
+redo could finish (or its listener waits anyway, and the shorter wait, or the quieter address, goes first), when what is
+left of it is not short next to the newcomer's call (``WORTH_FRACTION``), when the work thrown away stays under
+``MAX_WASTE_FRACTION`` of its cost, and once the model's speed is known."""
 
 from __future__ import annotations
 

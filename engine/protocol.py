@@ -1,14 +1,9 @@
 """The wire protocol of ``/invocations-bidirectional-stream``: a pure codec, no sockets.
 
-Frames are what a WebSocket (or a SageMaker PayloadPart) carries: ``str`` for text frames, ``bytes`` for binary.
-Audio goes out as binary PCM16 24 kHz mono; control goes both ways as JSON. Requests may arrive as text OR binary
-frames, because SageMaker delivers binary unless the client set ``DataType=UTF8``.
-
-``ServerProtocol`` turns client frames into ``Command`` objects and session events into frames, including the
-AWS Kokoro sample's flow (a JSON with ``text`` and no ``type`` → ``synthesis_start``, audio, ``synthesis_complete``).
-``ClientProtocol`` does the reverse for our websocket and sagemaker engines. docs/protocol.md documents every
-message; keep the two in step.
-"""
+Frames are ``str`` (JSON control) or ``bytes`` (PCM16 24 kHz mono audio); requests may come as either, since SageMaker
+delivers binary unless told ``DataType=UTF8``. ``ServerProtocol`` decodes commands and encodes events (the AWS Kokoro
+sample's flow included); ``ClientProtocol`` does the reverse. docs/protocol.md documents every message: keep them in
+step."""
 
 from __future__ import annotations
 
@@ -108,9 +103,8 @@ class Configure:
 
 
 def configure_of(config: SessionConfig) -> Configure:
-    """The ``config`` that gives a fresh server session this session's settings: voice, speed, buffer delay, the
-    text options that differ from the defaults, the lexicon (so the app's entries travel to a remote engine) and
-    the phoneme report when asked for."""
+    """The ``config`` that gives a fresh server session this session's settings (voice, speed, delay, text options that
+    differ, lexicon, phoneme report)."""
     text = change_of(config.text)
     return Configure(
         voice=config.voice,

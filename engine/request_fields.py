@@ -1,10 +1,5 @@
-"""The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py),
-the HTTP routes' parser (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value
-gets the same answer, in the same words, on each.
-
-Each check takes what the client sent (``None``: absent) and the field's name, and returns the value to use or
-raises ``FieldError``; the transport adds what it knows (the request's id on the WebSocket).
-"""
+"""The request fields every transport reads (WebSocket, HTTP, Wyoming), checked once so the same value gets the same
+answer in the same words (pure). A check returns the value or raises ``FieldError``."""
 
 from __future__ import annotations
 
@@ -227,9 +222,8 @@ def sample_rate(value: object, key: str = "sample_rate") -> int | None:
 
 
 def check_fresh(timestamp: float | None, now: float, max_age_s: float | None) -> None:
-    """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
-    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
-    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
+    """Refuses a request older than ``max_age_s`` (the AWS sample's 56 s, under SageMaker's 60 s limit). The message
+    starts with the code, which the sample's client reads."""
     if timestamp is None or max_age_s is None:
         return
     age = now - timestamp

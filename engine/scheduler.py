@@ -1,17 +1,8 @@
-"""Shares one model among many sessions: which session's next sentence is synthesized next.
+"""Shares one model among many sessions, so concurrent sessions do not collapse each other's time to first audio.
 
-Policy (``DeadlineQueue``, pure): the first sentence of an utterance is the most urgent, because a listener is
-waiting in silence for it; among those, the one released earliest goes first. Every other sentence is due when
-the audio already delivered for its utterance runs out (earliest deadline first), so a session with seconds of
-audio buffered yields the model to one whose listener is about to hear a gap. This is what keeps two or four
-concurrent sessions from collapsing each other's time to first audio.
-
-Mechanism (``SynthesisScheduler``): one worker thread per model runs jobs one at a time; torch releases the GIL,
-so the event loop stays free. Cancelling a session removes its queued jobs at once and sets the ``interrupt``
-event of its running job, which the synthesizer checks between model layers (``engine.model.kokoro_synth``): a client
-that vanished, or barged in, frees the model within a fraction of a sentence. ``others_waiting`` tells a session
-whether it should keep its next call short (``engine.text.sentence_split``).
-"""
+``DeadlineQueue`` (pure): first sentences first (a listener waits in silence), then earliest deadline, when the audio
+already delivered runs out. ``SynthesisScheduler`` runs jobs on one worker thread per model (torch releases the GIL);
+cancelling a session drops its queued jobs and interrupts its running one between model layers."""
 
 from __future__ import annotations
 
@@ -180,12 +171,9 @@ class SynthesisScheduler:
         batch_item: Any = None,
         share: int = 0,
     ) -> asyncio.Future[Any]:
-        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
-
-        ``interrupt`` is set when the session is cancelled while ``call`` runs; a call that checks it may stop early.
-        ``batch_item``: what the batch runner needs to run this job with others (its result must be what ``call``
-        would return); None: the job always runs alone.
-        """
+        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped. ``interrupt`` is
+        set when the session is cancelled mid-call; ``batch_item`` lets the batch runner run it with others (None:
+        always alone)."""
         if self._closed:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()

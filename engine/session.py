@@ -1,31 +1,11 @@
 """The session state machine: one implementation of session semantics, with no I/O and no clock of its own.
 
-A ``SessionCore`` turns the caller's inputs (text fragments, whole requests, flush, cancel, configure, close, the
-passing of time, audio the listener has taken) into synthesis jobs and events. It never waits, sleeps, or touches a
-model: an adapter (``engine.local.LocalSession`` in process, ``engine.connection.ServerConnection`` behind the
-WebSocket and HTTP routes) asks it for the next ``SynthesisJob``, runs the job wherever it likes, hands the outcome
-back, and calls ``timer(now)`` when ``next_deadline()`` comes. Every input returns the events it causes, in the
-order they must be emitted. Time is always passed in (``now``, seconds on any monotonic clock).
-
-Ordering rules that every engine inherits from here:
-- sentences get increasing sequence numbers over the whole session, assigned when handed to the model;
-- a sentence's events are ``SentenceStarted`` (when its job is handed out), ``Audio``, ``SentenceFinished``;
-- ``Flushed`` follows the last sentence released before the matching ``flush``; a whole request is framed by
-  ``RequestStarted`` and ``RequestFinished``;
-- ``cancel`` answers every flush and whole request it drops (``Flushed``/``RequestFinished`` marked cancelled),
-  then says ``Cancelled``; after it no event of an earlier sequence number is emitted;
-- ``Closed`` is the last event, after everything asked before ``close`` has finished.
-
-Time and flow control (see docs/protocol.md, "What a client can rely on"):
-- **Release on quiet.** Text whose sentence has ended is handed to the model at most ``SENTENCE_RELEASE_DELAY_MS``
-  after its end arrived, even if nothing follows; other held text after ``max_buffer_delay_ms`` without new text.
-  The chunker stays clock-free: it says what it holds (``held``) and releases on request.
-- **Never outrun the listener.** A job is handed out only while the audio produced and not yet taken by the
-  listener (``audio_consumed``) is under ``SessionLimits.max_audio_ahead_s``; above it the session waits and the
-  model serves other sessions.
-- **Bounded work per call.** ``next_job(split_above_phonemes=...)`` splits a long sentence at a clause boundary
-  when the scheduler says other sessions are waiting, so nobody waits behind a whole long sentence.
-"""
+Adapters (``engine.local``, ``engine.connection``) ask for the next ``SynthesisJob``, run it, hand back its outcome and
+call ``timer(now)`` at ``next_deadline()``; every input returns the events it causes, in order. What every engine
+inherits (docs/protocol.md, "What a client can rely on"): sequence numbers that never restart; ``Flushed`` after the
+sentences before its flush; ``cancel`` answers what it drops, then ``Cancelled``; ``Closed`` last. Held text is released
+on quiet, a job waits while ``max_audio_ahead_s`` of audio is untaken, and a long sentence is split while others wait
+for the model."""
 
 from __future__ import annotations
 
@@ -187,11 +167,8 @@ class SessionCore:
     def synthesize(
         self, text: str, now: float, voice: str | None = None, speed: float | None = None, request_id: str | None = None
     ) -> list[Event]:
-        """A whole request (the AWS sample's): speak ``text`` with this voice and speed, then ``RequestFinished``.
-
-        Streamed text still held is spoken first, as its own sentence. The request's text is chunked whole, so
-        its short sentences merge with their neighbours. ``voice`` must already be checked by the adapter.
-        """
+        """A whole request (the AWS sample's): speak ``text`` with this voice and speed, then ``RequestFinished``;
+        streamed text still held goes first. ``voice`` is checked by the adapter."""
         if refusal := self._refuse_if_closing(request_id):
             return refusal
         try:
@@ -320,12 +297,9 @@ class SessionCore:
     # ---- driving synthesis --------------------------------------------------------------------------
 
     def next_job(self, now: float, split_above_phonemes: int | None = None) -> tuple[SynthesisJob, list[Event]] | None:
-        """Hands out the next sentence to synthesize, with the events that start it; None when none is due: one is
-        in flight, nothing is queued, or the listener is ``max_audio_ahead_s`` behind (backpressure).
-
-        ``split_above_phonemes``: when others are waiting for the model, a longer sentence is split at a clause
-        boundary and only its first part handed out now.
-        """
+        """The next sentence to synthesize with the events that start it; None while one is in flight, none is queued,
+        or the listener is ``max_audio_ahead_s`` behind. ``split_above_phonemes`` splits a long one while others
+        wait."""
         if self._in_flight is not None or not self._queue or self._closed or self._winding_down or self.throttled:
             return None
         pending = self._queue[0]

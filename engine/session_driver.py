@@ -1,10 +1,5 @@
-"""Drives one ``SessionCore`` on asyncio: its sentences on the shared scheduler's worker, its timers on the loop.
-
-The core decides what to synthesize and when held text is due; this adapter only keeps the clock, runs the jobs
-and hands every event the core emits to ``emit`` (the in-process session's event stream, or the server
-connection's frame queue). Whoever owns the driver calls ``apply`` with the events of each input it gives the core,
-so the driver can start the next job and re-arm the release timer afterwards.
-"""
+"""Drives one ``SessionCore`` on asyncio: its sentences on the shared scheduler's worker, its timers on the loop; the
+owner calls ``apply`` with each input's events so the next job starts."""
 
 from __future__ import annotations
 
@@ -52,10 +47,8 @@ QUICK_CALL_S = 0.15
 def split_threshold(
     waiting: bool, smallest_first: int | None, estimated_call_s: Callable[[int], float | None] | None = None
 ) -> int | None:
-    """How long one call of this session may be (phonemes; None: unbounded). Unbounded when nobody else has work
-    queued, or when the model is so fast that a long call costs no one anything. Otherwise about the size of the
-    smallest first sentence waiting (else of a typical one), within [MIN_SPLIT, SPLIT_ABOVE]: a newcomer arriving
-    during the call then waits about as long as its own first call takes."""
+    """How long one call of this session may be (phonemes; None: unbounded, when nobody else waits or the model is
+    fast): about the smallest first sentence waiting, within [MIN_SPLIT, SPLIT_ABOVE]."""
     if not waiting:
         return None
     if estimated_call_s is not None:

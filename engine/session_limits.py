@@ -1,8 +1,5 @@
-"""What a session and its connection accept: limits, checks of the values clients send, the compute budget (pure).
-
-Kept apart from the state machine in ``engine.session`` so the rules can be read, and reused by the HTTP routes, on
-their own. Messages never echo a huge value back: a client's value is shown short.
-"""
+"""What a session and its connection accept, and the compute budget (pure), shared with the HTTP routes. Messages never
+echo a huge value back."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""A session's text options on the wire: the ``config`` fields ``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``
-and ``phonemes``, and how a change applies to the session's ``TextSettings``.
-
-Pure: no I/O. The server's own lexicon (``voicedesk serve --lexicon FILE``) is the base every session's entries
-are merged over, so a session's entry for a word replaces the server's, and a session that sends a new ``lexicon``
-replaces its earlier entries (not the server's).
-"""
+"""A session's text options on the wire (the ``config`` fields) and how a change applies to its ``TextSettings``; a
+session's lexicon entries merge over the server's and replace its own earlier ones."""
 
 from __future__ import annotations
 

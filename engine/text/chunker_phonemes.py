@@ -1,27 +1,11 @@
-"""A conservative, pure estimate of how many phonemes Kokoro's G2P will produce for a text.
+"""A conservative, pure estimate of how many phonemes Kokoro's G2P will make of a text.
 
-The chunker must keep every chunk under Kokoro's 510-phoneme input, but it cannot run the G2P (misaki needs
-spaCy, ~600 MB and milliseconds per sentence; the chunker runs on every text fragment). So it counts instead,
-erring high, with weights calibrated against misaki 0.9.4 (``tests/engine/text/test_chunker.py`` checks real G2P
-output against this estimate when the spaCy model is installed):
-
-- Letters are counted per *part*, a run of letters (a word, or a piece of a URL/identifier between symbols).
-  A part that reads as a word costs 1.25 per letter plus 0.5 (English prose is ~1.0-1.1 phonemes per character,
-  stress marks included), 2 per "u" ("music" → "mjˈuzɪk", "uvula"), and 4 per extra capital inside it
-  ("JSONParser"); "a"/"I" cost 2, other two-letter words 4 ("ax" → "ˈæks"), "ok" 5 ("ˌOkˈA"). Parts that misaki
-  spells letter by letter (ALL CAPS, no vowel, a single letter: "HTML", "xkcd", "x") cost 4 per letter, 10
-  per W ("dˈʌbᵊlju") and 10 per other non-ASCII letter ("ñ" → "ˌɛntˈɪldə").
-- Digits cost 13 each: "777,777,777" speaks as "seven hundred seventy seven million ...", about 11 per digit.
-- Symbols are read as words ("$" → "dollars and ... cents", "%" → "percent", "≤" → "less or equal to",
-  emoji → their names), so they cost 10-30. CJK characters cost 16 because the English G2P reads each as
-  "Chinese letter"; other scripts it spells by letter name (Thai 19 per letter), so they cost 20, except
-  Cyrillic and Devanagari (5) which come out short.
-- On English prose the estimate runs 1.2-1.4 times the real count, so a chunk cut at the 510 ceiling carries
-  roughly 350-420 real phonemes (~350 characters, about where long inputs start to sound rushed).
-- Every character costs at least 1/4, so a buffer under the limit is bounded in characters too.
-
-Weights are integers in quarter phonemes so sums are exact and order-independent.
-"""
+The chunker keeps every chunk under Kokoro's 510 phonemes but cannot run the G2P on every fragment (spaCy: ~600 MB,
+milliseconds a sentence), so it counts, erring high, with weights calibrated on misaki 0.9.4
+(``tests/engine/text/test_chunker.py`` checks them against the real G2P): letters by word (spelled-out capitals and
+non-ASCII letters cost more), 13 per digit, 10-30 per symbol read as words, 16 per CJK character ("Chinese letter"). On
+English prose the estimate runs 1.2-1.4 times the real count. Weights are integer quarter phonemes, so sums are exact
+and order-independent."""
 
 from __future__ import annotations
 
@@ -221,9 +205,8 @@ class PhonemeEstimator:
 
 
 def estimate_phonemes(text: str) -> int:
-    """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc), read as
-    the front-end reads it: an inline override ``[word](/phonemes/)`` costs its phonemes, a link ``[text](url)``
-    its text and its target, erring high (``engine.text.chunker_spans``)."""
+    """A conservative estimate of the phonemes misaki's English G2P makes of ``text``, read as the front-end reads it
+    (an override costs its phonemes, a link its text and target)."""
     estimator = PhonemeEstimator()
     guard = SpanGuard()
     for i, c in enumerate(text):

@@ -1,7 +1,5 @@
-"""Character classes and the sentence-end decision the chunker applies at each ``.``/``!``/``?`` run.
-
-Kept apart from the state machine in ``engine.text.chunker`` so the rules can be read (and tested) as a table.
-"""
+"""Character classes and the sentence-end decision at each ``.``/``!``/``?`` run, kept apart from the chunker's state
+machine so they read as a table."""
 
 from __future__ import annotations
 
@@ -37,9 +35,8 @@ NEVER_END = frozenset(
     supt insp det st mt vs v e.g eg i.e ie cf viz approx
     """.split()
 )
-"""Titles and "for example"-like words: a capital after them starts a name or the rest of the sentence
-("Dr. Smith", "St. Louis", "e.g. Paris"). Rarely they do end a sentence ("the Dr. He"); then the sentence
-just runs on into the next one, which costs a little latency, never a wrong pause."""
+"""Titles and "for example"-like words: a capital after them starts a name ("Dr. Smith", "e.g. Paris"). When they do
+end a sentence the chunk just runs on, which costs latency, never a wrong pause."""
 
 BEFORE_NUMBER = frozenset(
     """
@@ -72,11 +69,8 @@ def clean_word(token: str) -> str:
 
 
 def period_ends_sentence(word: str, next_char: str, *, at_line_start: bool) -> bool:
-    """Whether "<word>. <next_char>" ends a sentence; ``next_char`` is not lower-case and not a space.
-
-    ``word`` is the token before the period (quotes stripped); ``at_line_start`` says whether that token is the
-    first on its line (so "1." is a list marker, not a sentence).
-    """
+    """Whether "<word>. <next_char>" ends a sentence (``next_char`` neither lower-case nor a space); "1." at a line
+    start is a list marker."""
     if not word:
         return True
     lower = word.lower()
@@ -95,12 +89,8 @@ def period_ends_sentence(word: str, next_char: str, *, at_line_start: bool) -> b
 
 
 def run_ends_sentence(single_period: bool, word: str, next_char: str, *, at_line_start: bool) -> bool:
-    """Whether a run of terminal punctuation followed by whitespace and then ``next_char`` ends a sentence.
-
-    A lower-case next word means the sentence goes on ("wait... what", '"Stop!" she said', "etc. and so on");
-    so does punctuation that cannot start a sentence. Otherwise "!", "?", "…" and "..." end it, and a single
-    period ends it unless the word before it says otherwise (``period_ends_sentence``).
-    """
+    """Whether a terminal run, whitespace and then ``next_char`` end a sentence: a lower-case word goes on, a single
+    period defers to ``period_ends_sentence``."""
     if next_char.islower() or next_char in ",;:.!?…)]}":
         return False
     if not single_period:
@@ -109,9 +99,8 @@ def run_ends_sentence(single_period: bool, word: str, next_char: str, *, at_line
 
 
 def run_ends_unless_lower(single_period: bool, word: str, *, at_line_start: bool) -> bool:
-    """Whether a terminal run followed by whitespace ends a sentence whatever comes next, short of a lower-case
-    word (which would show the sentence goes on): not after "Dr.", "J.", "No.", "U.S." or a list marker, since a
-    capital or a digit next would make those run on. "!", "?", "..." and "etc." end it."""
+    """Whether a terminal run and whitespace end a sentence whatever comes next short of a lower-case word: not after
+    "Dr.", "J.", "No.", "U.S." or a list marker."""
     if not single_period:
         return True
     return period_ends_sentence(word, "X", at_line_start=at_line_start) and period_ends_sentence(

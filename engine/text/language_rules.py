@@ -1,28 +1,10 @@
 """The chunker's per-language rules: how many phonemes a character of the voice's language turns into.
 
-``engine.text.chunker_phonemes`` estimates phonemes as misaki's *English* G2P makes them, which reads a CJK character as
-"Chinese letter" (16 phonemes) and spells Devanagari (5 per character). A Japanese, Mandarin or Hindi voice has its
-own G2P, which says far less per character, so with the English weights a 510-phoneme chunk of Japanese holds about
-30 characters (measured: 96 characters of Japanese prose are 279 phonemes through misaki's Japanese G2P, estimated
-1,506), and a long sentence is cut where nobody pauses. With the voice's language known, those characters cost
-what that language's G2P makes of them, with a margin, and everything else (digits, Latin words, symbols) keeps its
-English cost, which stays conservative for these G2Ps (Latin runs inside Japanese and Mandarin are read by the
-English G2P, see ``engine.model.language_g2p``).
-
-Measured on prose through the real G2P (tests/engine/text/test_language_rules.py checks every chunk of long texts
-against the 510 limit with it):
-
-| language | phonemes per character | weight here |
-|---|---|---|
-| Japanese (kana, kanji) | 2.9 | 5 |
-| Mandarin (hanzi) | 4.1 | 6 |
-| Hindi (Devanagari letters and signs) | 1.4 | 2.5 |
-
-Spanish, French, Italian and Portuguese read Latin letters at 0.9-1.15 phonemes each, under the English estimate's
-1.25: their chunks keep the English weights. Sentence and clause ends of every language (``¿ ¡``, French
-spaced ``? ! : ;`` and ``« »``, Hindi ``।``, full-width ``。！？，、``) are in ``engine.text.chunker_rules`` for all
-voices alike, since a text's punctuation does not depend on who reads it.
-"""
+The English estimate reads a CJK character as "Chinese letter" (16 phonemes), so a 510-phoneme chunk of Japanese
+would hold about 30 characters and be cut where nobody pauses. With the voice's language known, its characters cost
+what its own G2P makes of them, with a margin (measured phonemes per character: Japanese 2.9, weight 5; Mandarin
+4.1, 6; Hindi 1.4, 2.5; tests/engine/text/test_language_rules.py checks against the real G2P); everything else keeps
+its English cost."""
 
 from __future__ import annotations
 
@@ -75,11 +57,8 @@ def _hiragana(c: str) -> bool:
 
 
 def cjk_phrase_boundary(language: str | None, before: str, after: str) -> bool:
-    """Whether the early first fragment of unspaced text may be cut between ``before`` and ``after``.
-
-    Japanese: where a particle or inflection (hiragana) meets the next content word (kanji, katakana):
-    "友達と|一緒に", never "一|緒". Mandarin: after a particle or function character ("去了|车站"). Other
-    languages: anywhere between CJK characters, as before."""
+    """Whether unspaced text's first fragment may be cut between ``before`` and ``after``: Japanese where hiragana
+    meets a content word ("友達と|一緒に"), Mandarin after a particle ("去了|车站")."""
     if language == "j":
         return _hiragana(before) and not _hiragana(after)
     if language == "z":
