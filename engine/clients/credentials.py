@@ -1,10 +1,5 @@
-"""AWS credentials for the HTTP/2 SDK from a boto3 session, resolved again on every signing.
-
-The SDK's own chain covers environment variables, static profile keys and ``credential_process`` only; SSO,
-assume-role, web identity and instance roles need modules it does not ship. boto3 covers all of them and
-refreshes temporary credentials itself, so the SDK asks this resolver each time it signs (the request and every
-event), and a long session keeps working across a credential rotation.
-"""
+"""AWS credentials for the HTTP/2 SDK from a boto3 session, resolved again on every signing: the SDK's own chain lacks
+SSO, assume-role and instance roles, and a long session must survive a rotation."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt, a private CA when asked, fail-fast TLS checks.
-
-- ``AWSCRTHTTPClient`` is the only transport of the SDK that streams both ways (the aiohttp default raises
-  ``UnsupportedTransportError``).
-- A private CA (``voicedesk sagemaker-local``'s, or a TLS-inspecting proxy's) is given to awscrt's own TLS
-  context; the SDK deep-copies its config, so the copy must keep that context too.
-- awscrt reports an untrusted certificate only after s2n's error blinding (10–30 s). For endpoint URLs other
-  than AWS's own, ``check_tls`` does one quick handshake with Python's ``ssl`` first, so a wrong CA fails in
-  milliseconds with a message that says which file to use.
-"""
+"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt (the SDK's only transport that streams both ways),
+a private CA kept across the SDK's config copy, and a quick ``ssl`` handshake first on non-AWS URLs, since awscrt
+reports an untrusted certificate only after 10-30 s."""
 
 from __future__ import annotations
 

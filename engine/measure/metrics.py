@@ -201,11 +201,8 @@ def audible_time_s(
     sample_rate: int = SAMPLE_RATE,
     chunk_arrivals: Sequence[tuple[int, float]] = (),
 ) -> float:
-    """When the onset sample is heard by a real-time player started at the first byte (module docstring).
-
-    ``chunk_arrivals``: (index of the chunk's first sample, arrival time) per chunk, in sample order; when given,
-    the result is never earlier than the arrival of the chunk holding the onset sample.
-    """
+    """When the onset sample is heard by a real-time player started at the first byte, never before the chunk holding it
+    arrived (``chunk_arrivals``: first sample index and arrival time per chunk)."""
     if onset_sample < 0:
         raise ValueError(f"onset_sample must be >= 0; got {onset_sample}")
     heard = first_byte_s + onset_sample / sample_rate

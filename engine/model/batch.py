@@ -1,28 +1,10 @@
 """One padded forward of Kokoro's ``KModel`` for several sentences (of different sessions) at once.
 
-``KModel.forward_with_tokens`` takes a batch dimension but is only right for one item: its prosody LSTMs run over
-padding unpacked, its instance norms take their statistics over the padded length, and its vocoder's STFT and
-noise source see the padding too, so a short sentence batched with a long one would come out changed. This module
-runs the same layers (the model's own modules and weights) with what makes padding harmless:
-
-- text side: an attention mask for ALBERT, packed sequences for every LSTM (``pack_padded_sequence``), and each
-  item's own durations (its speed) and alignment matrix;
-- acoustic side: every layer's output is zeroed beyond each item's length before the next convolution reads it
-  (so a convolution sees the zeros its unbatched run pads with), instance norms take masked statistics, and the
-  lengths follow each upsampling;
-- the harmonic source (which draws random numbers) and the STFTs run per item at its exact length, in item order:
-  seeded, item *k* draws what the *k*-th of the same sentences run one by one would draw.
-
-So each item's audio equals its unbatched forward within float tolerance (``tests/engine/model/test_batch.py``).
-Whether one padded forward is faster than the same forwards one by one depends on the device: on a GPU the
-batched matrix products are nearly free; on a CPU the padding is pure extra work. ``engine.model.batch_policy``
-decides when to use it.
-
-``batch_runner`` is the scheduler's runner for the Kokoro synthesizer: each sentence prepared as
-``KokoroSynthesizer.synthesize`` prepares it (pieces of at most 510 phonemes), every piece in one forward (its
-voice's style vector for its length, its speed times the piece's rate), and each sentence put together from its own
-pieces as ``render`` does.
-"""
+``KModel.forward_with_tokens`` is only right for one item: its LSTMs, instance norms, vocoder STFT and noise source all
+see the padding. This runs the model's own layers with what makes padding harmless (attention mask, packed LSTMs,
+outputs zeroed past each length, masked norms, the harmonic source and STFTs per item in order), so each item equals its
+unbatched forward within float tolerance (``tests/engine/model/test_batch.py``). ``engine.model.batch_policy`` decides
+when it pays; ``batch_runner`` is the scheduler's runner for it."""
 
 from __future__ import annotations
 

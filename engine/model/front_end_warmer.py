@@ -1,9 +1,5 @@
-"""Warms the front-end's memo on a thread of its own while a sentence is still arriving (the adapter around the pure
-``FrontEnd.warm``), so the first sentence of an utterance finds its numbers and units already normalized.
-
-Bounded: one thread, one warm-up at a time, and only the newest fragment waits (a fragment grows; the older one is
-contained in it). A hint only: it never changes a result, and its errors are dropped.
-"""
+"""Warms the front-end's memo on a thread of its own while a sentence is still arriving, so its numbers and units are
+ready when it ends. One thread, only the newest fragment waits; a hint that never changes a result."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Kokoro's G2P per language: one ``KPipeline`` per language code, built on first use, with voicedesk's wrapping
-(``engine.model.language_g2p``).
-
-Shared by the synthesizer (whose pipelines carry its ``KModel``) and by the preparation workers
-(``engine.model.prepare_pool``), which have no model: a pipeline is only asked for its G2P and its 510-phoneme
-chunking here, never for a forward, so the same pieces come out either way.
-"""
+"""Kokoro's G2P per language, one ``KPipeline`` each built on first use, shared by the synthesizer and the preparation
+workers (which have no model: only G2P and 510-phoneme chunking are asked of it)."""
 
 from __future__ import annotations
 
@@ -22,9 +17,8 @@ if TYPE_CHECKING:
     from kokoro import KModel, KPipeline
 
 QUIET_LOGGERS = {"phonemizer": logging.ERROR, "jieba": logging.WARNING}
-"""phonemizer warns on every espeak-ng call that switches language or splits words differently ("words count
-mismatch"); jieba logs its dictionary build at DEBUG through a handler of its own. Both set their level when they
-load, so it is set again after each build."""
+"""phonemizer warns on every espeak-ng call that switches language, jieba logs its dictionary build; both set their
+level when they load, so it is set again after each build."""
 
 
 class G2PPipelines:

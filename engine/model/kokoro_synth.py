@@ -1,18 +1,9 @@
 """The local synthesizer: Kokoro-82M through the ``kokoro`` package (one ``KModel``, a ``KPipeline`` per language).
 
-``KokoroSynthesizer.load()`` finds the model in the Hugging Face cache (``engine.model.weights``: no network, a
-clear ``WeightsMissingError`` when something is missing), puts it on CUDA when there is one, builds the English G2P,
-loads the text front-end's grammars and runs a warm-up.
-
-A sentence is spoken in two steps: ``prepare`` (CPU: the text front-end, misaki G2P through ``KPipeline``, its
-510-phoneme chunking) gives a picklable ``PreparedSentence``; ``render`` runs the model's forwards on its pieces
-(``KPipeline.infer`` and ``join_timestamps``, so word timestamps are Kokoro's own). ``synthesize`` is both.
-With a pool (``use_prepare_pool``, ``serve --prepare-workers``) ``prepare`` runs in worker processes
-(``engine.model.prepare_pool``), so the model's thread only runs forwards.
-
-Voice packs are loaded and blended here and handed to the pipeline as tensors, so ``KPipeline`` never looks
-a voice up on the hub itself.
-"""
+``load()`` finds the model in the Hugging Face cache without network, puts it on CUDA when present and warms up.
+``prepare`` (CPU: front-end, G2P, 510-phoneme pieces; in worker processes with a pool) gives a picklable
+``PreparedSentence``; ``render`` runs the forwards, with Kokoro's own word timestamps. Voice packs are loaded and
+blended here, so ``KPipeline`` never looks a voice up on the hub."""
 
 from __future__ import annotations
 
@@ -115,11 +106,8 @@ def select_device(requested: str | None = None) -> str:
 
 
 def word_timings(tokens: Iterable[Any] | None, offset_s: float, end_s: float) -> list[WordTiming]:
-    """Word timings from misaki ``MToken``s (``start_ts``/``end_ts`` in seconds from the piece's start).
-
-    Tokens without timestamps (no phonemes, or past the model's 510 limit) and punctuation are skipped;
-    times are shifted by ``offset_s`` and kept inside [offset_s, end_s].
-    """
+    """Word timings from misaki ``MToken``s, shifted by ``offset_s`` and kept inside [offset_s, end_s]; tokens without
+    timestamps and punctuation are skipped."""
     found: list[WordTiming] = []
     for token in tokens or ():
         start, end = getattr(token, "start_ts", None), getattr(token, "end_ts", None)
@@ -287,10 +275,8 @@ class KokoroSynthesizer:
                 self._ahead.popitem(last=False)
 
     def warm(self, text: str, voice: str, settings: TextSettings) -> None:
-        """A sentence still arriving: its finished numbers and units are normalized now, off the caller's thread
-        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result. With preparation workers
-        the warm goes to the pool (``PreparePool.warm``): the workers' front-ends prepare the sentence, so warming
-        this process's would spend CPU for nothing."""
+        """Normalizes a still-arriving sentence's numbers and units off the caller's thread (in the pool when there is
+        one); never changes a result."""
         with self._lock:
             if self._warmer is None:
                 self._warmer = FrontEndWarmer(self._warm_now)

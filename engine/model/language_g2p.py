@@ -1,18 +1,7 @@
-"""The G2P a ``KPipeline`` runs, wrapped for voicedesk: spoken forms, runs of other scripts, the vocabulary.
-
-``KPipeline`` calls ``g2p(text)`` once per chunk and feeds the phonemes to the model. Around misaki's G2P for
-the voice's language this adds:
-
-1. **Spoken forms** (``engine.text.frontend.spoken_languages``): numbers and the symbols around them become
-   words of the language; Japanese numbers with their counters are read by Open JTalk (``4月1日`` しがつついたち).
-2. **Runs of another script** go to the G2P that reads that script, in the voice of the sentence: Latin words in
-   Japanese or Mandarin (misaki passes them through as letters) to the English G2P; kana and kanji in any other
-   language (espeak-ng and misaki's English name them: "Chinese letter") to the Japanese G2P when the text has
-   kana, else to the Mandarin one. A script no G2P here reads is left out rather than named. espeak-ng's
-   languages read Latin words themselves, with their own rules.
-3. **Only what the model can say.** Characters outside the model's vocabulary (espeak-ng's ``¿``/``¡``, Hindi's
-   ``।``) are mapped or dropped here, so the phonemes voicedesk reports are the phonemes spoken.
-"""
+"""The G2P a ``KPipeline`` runs, wrapped for voicedesk: spoken forms of the language first, runs of another script to
+the G2P that reads it (Latin words in Japanese or Mandarin to English, kana and kanji elsewhere to Japanese or
+Mandarin; a script none reads is left out rather than named), and only characters the model's vocabulary has, so the
+phonemes reported are the phonemes spoken."""
 
 from __future__ import annotations
 

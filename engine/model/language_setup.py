@@ -1,15 +1,9 @@
-"""Setting a language up: its G2P packages from PyPI (``models fetch``) or from a folder of wheels (``models import``).
+"""Setting a language up: its G2P packages from PyPI (``models fetch``) or a folder of wheels (``models import``),
+installed with pip into the running Python, so nothing is downloaded when a voice is first used.
 
-The packages are ordinary PyPI distributions (``engine.model.languages`` names them), so they are installed with
-pip into the Python voicedesk runs in, the way any Python package is; nothing is downloaded later, when a voice is
-first used. For a machine without internet, download the wheels on one that has it and carry the folder over:
-
-    pip download -d DIR fugashi jaconv mojimoji pyopenjtalk-plus unidic-lite setuptools wheel    # Japanese
-    voicedesk models import DIR --languages ja                                                  # offline
-
-unidic-lite exists only as a source package: pip builds it there, with the ``setuptools`` and ``wheel`` of DIR.
-``--no-index`` keeps pip off the network: what DIR lacks is reported, not fetched.
-"""
+Offline: ``pip download -d DIR fugashi jaconv mojimoji pyopenjtalk-plus unidic-lite setuptools wheel`` on a
+connected machine, then ``voicedesk models import DIR --languages ja`` (``--no-index``: what DIR lacks is reported,
+not fetched)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,9 @@
-"""Which of Kokoro's languages this machine can speak, what each needs, and the command that brings it.
+"""Which of Kokoro's nine languages this machine can speak, what each G2P needs, and the command that brings it.
 
-Kokoro-82M v1.0 speaks nine languages; each needs its own G2P (text → phonemes) and that G2P's data:
-
-- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (fetched by ``engine.model.weights``).
-- Spanish, French, Hindi, Italian, Brazilian Portuguese: espeak-ng through ``espeakng_loader``, which bundles
-  the library and its dictionaries (installed with ``misaki[en]``).
-- Japanese: misaki's ``JAG2P`` in its default (cutlet) mode tokenises with fugashi (MeCab), reading the MeCab
-  dictionary of ``unidic-lite`` (bundled in its wheel). misaki's own extra pulls ``unidic``, whose dictionary is a
-  separate download at first use, so voicedesk installs ``unidic-lite`` instead; fugashi prefers ``unidic`` when it
-  is importable, so an ``unidic`` without its dictionary makes Japanese not ready. ``ja.py`` also imports
-  pyopenjtalk; ``pyopenjtalk-plus`` is the PyPI build that ships wheels and bundles Open JTalk's dictionary
-  (plain ``pyopenjtalk`` builds from source and downloads its dictionary on first use).
-- Mandarin: misaki's ``ZHG2P`` (jieba, pypinyin, cn2an; ``ordered_set`` for its number normaliser).
-
-Readiness is checked without importing anything heavy (module specs and data files), so ``models status``, the
-voice list and ``describe`` answer in milliseconds. The pip requirements here are the single source for
-pyproject.toml's language extras (tests/engine/model/test_languages.py holds them equal).
-"""
+English: misaki and spaCy's ``en_core_web_sm``; es, fr, hi, it, pt: espeak-ng through ``espeakng_loader``; Japanese:
+fugashi with ``unidic-lite`` (not ``unidic``, whose dictionary downloads at first use) and ``pyopenjtalk-plus``;
+Mandarin: jieba, pypinyin, cn2an. Readiness is checked from module specs and data files, in milliseconds. These
+requirements are the single source of pyproject.toml's language extras (tests/engine/model/test_languages.py)."""
 
 from __future__ import annotations
 

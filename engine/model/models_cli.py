@@ -1,8 +1,4 @@
-"""``voicedesk models fetch | status | import DIR``: get Kokoro's files onto this machine and check them.
-
-Registered by ``engine.commands`` through ``register(subparsers)``; also runnable alone as
-``python -m voicedesk.engine.model.models_cli ...``. Registration imports nothing heavy (``--help`` stays fast).
-"""
+"""``voicedesk models fetch | status | import DIR``: get Kokoro's files onto this machine and check them."""
 
 from __future__ import annotations
 

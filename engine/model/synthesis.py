@@ -50,10 +50,8 @@ class Synthesizer(Protocol):
         should_stop: Callable[[], bool] | None = None,
         settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
-        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults.
-        The session passes it only when a session's text settings are not the defaults, so synthesizers written
-        before the front-end keep working."""
+        """``should_stop`` is polled while the model runs (true: it may raise to stop early); ``settings`` is passed
+        only when not the defaults, so older synthesizers keep working."""
         ...
 
     def check_voice(self, voice: str) -> str:
