@@ -1,9 +1,6 @@
-"""Bearer-token guard for lab boxes on a LAN (``voicedesk serve --token``); SageMaker relies on IAM instead.
-
-A plain ASGI middleware so it covers HTTP and WebSocket routes alike. A refused WebSocket upgrade is
-answered with a real HTTP 401 when the server supports the ASGI ``websocket.http.response`` extension
-(uvicorn does), otherwise closed with 1008 (policy violation) and a reason saying what is missing.
-"""
+"""Bearer-token guard for lab boxes on a LAN (``voicedesk serve --token``; SageMaker relies on IAM), as ASGI middleware
+so it covers HTTP and WebSocket alike; a refused upgrade gets a real 401 where the server supports it, else close
+1008."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """``WS /invocations-bidirectional-stream``: one ``ServerConnection`` per WebSocket, moved by two small loops.
 
-Everything the connection means (commands, ordering, flow control, idle time, rate limits, shutdown, close codes)
-is decided by ``engine.connection.ServerConnection``; the session's sentences run through
-``engine.session_driver.SessionDriver`` on the shared scheduler. This module only receives frames (text or binary:
-SageMaker delivers binary unless the client set ``DataType=UTF8``), checks voices and resamples audio off the event
-loop, sends what the connection hands out and closes the socket when it says so. Sends time out in the transport
-(``endpoint.transport_guards``): a client that stops reading is aborted and its slot freed.
-"""
+What the connection means is decided in ``engine.connection``; this only moves frames (text or binary), checks voices
+and resamples off the loop, and closes when told. Sends time out in the transport (``endpoint.transport_guards``), so a
+client that stops reading frees its slot."""
 
 from __future__ import annotations
 

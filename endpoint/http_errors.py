@@ -1,7 +1,5 @@
-"""Every HTTP error answer comes from here: routes raise ``Refusal``, and the one exception handler (``answer``)
-turns it, Starlette's own refusals (no such route, wrong method) and bugs into JSON: ``error_body``'s one shape,
-with the status of the error's code in the wire table (``engine.errors``).
-"""
+"""Every HTTP error answer comes from here: ``answer`` turns a ``Refusal``, Starlette's own refusals and bugs into
+``error_body``'s one JSON shape, with the status of its code's row in ``engine.errors``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Giving memory back after synthesis: glibc keeps freed heap pages, so a server that once synthesized long or
-oddly sized texts stays as big as its largest moment, and looks like it leaks.
-
-Measured with ``voicedesk bench abuse``'s mutated frames (valid requests among them, texts up to 5,000
-characters): resident memory went from 1.95 to 2.77 GiB over two rounds, and ``malloc_trim(0)`` brought it back
-to 1.76 GiB each time, so nothing was held, only not returned. ``trim_when_idle`` calls it while the model is
-idle, at most once per interval and only after new jobs ran. Elsewhere than glibc it does nothing.
-"""
+"""Giving memory back after synthesis: glibc keeps freed heap pages, so a server looks like it leaks (``bench abuse``:
+1.95 → 2.77 GiB, back to 1.76 after ``malloc_trim(0)``). ``trim_when_idle`` trims while the model is idle, once per
+interval after new jobs; elsewhere than glibc it does nothing."""
 
 from __future__ import annotations
 

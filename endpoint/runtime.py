@@ -1,9 +1,6 @@
-"""The endpoint's shared state: one model, one scheduler, and the sessions currently using them.
-
-The model is loaded and warmed in the background so the server listens at once and ``/ping`` can say 503
-until it is ready (SageMaker polls it). Every WebSocket connection and HTTP stream holds a ``Lease`` while it
-runs: that is how the session cap is enforced and how shutdown finds the sessions it has to wind down.
-"""
+"""The endpoint's shared state: one model, one scheduler, and the sessions using them. The model loads in the
+background so ``/ping`` says 503 until ready; every session and HTTP stream holds a ``Lease``, which enforces the
+caps and lets shutdown find it."""
 
 from __future__ import annotations
 
@@ -97,9 +94,8 @@ class EndpointRuntime:
         limits, per_address = settings.connection, settings.max_connections_per_client is not None
         self.junk_by_address = JunkByAddress(limits.junk_per_s, limits.junk_burst) if per_address else None
         self.large_bodies = BucketsByAddress(LARGE_BODY_BYTES_PER_S, LARGE_BODY_BURST_BYTES) if per_address else None
-        """Bytes of large HTTP bodies (pronunciation lists) per address: parsing them costs the server's CPU, so a
-        client posting them back to back is slowed (as a WebSocket's ``config`` is paced), never refused. None
-        where every client has one address (a proxy, SageMaker), as for junk."""
+        """Bytes of large HTTP bodies (lexicons) per address: parsing costs CPU, so back-to-back posts are slowed, never
+        refused (None when every client shares one address)."""
         """Junk budgets per client address, shared by its connections; the transport refuses an address whose
         budget is empty before the WebSocket handshake. None without per-client caps (behind a proxy or SageMaker
         every client has the same address): then each connection has its own budget."""
@@ -190,11 +186,8 @@ class EndpointRuntime:
         return self.state is RuntimeState.READY
 
     async def drain(self) -> None:
-        """Stops admitting sessions and winds down the open ones (SIGTERM, before connections are cut).
-
-        Each session finishes the sentence being synthesized and says goodbye; whatever is still running when
-        ``shutdown_grace_s`` is up is stopped (the transport layer then aborts what will not close).
-        """
+        """Stops admitting sessions and winds down the open ones (SIGTERM): each finishes its sentence and says goodbye;
+        what runs past ``shutdown_grace_s`` is stopped."""
         if self.state in (RuntimeState.DRAINING, RuntimeState.STOPPED):
             return
         self.state = RuntimeState.DRAINING
@@ -324,10 +317,8 @@ class EndpointRuntime:
         return set(self._leases)
 
     async def check_voice(self, voice: str) -> str:
-        """Normalises a voice spec, or raises ``VoiceError`` naming the voices that exist. Off the event loop.
-
-        Specs naming files (``/path/x.pt``) are refused: a network client must not make the server read its disk.
-        """
+        """Normalises a voice spec off the event loop, or raises ``VoiceError`` naming the voices that exist; file paths
+        are refused (a network client must not make the server read its disk)."""
         assert self.synthesizer is not None
         # Before parsing: parsing resolves file paths (``~user/x.pt`` reads the password database, a NUL fails).
         raw_parts = [part.strip() for part in voice.split(",")]

@@ -1,9 +1,5 @@
-"""The options of ``voicedesk serve`` and the container's ``serve``, turned into ``ServerSettings``.
-
-Everything an operator can get wrong is checked here, before the model loads, with a message that says what to
-do: a token that could never be sent in a header, a token file that is missing or readable by others, a TLS
-certificate or key that is missing, unreadable, encrypted or not a pair. Import-light (no torch, no Starlette).
-"""
+"""The options of ``voicedesk serve`` turned into ``ServerSettings``, with everything an operator can get wrong (tokens,
+token files, TLS pairs) checked before the model loads, saying what to do. No torch, no Starlette."""
 
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
-"""The endpoint's Starlette app: SageMaker's contract (``/ping``, ``/invocations``, the bidirectional
-WebSocket) plus an OpenAI-compatible speech route, all over one model shared through the scheduler.
+"""The endpoint's Starlette app: SageMaker's contract (``/ping``, ``/invocations``, the bidirectional WebSocket) plus
+OpenAI's speech route, over one model shared through the scheduler.
 
-``create_app(source, settings)`` takes either a loaded synthesizer (tests, benchmarks) or a loader; the
-lifespan starts loading in the background, so the server listens at once and ``/ping`` answers 503 until the
-model is loaded and warmed. ``/ping`` only reads a flag: it never waits for the model thread.
-
-``/ping`` needs no token (SageMaker's health check and load balancers cannot send one), so it tells strangers only
-``healthy`` (200) or ``unhealthy`` (503). The details (state, open sessions, why loading failed) go to callers who
-present the token, or, on a server without a token, to callers on this machine (loopback) only.
-
-Every HTTP error is JSON with a ``code`` (Starlette's own 404/405 included); an exception nobody expected is
-answered ``internal`` without its text, which goes to the log only.
-"""
+The server listens at once and ``/ping`` (a flag read, never waiting on the model) says 503 until the model is warm.
+``/ping`` needs no token, so strangers learn only healthy or not; details go to token holders, or to loopback callers on
+a server without one. Every HTTP error is JSON with a ``code``; an unexpected exception is ``internal``, its text logged
+only."""
 
 from __future__ import annotations
 

@@ -24,9 +24,8 @@ class ServerSettings:
     max_sessions: int = 16
     """Concurrent WebSocket sessions plus HTTP streams; more are refused with ``too_many_sessions``."""
     max_sessions_per_client: int | None = 4
-    """Sessions one peer address may hold at once (None: no per-client cap, as behind SageMaker's sidecar,
-    where every session comes from localhost). On a full server, a newcomer from an address holding less takes
-    the place of the idlest session of the address holding the most (``endpoint.fair_admission``); off with None."""
+    """Sessions one address may hold at once (None: no cap, as behind SageMaker's sidecar where all come from
+    localhost); on a full server the fair rule applies (``endpoint.fair_admission``)."""
     ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
     connection: ConnectionLimits = field(default_factory=ConnectionLimits)
@@ -46,9 +45,8 @@ class ServerSettings:
     max_connections: int = 256
     """Open TCP connections (any state); more are closed at once."""
     max_connections_per_client: int | None = 32
-    """Open TCP connections from one peer address; more are closed at once (None: no cap, as behind SageMaker's
-    sidecar or a reverse proxy, where every connection has the same address). On a full server, a newcomer from
-    an address holding less takes the place of the idlest connection of the address holding the most."""
+    """Open TCP connections from one address; more are closed at once (None: no cap, as behind a sidecar or proxy); on a
+    full server the fair rule applies."""
     shutdown_grace_s: float = 20.0
     """On SIGTERM, how long sessions get to finish their current sentence; whatever is left is then stopped and
     its transport aborted, so the process exits within SageMaker's 30 s."""
@@ -58,10 +56,8 @@ class ServerSettings:
     """A request whose ``request_timestamp`` is older is refused with 408 ``request_stale`` (the AWS sample's
     ``MAX_REQUEST_AGE_S``); None turns the check off."""
     first_audio_target_s: float | None = 2.0
-    """A session's new whole request is refused with 503 ``queue_saturated`` (``Retry-After``: when it would be
-    back under it) while the session's own backlog would keep it waiting longer than this for the model, beyond
-    the audio its listener has in hand (``engine.admission``); a client holding no backlog is never refused by
-    it. None turns the check off."""
+    """A session's new whole request is refused with 503 ``queue_saturated`` while its own backlog would keep it waiting
+    longer than this beyond the audio its listener holds (``engine.admission``); None: off."""
     max_queue_depth: int | None = None
     """A backstop by count: while more sentences than this wait for the model, new whole requests are refused
     with ``queue_saturated`` whatever the speed; None (the default) leaves admission to the expected wait."""

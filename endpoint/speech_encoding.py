@@ -1,18 +1,7 @@
-"""What the HTTP speech routes put on the wire: audio in the format and rate asked for, as a stream or as one
-whole body, plus the admission answers the AWS Kokoro sample's clients understand (408 ``request_stale``,
-503 ``queue_saturated``).
-
-The encoders themselves are ``engine/audio_formats.py``. Compressed formats and resampling run in a worker
-thread (an encoder can take tens of milliseconds per sentence), so the event loop keeps serving.
-
-Sample-compatibility sources (github.com/aws-samples/sample-kokoro-tts-for-ai-agents):
-``packages/speech-infra/containers/kokoro/serve.py`` (408 ``{"error": "request_stale"}``, ``MAX_REQUEST_AGE_S``
-56, the ``stream: false`` headers ``X-Audio-Duration``/``X-Inference-Time-Ms``/``X-RTF``/
-``X-Characters-Processed``), ``packages/speech-infra/containers/vllm/streaming_proxy.py`` (503
-``{"error": "queue_saturated", "queue_depth", "max_queue_depth"}`` with ``Retry-After``; here the refusal is by
-expected wait, ``engine.admission``), and
-``packages/tts-client/tts_client/errors.py`` (408 → ``RequestStaleError``, 503 → ``QueueSaturatedError``).
-"""
+"""What the HTTP speech routes put on the wire: audio in the format and rate asked for, streamed or whole, encoded off
+the event loop (``engine/audio_formats.py``), and the admission answers the AWS Kokoro sample's clients understand
+(408 ``request_stale``, 503 ``queue_saturated`` with ``Retry-After``; aws-samples/sample-kokoro-tts-for-ai-agents,
+its ``serve.py``, ``streaming_proxy.py`` and ``tts_client/errors.py``)."""
 
 from __future__ import annotations
 
@@ -54,10 +43,9 @@ class AdmissionRefused(VoicedeskError):
 
 
 def check_not_saturated(runtime: EndpointRuntime, own_phonemes: int = 0, in_hand_s: float = 0.0) -> None:
-    """Refuses a request its session's own backlog would keep waiting longer than the first-audio target beyond the
-    audio its listener has in hand (or, as a backstop, while more sentences than ``max_queue_depth`` wait):
-    ``engine.admission``; a new session has none. The message starts with the code, so it can go in a WebSocket
-    error frame as is (the sample's client matches the token)."""
+    """Refuses a request its session's own backlog would keep waiting too long (``engine.admission``), or, as a
+    backstop, while more than ``max_queue_depth`` sentences wait. The message starts with the code, which the
+    sample's client matches."""
     settings = runtime.settings
     load = runtime.queue_load(own_phonemes, in_hand_s)
     saturated = judge(load, settings.first_audio_target_s, settings.max_queue_depth)

@@ -1,12 +1,6 @@
-"""Parsing and checking HTTP speech requests (``/invocations`` and OpenAI's ``/v1/audio/speech``). Pure.
-
-Both routes end up as one ``SpeechRequest``; every refusal is a ``VoicedeskError`` whose code maps to an HTTP
-status (``engine.errors.http_status_for``) and whose message says what was wrong and what to send instead.
-
-The AWS Kokoro sample's fields (``format``, ``sample_rate``, ``stream``, ``request_timestamp``) mean what its
-container (``packages/speech-infra/containers/kokoro/serve.py``) and client (``packages/tts-client``) make
-them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``stream`` defaults to true.
-"""
+"""Parsing and checking HTTP speech requests into one ``SpeechRequest`` (pure); a refusal says what was wrong and what
+to send. The AWS sample's fields mean what its container and client make them mean (``request_timestamp``: epoch
+seconds at send; ``stream`` defaults to true)."""
 
 from __future__ import annotations
 
@@ -105,17 +99,13 @@ def _text_change(message: dict[str, object]) -> TextChange:
 
 
 def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
-    """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
-    ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``), plus this server's text
-    options (``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``)."""
+    """``POST /invocations``: the AWS Kokoro sample's request, plus this server's text options."""
     return _parse(body, limits, openai=False)
 
 
 def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
-    """``POST /v1/audio/speech`` as OpenAI defines it: ``model``, ``input``, ``voice``, ``response_format``
-    (default mp3, as OpenAI's), ``speed``, ``stream_format`` (``audio`` or ``sse``). ``model`` and
-    ``instructions`` are accepted and ignored: this server has one model. Extensions (``extra_body``):
-    ``sample_rate``, ``stream``, ``request_timestamp``, ``lexicon`` and the text options, as on ``/invocations``."""
+    """``POST /v1/audio/speech`` as OpenAI defines it (``response_format`` defaults to mp3; ``model`` and
+    ``instructions`` are ignored: one model here), with ``/invocations``' options as ``extra_body`` extensions."""
     return _parse(body, limits, openai=True)
 
 

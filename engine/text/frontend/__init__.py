@@ -1,11 +1,8 @@
 """The text front-end, between the chunker and G2P: markup → spoken form → lexicon.
 
-``to_spoken(text, language, settings)`` is a pure function of its arguments (no I/O, no clock; its inputs and its
-``SpokenText`` pickle), so it can run ahead of the model or in worker processes. The spoken form of a language is
-a ``SpokenForm`` in the registry handed to ``FrontEnd``: English (``a``, ``b``) is NeMo plus a few pre-rules
-(``english.py``); other languages pass through markup and the lexicon only until their spoken form is registered.
-The registry is built once by ``load_front_end`` (the adapter that loads NeMo's grammars) at start-up.
-"""
+``to_spoken`` is pure (its inputs and ``SpokenText`` pickle), so it runs ahead of the model or in worker processes. Each
+language's spoken form is a ``SpokenForm`` in the registry ``load_front_end`` builds once at start-up (English: NeMo and
+our pre-rules)."""
 
 from __future__ import annotations
 
@@ -74,10 +71,8 @@ class FrontEnd:
         return SpokenText(text, tuple(units), tuple(changes), self.notes if spoken_form is not None else ())
 
     def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> int:
-        """A hint, for a sentence still arriving: normalizes into the spoken form's memo the stretches of ``text``
-        that the rest of the sentence cannot change, so ``to_spoken`` of the whole sentence finds them done. Never
-        changes what ``to_spoken`` returns; text that cannot be read yet (half an SSML document) is left alone.
-        Returns the number of stretches normalized."""
+        """A hint for a sentence still arriving: normalizes into the memo what the rest of it cannot change, so
+        ``to_spoken`` finds it done; never changes a result. Returns the stretches normalized."""
         spoken_form = self.spoken_forms.get(language)
         warm = getattr(spoken_form, "warm", None)
         complete = complete_words(text)

@@ -1,12 +1,6 @@
-"""English numbers and the commonest symbols read out with num2words: the fallback when NeMo's grammars are not
-built (a fresh install before ``voicedesk models fetch``) or nemo-text-processing is not installed.
-
-misaki alone loses what it cannot tokenize (``-5°C`` reaches the model as "C"), so without NeMo a temperature, a
-time or a price would be read wrong or not at all. This covers what a house and an agent say most — signed and
-decimal numbers, grouped thousands, ordinals, years, times, degrees, percent and currency — and nothing more:
-NeMo's grammars remain the real normalizer (dates, measures, abbreviations, fractions...). A pure function of the
-text, called on the same stretches NeMo would be.
-"""
+"""English numbers and the commonest symbols read out with num2words, when NeMo's grammars are not built or not
+installed: misaki alone would read ``-5°C`` as "C". Signs, decimals, thousands, ordinals, years, times, degrees,
+percent and currency only; NeMo remains the real normalizer."""
 
 from __future__ import annotations
 

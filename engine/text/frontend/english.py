@@ -1,12 +1,7 @@
-"""The spoken form of English text (American and British voices): NVIDIA NeMo's WFST normalizer does the work; our
-rules (``english_rules``) rewrite what it misses on the same stretch just before it.
+"""The spoken form of English: NeMo's WFST normalizer, after our rules (``english_rules``) on the same stretch.
 
-Only stretches that need it go through NeMo: a word needs it when it holds a digit or a symbol, is a URL, an
-e-mail address or a host, or is in NeMo's TTS whitelist (``Dr.``, ``Mar.``). Each stretch takes
-``CONTEXT_WORDS`` words on either side, so NeMo sees the words that decide a reading (``12 Oak St.``, ``card
-ending in 8876``, ``9:00 am - 5:30 pm``); stretches that would overlap are one. Words NeMo leaves as they were keep
-their own span.
-"""
+Only needy words (a digit, a symbol, a URL, a NeMo whitelist word) go through NeMo, each with ``CONTEXT_WORDS`` words
+either side so it sees what decides a reading (``card ending in 8876``); overlapping stretches are one."""
 
 from __future__ import annotations
 
@@ -88,11 +83,9 @@ class EnglishSpokenForm:
         return windows
 
     def warm(self, units: Sequence[Unit], language: str, settings: TextSettings) -> int:
-        """Normalizes (into the memo) the stretches of a sentence still arriving that are likely final: all but
-        the last one while fewer than ``CONTEXT_WORDS`` words follow its last needy word, unless the text so far
-        ends a sentence (``at 20 km/h.``: tried while the chunker waits for the next token to confirm the end).
-        A later word that joins a stretch only wastes the call: ``__call__`` asks the memo for what it needs.
-        ``units`` are the words received so far, a partly typed last word left out."""
+        """Normalizes into the memo the stretches of a still-arriving sentence that are likely final (all but the last
+        while fewer than ``CONTEXT_WORDS`` follow it, unless the text ends a sentence); a wrong guess only wastes the
+        call. ``units``: the words so far, a partly typed last word left out."""
         if self.normalize is None:
             return 0
         groups = _text_groups([_respelled(u, []) for u in units])

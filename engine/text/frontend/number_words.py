@@ -1,10 +1,6 @@
-"""Whole numbers in the words of each non-English language, for ``spoken_languages``.
-
-num2words spells Spanish, French, Italian and Portuguese; Hindi (which num2words lacks) is spelled here from its
-hundred irregular words and the Indian scale (सौ, हज़ार, लाख, करोड़), so ``1,25,000`` is "एक लाख पच्चीस हज़ार";
-cn2an (the Mandarin G2P's own) spells Mandarin. Japanese numbers stay digits for ``japanese_reading``, where
-Open JTalk reads each with its counter (``4月1日`` しがつついたち, ``20日`` はつか, ``10分`` じゅっぷん).
-"""
+"""Whole numbers in the words of each non-English language: num2words for es, fr, it, pt; Hindi from its irregular words
+and the Indian scale (num2words lacks it); cn2an for Mandarin. Japanese numbers stay digits, for Open JTalk's counter
+readings."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Each non-English language's words for what stands around its numbers: signs, units, currencies, clock times,
-dates, the decimal mark, and the speller of its numbers. Data only; ``spoken_languages`` applies it.
-
-espeak-ng (es/fr/hi/it/pt) and misaki's Japanese and Mandarin G2P read a number's digits but not what stands around
-it (``-5 °C`` was "cinco grados C" in Spanish, ``3 km`` "tres ka eme", ``20 €`` "veinte"), nor grouped thousands and
-decimal commas the way each language writes them (``1.250,00 €``, ``3,000円``, ``₹1,25,000``).
-"""
+"""Each non-English language's words for what stands around its numbers (signs, units, currencies, times, dates, the
+decimal mark): espeak-ng and misaki read digits but not these (``3 km`` was "tres ka eme"). Data only;
+``spoken_languages`` applies it."""
 
 from __future__ import annotations
 
