@@ -1,7 +1,5 @@
-"""``voicedesk sagemaker-local``: run the SageMaker runtime stand-in in front of a local container.
-
-Registration is import-light (argparse only); the server's modules load when the command runs.
-"""
+"""``voicedesk sagemaker-local``: run the SageMaker runtime stand-in in front of a local container; the server's modules
+load only when the command runs."""
 
 from __future__ import annotations
 

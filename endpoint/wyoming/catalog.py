@@ -1,12 +1,8 @@
 """The voices a Wyoming server offers, and which one a request gets.
 
-A ``VoiceCatalog`` is fixed when the server starts (Home Assistant gives ``describe`` only a moment to be answered,
-so it must be ready, not probed per ``describe``). Voices are found the same way for every engine: ``probe_voices``
-opens one session and, for each candidate name, sends ``configure(voice)`` then ``flush``; a candidate whose
-``configure`` draws an error before its ``Flushed`` is not usable there. That works unchanged for the local engine
-(the synthesizer checks the pack and its language's G2P), a ``voicedesk serve`` box over a WebSocket and a SageMaker
-endpoint (where the container checks), without a voice-listing route the SageMaker contract lacks.
-"""
+The catalogue is fixed at start (Home Assistant gives ``describe`` only a moment). ``probe_voices`` opens one session
+and sends each candidate ``configure(voice)`` then ``flush``; an error before ``Flushed`` rules it out. That works for
+every engine, without a voice-listing route the SageMaker contract lacks."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""``voicedesk wyoming``: serve speech to Home Assistant (or any Wyoming client) over the Wyoming protocol.
-
-Any engine works: the local model, a ``voicedesk serve`` box (``--engine websocket URL``) or a SageMaker endpoint
-(``--engine sagemaker NAME``), so Home Assistant can speak through a shared endpoint without a GPU at home.
-Registration stays import-light: the ``wyoming`` library, zeroconf and torch load only when the server starts.
-"""
+"""``voicedesk wyoming``: serve speech to Home Assistant over Wyoming through any engine (local, a ``serve`` box,
+SageMaker), so a house can speak without a GPU at home. wyoming, zeroconf and torch load only when the server starts."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The ``info`` event a Wyoming client gets for ``describe``: one TTS program, its voices and their languages.
-
-Home Assistant's Wyoming integration takes the first installed TTS program, lists its installed voices per
-language in the Assist pipeline, and streams an LLM's reply into it when ``supports_synthesize_streaming`` is set.
-"""
+"""The ``info`` answer to ``describe``: one TTS program, its voices and languages, with
+``supports_synthesize_streaming`` so Home Assistant streams an LLM's reply into it."""
 
 from __future__ import annotations
 
