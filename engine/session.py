@@ -32,8 +32,8 @@ from voicedesk.engine.events import (
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.session_limits import SessionLimits, check_text
 from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
-from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.chunker_rules import HeldText
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
@@ -142,7 +142,7 @@ class SessionCore:
         self._follow_voice_language()
 
     def _follow_voice_language(self, voice: str | None = None) -> None:
-        """The chunker estimates phonemes the way the voice's language's G2P makes them (``language_rules``):
+        """The chunker estimates phonemes the way the voice's language's G2P makes them (``chunker_phonemes``):
         the session's voice, or a whole request's own."""
         set_language = getattr(self.chunker, "set_language", None)
         if set_language is None:

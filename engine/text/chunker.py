@@ -12,8 +12,8 @@ Where text is cut decides both latency and prosody:
 - Floor and ceiling: a sentence under ``min_sentence_chars`` merges with the next one already in hand; a chunk whose
   phoneme estimate (``chunker_phonemes``) would pass ``max_chunk_phonemes`` is cut at its last sentence end, else
   clause, else word boundary.
-- No clock: ``held`` (``chunker_held``) says what is held and why; the session calls ``release_sentences()`` or
-  ``release_all()`` after a quiet spell.
+- No clock: ``held`` (``chunker_rules.HeldText``) says what is held and why; the session calls
+  ``release_sentences()`` or ``release_all()`` after a quiet spell.
 - No cut inside what the front-end reads whole (``chunker_spans``): overrides, links, a number and its unit, an SSML
   element.
 - Fragmentation invariance: the same text in any pieces gives the same chunks and the same ``held``; each character
@@ -25,13 +25,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
 from voicedesk.engine.text.chunker_phonemes import (
     CJK,
+    CJK_PHRASE_WAIT,
     QUARTERS,
     SPACE,
     PhonemeEstimator,
     char_kind,
+    char_kind_for,
+    cjk_phrase_boundary,
     estimate_phonemes,
     is_cjk,
 )
@@ -47,13 +49,14 @@ from voicedesk.engine.text.chunker_rules import (
     NEWLINES,
     SPACED_CLOSERS,
     TERMINALS,
+    HeldEnd,
+    HeldText,
     clean_word,
     cut_may_follow,
     run_ends_sentence,
     run_ends_unless_lower,
 )
 from voicedesk.engine.text.chunker_spans import SpanGuard, is_number_token, number_binds
-from voicedesk.engine.text.language_rules import CJK_PHRASE_WAIT, char_kind_for, cjk_phrase_boundary
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -442,7 +445,7 @@ class IncrementalSentenceChunker:
 
     def _cjk_cut_due(self, before: str, after: str) -> bool:
         """The early first fragment of unspaced text is cut at its limit, at a phrase boundary of the voice's
-        language (``language_rules``) when one comes within a few more characters."""
+        language (``chunker_phonemes``) when one comes within a few more characters."""
         if self._words < self._max_first_words:
             return False
         forced = self._words >= self._max_first_words + CJK_PHRASE_WAIT

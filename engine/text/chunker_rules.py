@@ -1,9 +1,12 @@
-"""Character classes and the sentence-end decision at each ``.``/``!``/``?`` run, kept apart from the chunker's state
-machine so they read as a table."""
+"""Character classes, the sentence-end decision at each ``.``/``!``/``?`` run, and what the chunker says it holds
+(``HeldText``: the clock-free facts a session turns into "release on quiet" deadlines), kept apart from the chunker's
+state machine so they read as a table."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from enum import StrEnum
 
 NEWLINES = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 """What ``str.splitlines`` splits on: each ends a sentence."""
@@ -114,3 +117,37 @@ def cut_may_follow(token: str, *, at_line_start: bool) -> bool:
     if not word.endswith("."):
         return True
     return run_ends_unless_lower(True, word[:-1], at_line_start=at_line_start)
+
+
+class HeldEnd(StrEnum):
+    """How the held text ends: what the chunker is waiting for at its tail."""
+
+    LOOK_AHEAD = "look-ahead"
+    """A sentence end (terminal punctuation and whitespace) waiting only for the next non-space character: a lower-case
+    word would still make it go on ("wait... what")."""
+    CLOSERS = "closers"
+    """A sentence end: a CJK terminal (``。！？``) is the last character held, its run still open for closing
+    quotes or brackets ("我是一个机器人。")."""
+    MERGING = "merging"
+    """A confirmed sentence end held so a short sentence can merge with the next (under ``min_sentence_chars``, or a
+    first fragment under ``min_first_words``)."""
+    UNSPACED = "unspaced"
+    """Terminal punctuation with nothing after it yet: "3." may become "3.14", so it is not in ``sentence_chars``;
+    ``release_all()`` releases up to it."""
+    OPEN = "open"
+    """Mid-sentence: more text is needed before the held text can end (an earlier sentence end may still be
+    held: see ``sentence_chars``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldText:
+    """A snapshot of what the chunker holds (``IncrementalSentenceChunker.held``); it does not change later."""
+
+    chars: int
+    """Characters held: the same as ``buffered_chars`` (from the first non-space character, trailing whitespace
+    included)."""
+    sentence_chars: int
+    """Held characters up to the last sentence end, closers included; what ``release_sentences()`` releases ("Sure. I
+    will" gives 5)."""
+    end: HeldEnd
+    """How the held text ends."""

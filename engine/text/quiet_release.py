@@ -8,7 +8,7 @@ text ``max_buffer_delay_ms`` after the last fragment. The session core and the r
 from __future__ import annotations
 
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
+from voicedesk.engine.text.chunker_rules import HeldEnd, HeldText
 
 DEFAULT_MAX_BUFFER_DELAY_MS = 1000
 """How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""

@@ -8,8 +8,7 @@ import random
 import pytest
 
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator
-from voicedesk.engine.text.language_rules import char_kind_for
+from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator, char_kind_for
 
 PROSE = {
     "e": "El tren de alta velocidad salió de la estación central a las ocho de la mañana con cuatrocientos "
