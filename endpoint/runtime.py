@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING
 from voicedesk.endpoint.fair_admission import admit, evicted
 from voicedesk.endpoint.log_safety import bad_frame_log, escape
 from voicedesk.endpoint.settings import ServerSettings
-from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.input_budget import BucketsByAddress, JunkByAddress
+from voicedesk.engine.limits import BucketsByAddress, JunkByAddress, QueueLoad
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
@@ -309,7 +308,7 @@ class EndpointRuntime:
         return self.scheduler.pending
 
     def queue_load(self, own_phonemes: int = 0, in_hand_s: float = 0.0) -> QueueLoad:
-        """What a new request waits behind: its session's own backlog (``engine.admission``); none for a newcomer."""
+        """What a new request waits behind: its session's own backlog (``engine.limits``); none for a newcomer."""
         return QueueLoad(self.scheduler.s_per_phoneme, own_phonemes, in_hand_s, self.scheduler.pending)
 
     def session_ids(self) -> set[str]:

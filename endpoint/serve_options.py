@@ -15,7 +15,7 @@ from pathlib import Path
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.engine_spec import add_lexicon_option, lexicon_from_args
 from voicedesk.engine.errors import UsageError
-from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.limits import SessionLimits
 
 TOKEN_ENV = "VOICEDESK_TOKEN"
 DEFAULTS = ServerSettings()

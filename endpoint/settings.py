@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from voicedesk.engine.limits import ConnectionLimits, SessionLimits
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from voicedesk.engine.session_limits import ConnectionLimits, SessionLimits
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
@@ -57,7 +57,7 @@ class ServerSettings:
     ``MAX_REQUEST_AGE_S``); None turns the check off."""
     first_audio_target_s: float | None = 2.0
     """A session's new whole request is refused with 503 ``queue_saturated`` while its own backlog would keep it waiting
-    longer than this beyond the audio its listener holds (``engine.admission``); None: off."""
+    longer than this beyond the audio its listener holds (``engine.limits``); None: off."""
     max_queue_depth: int | None = None
     """A backstop by count: while more sentences than this wait for the model, new whole requests are refused
     with ``queue_saturated`` whatever the speed; None (the default) leaves admission to the expected wait."""

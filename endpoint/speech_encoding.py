@@ -16,10 +16,10 @@ from starlette.responses import Response
 
 from voicedesk.endpoint.runtime import EndpointRuntime
 from voicedesk.endpoint.speech_request import SpeechRequest
-from voicedesk.engine.admission import judge, refusal_message
 from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
+from voicedesk.engine.limits import judge, refusal_message
 from voicedesk.engine.request_fields import check_fresh
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
@@ -43,7 +43,7 @@ class AdmissionRefused(VoicedeskError):
 
 
 def check_not_saturated(runtime: EndpointRuntime, own_phonemes: int = 0, in_hand_s: float = 0.0) -> None:
-    """Refuses a request its session's own backlog would keep waiting too long (``engine.admission``), or, as a
+    """Refuses a request its session's own backlog would keep waiting too long (``engine.limits``), or, as a
     backstop, while more than ``max_queue_depth`` sentences wait. The message starts with the code, which the
     sample's client matches."""
     settings = runtime.settings

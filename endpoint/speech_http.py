@@ -41,9 +41,9 @@ from voicedesk.engine.audio_formats import ENCODINGS
 from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
 from voicedesk.engine.protocol import wire_error
-from voicedesk.engine.session_limits import SessionLimits
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from voicedesk.engine import request_fields as fields
 from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import ProtocolError, decode_text_change, parse_json_frame
-from voicedesk.engine.session_limits import SessionLimits
 from voicedesk.engine.text_config import TextChange
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]

@@ -27,7 +27,7 @@ from voicedesk.endpoint.log_safety import CountLog, refusal_log
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
 from voicedesk.engine.events import Closed, Error
-from voicedesk.engine.input_budget import JunkByAddress, ReadPacing
+from voicedesk.engine.limits import JunkByAddress, ReadPacing
 from voicedesk.engine.protocol import encode_event
 
 log = logging.getLogger(__name__)

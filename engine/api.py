@@ -34,8 +34,7 @@ class Session(Protocol):
         max_buffer_delay_ms: float | None = None,
         text: TextSettings | None = None,
     ) -> None:
-        """Changes voice/speed for text sent from now on, how long held text waits for more (release on quiet),
-        and how text is read (``text``: markup options and the session's lexicon, replacing the previous ones)."""
+        """Changes voice, speed, release delay and text reading (``text`` replaces the previous options and lexicon)."""
 
     async def close(self) -> None:
         """Finishes what was asked, then ends the session with ``Closed``."""
@@ -67,8 +66,7 @@ class Engine(Protocol):
     def info(self) -> EngineInfo: ...
 
     async def voices(self) -> tuple[VoiceInfo, ...] | None:
-        """The voices this engine can speak (``downloaded`` says which are usable now); None when it cannot tell
-        (a SageMaker endpoint has no listing call)."""
+        """The voices this engine can speak; None when it cannot tell (a SageMaker endpoint has no listing call)."""
         ...
 
     async def open_session(self, config: SessionConfig | None = None) -> Session: ...

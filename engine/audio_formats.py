@@ -42,8 +42,7 @@ ENCODINGS: dict[str, str] = {
 """The codec inside each format (``X-Audio-Encoding``)."""
 
 SAMPLE_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 44100, 48000)
-"""Rates a client may ask for. The AWS sample offers 8000/16000/22050/24000; 44100 and 48000 are upsampled
-(no added fidelity) so a 44.1/48 kHz pipeline (WebRTC, a sound card) does not have to resample itself."""
+"""Rates a client may ask for: the AWS sample's, plus 44.1/48 kHz (upsampled) so such pipelines need not resample."""
 
 FORMAT_RATES: dict[str, tuple[int, ...]] = {
     "opus": (8000, 16000, 24000, 48000),  # libopus encodes only at 8/12/16/24/48 kHz
@@ -51,8 +50,8 @@ FORMAT_RATES: dict[str, tuple[int, ...]] = {
 """Formats that take fewer rates than ``SAMPLE_RATES``."""
 
 BIT_RATES: dict[str, int] = {"mp3": 48_000, "opus": 32_000, "aac": 64_000}
-"""Mono bit rates: mp3 as the AWS sample sends it; opus at the rate Opus calls fullband speech; FFmpeg's AAC
-encoder needs more than LAME to sound clean."""
+"""Mono bit rates: mp3 as the AWS sample sends it, opus at fullband speech, AAC higher (FFmpeg's needs more than
+LAME)."""
 
 _AV_FORMATS: dict[str, tuple[str, str, dict[str, str], dict[str, str]]] = {
     # format: (muxer, codec, muxer options when streaming, muxer options for a whole file)
@@ -219,8 +218,7 @@ class _Sink:
 
 
 class CodecEncoder(_Base):
-    """mp3, opus, flac or aac through PyAV; a whole file goes to a seekable buffer so its header gets real sizes
-    (FLAC STREAMINFO, the mp3 Xing/LAME frame that tells decoders the encoder delay)."""
+    """mp3, opus, flac or aac through PyAV; a whole file goes to a seekable buffer so its header gets real sizes."""
 
     def __init__(self, audio_format: str, sample_rate: int, streaming: bool) -> None:
         super().__init__(audio_format, sample_rate, streaming)

@@ -57,8 +57,7 @@ def parse_engine_args(values: list[str] | None) -> EngineSpec:
 
 
 def add_engine_options(parser: argparse.ArgumentParser, flag: str = "--engine", side: str = "") -> None:
-    """``--engine KIND [TARGET]`` and what each kind needs; ``flag``/``side`` declare a second engine (``--engine-b``)
-    for comparisons."""
+    """``--engine KIND [TARGET]`` and its options; ``flag``/``side`` declare a second engine (``--engine-b``)."""
     suffix = f"-{side}" if side else ""
     which = f" (the {side.upper()} side)" if side else ""
     parser.add_argument(

@@ -14,12 +14,12 @@ from collections.abc import AsyncIterator, Callable
 from voicedesk.engine.api import EngineInfo, EventStream
 from voicedesk.engine.errors import CloseReason, VoicedeskError
 from voicedesk.engine.events import Audio, Error, Event, SessionConfig
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.scheduler import SynthesisScheduler
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
-from voicedesk.engine.session_limits import SessionLimits
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.frontend.settings import TextSettings
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 WORTH_FRACTION = 0.2
-"""Stop a call only when what is left of it is longer than this share of the newcomer's own first call: waiting for
-less than that keeps the newcomer within 1.2× of its time to first audio alone."""
+"""Stop a call only when what is left of it is longer than this share of the newcomer's first call (≤ 1.2× its wait)."""
 SLACK_MARGIN_S = 0.5
 """Audio the stopped session keeps in hand beyond the redo and the first sentences ahead of it (jitter, encoding)."""
 MAX_WASTE_FRACTION = 1.0
@@ -45,8 +44,8 @@ def should_preempt(
     first_work_ahead: int = 0,
     share: int = 0,
 ) -> bool:
-    """Whether a first sentence of ``first_size`` phonemes arriving at ``arrival`` (the running call's clock) should
-    stop ``running``. ``first_work_ahead``: first sentences of other sessions already queued (they go first too)."""
+    """Whether a newcomer's first sentence of ``first_size`` phonemes arriving at ``arrival`` should stop
+    ``running``."""
     if s_per_phoneme is None or running.size <= 0:
         return False
     redo_s = running.size * s_per_phoneme

@@ -103,8 +103,7 @@ class Configure:
 
 
 def configure_of(config: SessionConfig) -> Configure:
-    """The ``config`` that gives a fresh server session this session's settings (voice, speed, delay, text options that
-    differ, lexicon, phoneme report)."""
+    """The ``config`` that gives a fresh server session this session's settings."""
     text = change_of(config.text)
     return Configure(
         voice=config.voice,
@@ -152,8 +151,7 @@ class ProtocolError(Exception):
 
 
 def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lexicon | None:
-    """``lexicon``: a list of ``{"word", "phonemes"|"respelling", "case_sensitive"?}``; a bad entry is refused
-    with ``bad_lexicon`` naming it (its index and word), and the session keeps its lexicon as it was."""
+    """``lexicon``: a list of entries; a bad one is refused with ``bad_lexicon`` naming it, the lexicon unchanged."""
     value = message.get("lexicon")
     if value is None:
         return None
@@ -164,8 +162,7 @@ def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lex
 
 
 def decode_text_change(message: dict[str, object], request_id: str | None = None) -> TextChange:
-    """The text options of a ``config`` (or an HTTP request body): ``lexicon``, ``markup``, ``urls``, ``code``,
-    ``emoji``. Raises ``ProtocolError`` (``bad_lexicon`` naming the entry, else ``bad_message``)."""
+    """The text options of a ``config`` or HTTP body; raises ``ProtocolError``."""
 
     field = _Fields(message, request_id)
     return TextChange(
@@ -178,8 +175,7 @@ def decode_text_change(message: dict[str, object], request_id: str | None = None
 
 
 class _Fields:
-    """A message's fields, each checked by ``engine.request_fields`` (as on the HTTP routes); a refusal is a
-    ``ProtocolError`` tagged with the request's id."""
+    """A message's fields, checked by ``engine.request_fields``; a refusal is tagged with the request's id."""
 
     def __init__(self, message: dict[str, object], request_id: str | None = None) -> None:
         self.message, self.request_id = message, request_id
@@ -195,8 +191,7 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def parse_json_frame(frame: Frame, max_frame_bytes: int, what: str = "A frame") -> object:
-    """JSON from a text or binary frame (or HTTP body), with every failure a ``ProtocolError`` (never another
-    exception: too-long numbers and too-deep nesting included)."""
+    """JSON from a frame or HTTP body, every failure a ``ProtocolError`` (huge numbers and deep nesting included)."""
     size = len(frame.encode("utf-8", "surrogatepass") if isinstance(frame, str) else frame)
     if size > max_frame_bytes:
         raise ProtocolError(

@@ -84,8 +84,7 @@ def text_length(chars: int, max_chars: int, what: str) -> None:
 
 
 def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "request") -> None:
-    """Refuses, before any synthesis, text that would make more audio than one request may (speed counts: the
-    same text at 0.25 makes four times the audio, and costs four times the compute)."""
+    """Refuses text that would make more audio than one request may; speed counts (0.25 makes four times the audio)."""
     audio_s = estimated_audio_s(text, speed)
     if audio_s > max_audio_s:
         raise FieldError(
@@ -97,8 +96,7 @@ def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "reques
 
 
 def voice(value: object, key: str = "voice") -> str | None:
-    """A voice spec (a name, a ``.pt`` path or a blend ``af_heart:0.7,am_adam:0.3``); whether it exists is the
-    engine's to say."""
+    """A voice spec (a name, a ``.pt`` path or a blend); whether it exists is the engine's to say."""
     return string(value, key, MAX_VOICE_SPEC_CHARS)
 
 
@@ -159,8 +157,7 @@ def buffer_delay(value: object, key: str = "max_buffer_delay_ms") -> int | None:
 
 
 def speed_number(value: object, key: str = "speed") -> float | None:
-    """``speed`` if it is a number, in range or not: the WebSocket's codec refuses what is not one (as junk), the
-    session what is out of range (answered in its turn)."""
+    """``speed`` if it is a number, in range or not: the session refuses what is out of range, in its turn."""
     return _number(value, key, _bad_speed)
 
 
@@ -222,8 +219,7 @@ def sample_rate(value: object, key: str = "sample_rate") -> int | None:
 
 
 def check_fresh(timestamp: float | None, now: float, max_age_s: float | None) -> None:
-    """Refuses a request older than ``max_age_s`` (the AWS sample's 56 s, under SageMaker's 60 s limit). The message
-    starts with the code, which the sample's client reads."""
+    """Refuses a request older than ``max_age_s`` (the AWS sample's 56 s); the message starts with the code."""
     if timestamp is None or max_age_s is None:
         return
     age = now - timestamp

@@ -87,8 +87,7 @@ class DeadlineQueue:
         return {e.session_id for e in self._by_id.values()}
 
     def first_work(self, exclude: str | None) -> int:
-        """The size of the first-of-utterance jobs queued by sessions other than ``exclude``: what a new first
-        sentence would wait behind."""
+        """The first sentences other sessions queued: what a new first sentence would wait behind."""
         return sum(e.size for e in self._by_id.values() if e.key[0] == 0 and e.session_id != exclude)
 
     def waiting_work(self, exclude: str) -> tuple[bool, int | None]:
@@ -103,8 +102,7 @@ class SchedulerClosed(RuntimeError):
 
 
 BatchRunner = Callable[[list[Any], Callable[[], bool]], list[Any]]
-"""Runs several jobs' batch items as one call (``engine.model.batch``): returns their results in order. Its
-second argument says whether to stop (every session of the batch was cancelled)."""
+"""Runs several jobs' batch items as one call, results in order; its second argument says whether to stop."""
 
 
 @dataclass(slots=True)
@@ -127,8 +125,8 @@ class _Job:
 
 
 class SynthesisScheduler:
-    """Runs submitted blocking calls on one worker thread, most urgent first; with a ``batch_runner``, jobs that
-    carry a batch item and are ready together run as one call (``engine.model.batch_policy``)."""
+    """Runs blocking calls on one worker thread, most urgent first; with ``batch_runner``, ready batch items
+    together."""
 
     def __init__(
         self,
@@ -195,8 +193,8 @@ class SynthesisScheduler:
         job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
 
     def _maybe_preempt(self, session_id: str, arrival: float, size: int, share: int) -> None:
-        """Stops the running call for a first sentence that just arrived, when ``engine.preemption`` says so. Only a
-        call that runs alone: a batch holds other sessions' work."""
+        """Stops the running call for a just-arrived first sentence when ``engine.preemption`` says so (never a
+        batch)."""
         if not self.preemption or len(self._running) != 1:
             return
         job = self._running[0]
@@ -223,8 +221,7 @@ class SynthesisScheduler:
         return len(dropped)
 
     def others_waiting(self, session_id: str) -> tuple[bool, int | None]:
-        """Whether another session has a job queued (then this session's next call should be short), and the size
-        (phonemes) of the smallest first sentence waiting: a call about that long keeps its wait near its own."""
+        """Whether another session has work queued, and the size of the smallest first sentence waiting."""
         return self._queue.waiting_work(session_id)
 
     @property
@@ -267,7 +264,7 @@ class SynthesisScheduler:
 
     @property
     def s_per_phoneme(self) -> float | None:
-        """The model's measured forward cost (None: nothing measured yet), for admission (``engine.admission``)."""
+        """The model's measured forward cost (None: nothing measured yet), for admission (``engine.limits``)."""
         return self._s_per_phoneme
 
     def _learn_speed(self, size: int, elapsed_s: float) -> None:
@@ -331,8 +328,7 @@ class SynthesisScheduler:
             await asyncio.sleep(0)
 
     def _requeue_preempted(self, job: _Job) -> bool:
-        """A call stopped for a first sentence goes back in the queue under its own key (its session never knows);
-        True when it did."""
+        """A call stopped for a first sentence goes back in the queue under its own key; True when it did."""
         if not job.preempted or job.cancelled or job.future.done() or self._closed or job.interrupt is None:
             return False
         job.preempted = False

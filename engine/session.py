@@ -29,8 +29,8 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
+from voicedesk.engine.limits import SessionLimits, check_text
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
-from voicedesk.engine.session_limits import SessionLimits, check_text
 from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
 from voicedesk.engine.text.chunker_rules import HeldText
@@ -73,8 +73,7 @@ class SynthesisJob:
     text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
     """How the front-end reads this sentence (the session's at the time the sentence was released)."""
     markup_text: str | None = None
-    """What the synthesizer reads when it is not ``text``: a chunk of an SSML document wrapped as a document of its
-    own (``engine.text.chunk_markup``); ``text`` stays the chunk as sent."""
+    """An SSML chunk wrapped as a document of its own, for the synthesizer; ``text`` stays the chunk as sent."""
 
 
 @dataclass(slots=True)
@@ -142,8 +141,7 @@ class SessionCore:
         self._follow_voice_language()
 
     def _follow_voice_language(self, voice: str | None = None) -> None:
-        """The chunker estimates phonemes the way the voice's language's G2P makes them (``chunker_phonemes``):
-        the session's voice, or a whole request's own."""
+        """The chunker estimates phonemes in the voice's language (the session's voice, or a whole request's own)."""
         set_language = getattr(self.chunker, "set_language", None)
         if set_language is None:
             return
@@ -167,8 +165,7 @@ class SessionCore:
     def synthesize(
         self, text: str, now: float, voice: str | None = None, speed: float | None = None, request_id: str | None = None
     ) -> list[Event]:
-        """A whole request (the AWS sample's): speak ``text`` with this voice and speed, then ``RequestFinished``;
-        streamed text still held goes first. ``voice`` is checked by the adapter."""
+        """A whole request: speak ``text`` with this voice and speed, then ``RequestFinished``; held text goes first."""
         if refusal := self._refuse_if_closing(request_id):
             return refusal
         try:
@@ -233,8 +230,7 @@ class SessionCore:
         text: TextSettings | None = None,
         report_phonemes: bool | None = None,
     ) -> list[Event]:
-        """Applies to sentences released from now on. The adapter checks the voice exists (and builds ``text``
-        from the client's change, so a bad lexicon is refused before it gets here)."""
+        """Applies to sentences released from now on; the adapter checks the voice and builds ``text``."""
         if refusal := self._refuse_if_closing():
             return refusal
         try:
@@ -266,7 +262,7 @@ class SessionCore:
         return events
 
     def wind_down(self, now: float) -> list[Event]:
-        """Server shutdown: the sentence being synthesized finishes, everything else is cancelled (answered), then
+        """Server shutdown: the sentence on the model finishes, the rest is cancelled, then
         ``Closed(SHUTDOWN_REASON)``."""
         if self._closed or self._winding_down:
             return []
@@ -413,15 +409,13 @@ class SessionCore:
 
     @property
     def backlog_phonemes(self) -> int:
-        """The work a new request of this session waits behind: queued and in-flight sentences (estimated phonemes)
-        and held text (a phoneme a character)."""
+        """The work a new request waits behind: queued, in-flight and held text, in estimated phonemes."""
         pending = self._in_flight_pending
         in_flight = pending.phonemes if pending is not None and self._in_flight is not None else 0
         return self._queued_phonemes + in_flight + self.chunker.buffered_chars
 
     def upcoming(self) -> tuple[str, str, TextSettings] | None:
-        """The sentence queued next as the synthesizer will get it (text as rendered, voice, text settings), so its
-        CPU half can be prepared while the current one is on the model; None when nothing is queued."""
+        """The sentence queued next, as the synthesizer will get it, so it can be prepared ahead; None if none."""
         if not self._queue:
             return None
         pending = self._queue[0]
@@ -429,8 +423,7 @@ class SessionCore:
         return text, pending.voice, pending.text_settings
 
     def arriving(self) -> tuple[str, str, TextSettings] | None:
-        """The sentence still arriving (held by the chunker), as ``upcoming`` gives a queued one, so the front-end
-        can start on its finished numbers and units; None when nothing is held or it is SSML (framed later)."""
+        """The sentence still arriving, so its numbers can be normalized ahead; None when none or it is SSML."""
         text = getattr(self.chunker, "held_text", "")
         if not text.strip() or "<" in text:
             return None

@@ -27,8 +27,7 @@ class TextChange:
         return all(getattr(self, name) is None for name in ("lexicon", *TEXT_OPTIONS))
 
     def applied_to(self, settings: TextSettings, base: Lexicon = EMPTY_LEXICON) -> TextSettings:
-        """``settings`` with this change; a new lexicon is merged over ``base`` (the server's). Raises
-        ``TextSettingsError`` (``bad_message``) for an option that is not one of its choices."""
+        """``settings`` with this change, a new lexicon merged over ``base``; raises ``TextSettingsError``."""
         changed = {name: value for name in TEXT_OPTIONS if (value := getattr(self, name)) is not None}
         if self.lexicon is not None:
             changed["lexicon"] = self.lexicon.merged_over(base) if base else self.lexicon
@@ -36,8 +35,8 @@ class TextChange:
 
 
 def change_of(settings: TextSettings, base: Lexicon = EMPTY_LEXICON) -> TextChange:
-    """The change that turns a server's defaults into ``settings``: what a client sends so that a remote session
-    reads text as this one would (options left at their defaults are not sent; entries in ``base`` are not)."""
+    """What a client sends so a remote session reads text as ``settings`` do (defaults and ``base`` entries left
+    out)."""
     own = tuple(entry for entry in settings.lexicon.entries if entry not in base.entries)
     return TextChange(
         lexicon=Lexicon(own) if own else None,

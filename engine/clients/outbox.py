@@ -21,8 +21,7 @@ TEXT_FRAME_PREFIX = '{"type":"text","text":'
 MAX_MERGED_CHARS = 16 * 1024
 """A merged frame stays well under the server's frame limit (256 KiB)."""
 MAX_MERGED_AUDIO_S = 60.0
-"""And reads for at most about a minute: far under a server's compute budget per message (20 min by default),
-which counts digits, symbols and emoji as long as they are read."""
+"""And reads for at most about a minute: far under a server's compute budget per message (20 min by default)."""
 MAX_QUEUED_CHARS = 256 * 1024
 
 

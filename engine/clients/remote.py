@@ -137,8 +137,7 @@ class RemoteSession:
         await self.channel.abort()
 
     async def reconnect(self) -> None:
-        """Drops this connection and what it had queued and opens a new one with the same settings; the server's
-        session is new, and an ``events()`` begun before ends with ``Closed("aborted")``."""
+        """Drops this connection and its queue and opens a new one with the same settings (a new server session)."""
         await self.aclose()
         self._attach(await self._opener(_configure_frame(self._config)))
 

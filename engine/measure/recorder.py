@@ -81,8 +81,7 @@ class MirrorChunker:
         return self._release_chunks([ReleasedChunk(text, flushed_s if opened is None else opened, flushed_s)])
 
     def catch_up(self, now: float) -> None:
-        """Records what the session released on quiet before ``now``, each at its deadline. Its text was handed to
-        the session before; the sentence is dispatched when released, so that is its sent time too."""
+        """Records what the session released on quiet before ``now``, each at its deadline (also its sent time)."""
         while (deadline := self._release.next_deadline()) is not None and deadline <= now:
             opened = deadline if self._open_since is None else self._open_since
             chunks = [ReleasedChunk(text, opened, deadline, deadline) for text in self._release.due(deadline)]
@@ -215,8 +214,7 @@ class UtteranceRecorder:
         return index
 
     def audio(self, seq: int, pcm: bytes, t: float, leg: Leg | None = None) -> tuple[int, bool] | None:
-        """Audio of ``seq`` arrived at ``t``: (its row, whether it is the row's first audio), or None when that
-        sentence was never announced (the audio is not recorded: there is no row to put it in)."""
+        """Audio of ``seq`` at ``t``: (its row, whether first), or None for a sentence never announced."""
         row = self._row_of(leg or self.leg, seq)
         if row is None:
             self._note(f"audio for sentence {seq} of {leg.engine if leg else self.leg.engine}, never announced")
@@ -283,7 +281,7 @@ class UtteranceRecorder:
             row.dac_s = t if row.dac_s is None else min(row.dac_s, t)
 
     def underrun(self, t: float) -> None:
-        """The player ran dry at ``t``; charged by the rule of the module docstring when the timeline is built."""
+        """The player ran dry at ``t``; charged by ``underrun_row``'s rule when the timeline is built."""
         self._underruns.append(t)
 
     def on_player(self, kind: str, index: int | None, t: float) -> None:
@@ -300,8 +298,7 @@ class UtteranceRecorder:
         return len(self._rows)
 
     def measure_seams(self) -> None:
-        """The silence heard at each seam between consecutive sentences of the audio as it arrived (call once the
-        audio is in: it reads all of it)."""
+        """The silence heard at each seam between sentences of the audio as it arrived (call once it is all in)."""
         voiced = [row for row in self._rows if row.pcm]
         if len(voiced) < 2:
             return

@@ -55,8 +55,7 @@ def item_of(model: nn.Module, phonemes: str, ref_s: torch.Tensor, speed: float =
 def forward_batch(
     model: nn.Module, items: Sequence[BatchItem], check: Callable[[], None] | None = None
 ) -> list[BatchOutput]:
-    """Runs ``items`` as one padded forward; the outputs are in the items' order. ``check`` is called at the
-    start of every block (it may raise to stop the forward, as the synthesizer's interrupt hooks do)."""
+    """Runs ``items`` as one padded forward, outputs in order; ``check`` may raise at each block to stop it."""
     if not items:
         return []
     run = _Run(model, check or (lambda: None))
@@ -169,8 +168,7 @@ class _Run:
         ]
 
     def _harmonics(self, f0_curve: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The harmonic source's spectrum per item at its exact length (it draws random numbers: item order),
-        zero-padded into one batch; and each item's frame count."""
+        """The harmonic source per item at its exact length, in item order (it draws random numbers), padded."""
         gen = self.m.decoder.generator
         spectra = []
         for row, length in enumerate(n.tolist()):
@@ -282,8 +280,7 @@ def synthesize_batch(
 
 
 def batch_runner(synthesizer: KokoroSynthesizer) -> Callable[[list[Any], Callable[[], bool]], list[Any]]:
-    """The scheduler's batch runner: items are ``(BatchJob, finish)``, where ``finish(result, seconds)`` turns a
-    job's ``SynthesisResult`` into what its unbatched call returns (the session driver's rendered sentence)."""
+    """The scheduler's batch runner: ``finish(result, seconds)`` turns each job's result into its unbatched call's."""
 
     def run(items: list[Any], should_stop: Callable[[], bool]) -> list[Any]:
         started = time.perf_counter()
@@ -304,8 +301,7 @@ CALIBRATION_TEXTS = (
 
 
 def measure_speedup(synthesizer: KokoroSynthesizer, voice: str, repeats: int = 2) -> float:
-    """One-by-one time over batched time for ``CALIBRATION_TEXTS`` on this device (best of ``repeats``): above 1,
-    batching pays here. Runs the model; call it on the model's thread, after warm-up."""
+    """One-by-one time over batched time on this device (above 1: batching pays); run it on the model's thread."""
     jobs = [BatchJob(text, voice, 1.0) for text in CALIBRATION_TEXTS]
     alone = batched = float("inf")
     for _ in range(repeats):
@@ -322,8 +318,7 @@ def measure_speedup(synthesizer: KokoroSynthesizer, voice: str, repeats: int = 2
 def choose_batch_runner(
     synthesizer: KokoroSynthesizer, mode: BatchMode, voice: str
 ) -> tuple[Callable[[list[Any], Callable[[], bool]], list[Any]] | None, float | None]:
-    """The batch runner to serve with (None: run one by one) and the speed-up measured (None: not measured, as
-    on a CPU, where batching does not pay). Runs the model when it measures: on the model's thread."""
+    """The batch runner to serve with (None: one by one) and the speed-up measured (None on a CPU)."""
     speedup = None
     if mode is BatchMode.AUTO and synthesizer.device.startswith("cuda"):
         speedup = measure_speedup(synthesizer, voice)

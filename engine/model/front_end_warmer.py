@@ -27,8 +27,7 @@ class FrontEndWarmer:
         """Fragments warmed (for tests and benchmarks)."""
 
     def hint(self, text: str, voice: str, settings: TextSettings) -> None:
-        """Warms ``text`` soon on the warmer's thread; returns at once. Only its complete words count: a token that
-        only extends the last word (``1,2`` → ``1,20``) asks for nothing new."""
+        """Warms ``text``'s complete words soon on the warmer's thread; returns at once."""
         text = complete_words(text)
         if not text.strip():
             return

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from kokoro import KModel, KPipeline
 
 QUIET_LOGGERS = {"phonemizer": logging.ERROR, "jieba": logging.WARNING}
-"""phonemizer warns on every espeak-ng call that switches language, jieba logs its dictionary build; both set their
-level when they load, so it is set again after each build."""
+"""espeak-ng and jieba reset their log levels when they load, so they are quietened again after each build."""
 
 
 class G2PPipelines:
@@ -28,14 +27,12 @@ class G2PPipelines:
         self.repo_id = repo_id
         self._model = model
         self.vocab = frozenset(vocab) if vocab is not None else None
-        """The model's phoneme vocabulary: other languages' G2P output is kept to what the model can say (None:
-        unknown, e.g. ``voicedesk phonemes`` before config.json is fetched; kept whole)."""
+        """The model's phoneme vocabulary, other G2Ps' output is kept to (None: unknown, kept whole)."""
         self._lock = threading.Lock()
         self._pipelines: dict[str, KPipeline] = {}
 
     def get(self, lang_code: str) -> KPipeline:
-        """A language whose G2P is not set up on this machine is refused with the command that sets it up
-        (``engine.model.languages``)."""
+        """A language not set up here is refused with the command that sets it up."""
         with self._lock:
             existing = self._pipelines.get(lang_code)
         if existing is not None:
@@ -69,8 +66,7 @@ class G2PPipelines:
         return built
 
     def other_g2p(self, lang_code: str) -> Callable[[str], tuple[str, Any]] | None:
-        """Another language's G2P, for a run of its script inside this one's text (None if it is not set up
-        here: the run is then read as the language's own G2P can, or left out)."""
+        """Another language's G2P for a run of its script in this one's text (None if not set up here)."""
         try:
             return self.get(DEFAULT_LANGUAGE if lang_code == "a" else lang_code).g2p
         except VoicedeskError:

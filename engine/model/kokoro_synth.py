@@ -66,8 +66,8 @@ MAX_PREPARED_AHEAD = 32
 """Sentences prepared ahead and not yet taken; older ones (a cancelled session's) are dropped past it."""
 
 INTERRUPT_POINTS = frozenset({"AlbertLayer", "LSTM", "AdainResBlk1d", "AdaINResBlock1"})
-"""KModel's layers at whose start a synthesis checks whether it should stop: dozens per forward, so a cancelled
-sentence frees the model within a few percent of its compute, at a cost of a Python call per layer."""
+"""KModel's layers where a synthesis checks whether to stop: a cancelled sentence frees the model within a few
+percent."""
 
 
 class SynthesisInterrupted(Exception):
@@ -135,8 +135,7 @@ def make_monotonic(words: Iterable[WordTiming]) -> tuple[WordTiming, ...]:
 
 
 class KokoroSynthesizer:
-    """Implements ``engine.model.synthesis.Synthesizer``. ``synthesize`` is meant for one worker thread; the voice
-    and pipeline caches are locked because ``check_voice`` is called from other threads meanwhile."""
+    """``synthesize`` runs on one worker thread; caches are locked since ``check_voice`` comes from other threads."""
 
     def __init__(
         self,
@@ -236,8 +235,7 @@ class KokoroSynthesizer:
         should_stop: Callable[[], bool] | None = None,
         settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        """``render(prepare(...))``. Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model
-        runs, and ``VoicedeskError`` (``bad_text``) for text that cannot be read (malformed SSML)."""
+        """``render(prepare(...))``; raises ``SynthesisInterrupted`` when ``should_stop()`` turns true."""
         return self.render(self.prepared(text, voice, settings), voice, speed, should_stop)
 
     def prepared(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
@@ -246,8 +244,7 @@ class KokoroSynthesizer:
         return ahead.result() if ahead is not None else self.prepare(text, voice, settings)
 
     def prepare(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
-        """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes; in a
-        worker process when the synthesizer has a pool (``use_prepare_pool``), else here."""
+        """The CPU half: front-end and G2P into pieces of at most 510 phonemes, in the pool when there is one."""
         spec, _pack = self.resolve_voice(voice)
         language = language_of(parse_voice_spec(spec)[0].source)
         if self._workers is not None:
@@ -260,8 +257,7 @@ class KokoroSynthesizer:
         return PreparedSentence(text, spec, language, spoken, pieces)
 
     def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
-        """Starts preparing a sentence that is coming on a thread of its own (``engine.model.synthesis.PreparesAhead``);
-        ``synthesize`` of the same text, voice and settings takes the result (or its error) instead of preparing."""
+        """Starts preparing a coming sentence on a thread; ``synthesize`` of the same sentence takes the result."""
         key = (text, voice, settings)
         with self._lock:
             if key in self._ahead:
@@ -421,8 +417,8 @@ class KokoroSynthesizer:
         return path
 
     def _missing_voice(self, name: str) -> VoiceError:
-        """What is wrong (and which voices there are) in the message; the commands that fix it on this machine in
-        the advice, which a client of a remote server does not get (it is the server operator's to follow)."""
+        """What is wrong in the message; the fixing commands in the advice, which a remote server's client does not
+        get."""
         here = self.list_voices()
         here_text = ", ".join(here) if here else "none yet"
         if name in KNOWN_VOICES:
@@ -442,8 +438,7 @@ class KokoroSynthesizer:
 
 
 def assemble_result(prepared: PreparedSentence, outputs: Iterable[Any]) -> SynthesisResult:
-    """The sentence from the model's output for each of its pieces, in order (one forward each, or one padded batch):
-    the pieces' audio with their pauses (SSML breaks) between them, and word timings from the predicted durations."""
+    """The sentence from its pieces' model output, in order: audio with SSML pauses between, word timings."""
     from kokoro import KPipeline
 
     parts: list[np.ndarray] = []

@@ -25,8 +25,7 @@ def download_requirements(codes: Iterable[str]) -> list[str]:
 
 
 def pip_reason(output: str) -> str:
-    """pip's own reason in its output: its error lines (those of a failed build included), not its last line
-    ("note: This error originates from a subprocess")."""
+    """pip's own reason: its error lines, not its last line ("note: This error originates from a subprocess")."""
     lines = [line.strip(" │╰─>×") for line in output.splitlines()]
     errors = [line for line in lines if line.startswith(("ERROR:", "error:")) or "No matching distribution" in line]
     return " ".join(dict.fromkeys(errors or lines[-3:])).strip()
@@ -45,8 +44,7 @@ def install_language_packages(
     report: Callable[[str], None] = print,
     run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> list[str]:
-    """Installs the packages of the languages among ``codes`` that are not ready; returns what it installed.
-    Raises ``VoicedeskError`` with pip's own reason when pip fails (nothing half-done is hidden)."""
+    """Installs the packages of the languages not ready; raises ``VoicedeskError`` with pip's reason when pip fails."""
     codes = list(codes)
     packages = languages.missing_packages(codes)
     if not packages:

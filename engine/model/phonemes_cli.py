@@ -56,8 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def chunks_of(text: str, language: str | None = None) -> list[tuple[str, bool]]:
-    """The chunks a session speaks this text in with a voice of ``language``, each with whether it continues a
-    line (``engine.text.chunk_markup``); SSML stays whole: its elements must not be cut."""
+    """The chunks a session speaks this text in, each with whether it continues a line; SSML stays whole."""
     if text.lstrip().startswith("<speak"):
         return [(text.strip(), False)]
     from voicedesk.engine.text.chunk_markup import LineStarts
@@ -114,8 +113,7 @@ def run_phonemes(args: argparse.Namespace) -> int:
 
 
 def _front_end_process():
-    """A process of its own for the front-end: the two loads (NeMo, spaCy) take a core each. Forked where that is
-    safe (Linux, one thread: nothing imported twice), else spawned."""
+    """A process of its own for the front-end (NeMo and spaCy load on a core each); forked where safe, else spawned."""
     import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor

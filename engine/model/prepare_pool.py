@@ -81,8 +81,7 @@ class TextPreparation:
 
 @dataclass(frozen=True, slots=True)
 class WorkerSetup:
-    """What a worker needs to build its G2P: the model's repository and phoneme vocabulary, and the languages to
-    load at start."""
+    """What a worker needs to build its G2P: the model's repository, its vocabulary and the languages to load."""
 
     repo_id: str
     vocab: frozenset[str]
@@ -91,8 +90,7 @@ class WorkerSetup:
 
 @dataclass(frozen=True, slots=True)
 class _Failure:
-    """A ``VoicedeskError`` raised in a worker, carried by value: its subclasses take other arguments than the ones
-    ``Exception`` pickles, so the error is rebuilt on this side with the same class, code, message and advice."""
+    """A worker's ``VoicedeskError`` carried by value and rebuilt here (its subclasses do not pickle)."""
 
     kind: type[VoicedeskError]
     code: str
@@ -145,8 +143,7 @@ def prepare_in_worker(
 
 
 def warm_in_worker(text: str, language: str, settings: TextSettings) -> MemoEntries:
-    """Normalizes the finished stretches of a sentence still arriving (``FrontEnd.warm``) and returns them, so they
-    can go along to whichever worker prepares the sentence. A hint: any error is left for the sentence to meet."""
+    """Normalizes a still-arriving sentence's finished stretches and returns them, to travel with the sentence."""
     assert _preparation is not None, "start_worker runs first"
     memo = _memo(_preparation.front_end, language)
     if memo is None:
@@ -260,8 +257,7 @@ class PreparePool:
         return outer
 
     def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> None:
-        """A sentence still arriving, to warm in a worker; returns at once. Only the newest fragment waits (a
-        fragment grows; the older one is contained in it), and it starts only while a worker stays idle beside it."""
+        """A still-arriving sentence to warm in a worker; only the newest waits, and only while a worker stays idle."""
         with self._warm_lock:
             self._warm_next = (text, language, settings)
         self._start_warm()

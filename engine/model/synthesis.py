@@ -69,8 +69,7 @@ class PreparesAhead(Protocol):
 
     @property
     def prepare_workers(self) -> int:
-        """Worker processes that prepare sentences (``engine.model.prepare_pool``); 0: one at a time, in-process.
-        With workers, every sentence is handed over as soon as it is queued for the model, not only the next."""
+        """Worker processes preparing sentences (0: in-process); with workers every queued sentence is handed over."""
         ...
 
     def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:

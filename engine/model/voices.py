@@ -57,8 +57,7 @@ class VoiceInfo:
     known: bool
     """One of the Kokoro-82M v1.0 voices (False: a custom pack found in the local cache)."""
     language_ready: bool = True
-    """Its language's G2P and data are set up here (``engine.model.languages``); a voice is usable when this and
-    ``downloaded`` hold."""
+    """Its language's G2P is set up here; a voice is usable when this and ``downloaded`` hold."""
 
     @property
     def usable(self) -> bool:

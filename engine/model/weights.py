@@ -86,8 +86,7 @@ def cached_file(filename: str, repo_id: str = REPO_ID, cache_dir: str | Path | N
 
 
 def cached_vocab(repo_id: str = REPO_ID, cache_dir: str | Path | None = None) -> frozenset[str] | None:
-    """The model's phoneme vocabulary from the cached config.json, without loading the weights (None: not
-    fetched yet, or unreadable)."""
+    """The model's phoneme vocabulary from the cached config.json (None: not fetched, or unreadable)."""
     import json
 
     config = cached_file(CONFIG_FILE, repo_id, cache_dir)

@@ -63,8 +63,7 @@ class SsmlDocuments:
 
 
 class LineStarts:
-    """Follows one session's text as fed and its chunks as released (each the next stretch of the text, stripped of
-    whitespace): ``begins_line`` says whether a chunk begins a line as written. Pure."""
+    """Follows a session's text and its chunks: ``begins_line`` says whether a chunk begins a line as written."""
 
     __slots__ = ("_at_line_start", "_text")
 

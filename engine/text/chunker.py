@@ -161,8 +161,8 @@ class IncrementalSentenceChunker:
         return self._take()
 
     def flush(self) -> str | None:
-        """Ends the utterance: returns what is held as one last chunk (None if only whitespace) and starts over,
-        so the next utterance gets an early first fragment again."""
+        """Ends the utterance: what is held as one last chunk (None if only whitespace); the next gets a first
+        fragment."""
         chunk = None
         if self._start is not None:
             chunk = self._slice(self._start, self._base + len(self._buf)).strip() or None
@@ -196,8 +196,8 @@ class IncrementalSentenceChunker:
 
     @property
     def held(self) -> HeldText | None:
-        """What is held and how it ends (see ``HeldText`` and ``HeldEnd``), or None when nothing is (whitespace
-        alone is never held). A snapshot: pure, no clock; the session turns it into release deadlines."""
+        """What is held and how it ends (``HeldText``), or None; a clock-free snapshot the session turns into
+        deadlines."""
         if self._start is None:
             return None
         end, tail = self._last_end()
@@ -335,8 +335,7 @@ class IncrementalSentenceChunker:
         self._account(i, c, kind, space, newline)
 
     def _resolve_pending(self, i: int, c: str, newline: bool) -> bool:
-        """``c`` (a newline or the first non-space) decides the pending sentence end or day's comma; returns
-        whether it cut."""
+        """``c`` (a newline or the first non-space) decides the pending sentence end; returns whether it cut."""
         pending = self._pending
         assert pending is not None
         if pending.kind == _TERM and c in SPACED_CLOSERS and not newline:
@@ -444,8 +443,8 @@ class IncrementalSentenceChunker:
             self._split_long(i)
 
     def _cjk_cut_due(self, before: str, after: str) -> bool:
-        """The early first fragment of unspaced text is cut at its limit, at a phrase boundary of the voice's
-        language (``chunker_phonemes``) when one comes within a few more characters."""
+        """Cuts unspaced text's first fragment at its limit, at a phrase boundary if one comes within a few
+        characters."""
         if self._words < self._max_first_words:
             return False
         forced = self._words >= self._max_first_words + CJK_PHRASE_WAIT
@@ -466,8 +465,8 @@ class IncrementalSentenceChunker:
         self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".")
 
     def _first_word_done(self, token_start: int, i: int) -> bool:
-        """A token of the early first fragment ended at ``i``: the planner may force the cut (at ``i`` or an
-        earlier phrase boundary); returns whether it did."""
+        """A first-fragment token ended at ``i``: the planner may force the cut there or earlier; returns whether it
+        did."""
         assert self._planner is not None
         if i - token_start > _MAX_WORD:
             token, may_follow = "", True  # too long to be an abbreviation or a function word
@@ -483,8 +482,7 @@ class IncrementalSentenceChunker:
     # ---- cutting --------------------------------------------------------------------------------------
 
     def _cuttable(self, p: int) -> bool:
-        """A word or clause boundary at ``p`` may be cut: not inside a span, nor anywhere in SSML (there only
-        top-level sentence ends are)."""
+        """A word or clause boundary at ``p`` may be cut: not inside a span, and never in SSML."""
         return not self._guard.ssml and not self._guard.inside(p)
 
     def _word_boundary(self, token_start: int, i: int) -> None:
@@ -536,8 +534,7 @@ class IncrementalSentenceChunker:
             self._cut(i, sentence_end=False)
 
     def _cut(self, p: int, *, sentence_end: bool) -> bool:
-        """Releases the held text up to ``p`` as a chunk and rescans what follows it as a new chunk (which
-        continues a sentence unless ``p`` ends one)."""
+        """Releases the held text up to ``p`` as a chunk and rescans what follows as a new one."""
         assert self._start is not None and p > self._start
         chunk = self._slice(self._start, p).rstrip()
         if chunk:

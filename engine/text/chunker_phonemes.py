@@ -228,8 +228,8 @@ second); digits, symbols, emoji and other scripts count as long as they are read
 
 
 def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed``, counted on what is read ("9,876" and an emoji read as
-    words), not on its length: for compute budgets, never for scheduling."""
+    """Seconds of audio ``text`` will make at ``speed``, counted on what is read: for compute budgets, not
+    scheduling."""
     return estimate_phonemes(text) / SPOKEN_PHONEMES_PER_S / speed
 
 

@@ -71,8 +71,7 @@ _EDGE = "\"'“”‘’()[]{}«»‹›「」*_`.,;:!?¡¿…-–—"
 
 
 def phrase_word(token: str) -> str:
-    """A token as the word lists spell it: lower-case, curly apostrophes straightened, edge punctuation
-    stripped ('“Don’t,' → "don't")."""
+    """A token as the word lists spell it: lower-case, apostrophes straightened, edge punctuation stripped."""
     return token.replace("’", "'").strip(_EDGE).lower()
 
 
@@ -129,8 +128,7 @@ class FirstCutPlanner:
         """A boundary right after a number, undecided until the word after it shows it is not the number's unit."""
 
     def word_done(self, token: str, position: int, words: int, may_follow: bool) -> int | None:
-        """Takes the token that just ended at the boundary ``position`` (``words`` words so far, the token's
-        included; ``may_follow``: a cut may come right after it). Returns where to cut now, or None to wait."""
+        """Takes the token that ended at ``position``; returns where to cut now, or None to wait."""
         word = phrase_word(token)
         if word in ENGLISH_MARKERS:
             self._english = True

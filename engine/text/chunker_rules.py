@@ -126,8 +126,7 @@ class HeldEnd(StrEnum):
     """A sentence end (terminal punctuation and whitespace) waiting only for the next non-space character: a lower-case
     word would still make it go on ("wait... what")."""
     CLOSERS = "closers"
-    """A sentence end: a CJK terminal (``。！？``) is the last character held, its run still open for closing
-    quotes or brackets ("我是一个机器人。")."""
+    """A sentence end: a CJK terminal (``。！？``) held last, its run still open for closers."""
     MERGING = "merging"
     """A confirmed sentence end held so a short sentence can merge with the next (under ``min_sentence_chars``, or a
     first fragment under ``min_first_words``)."""
@@ -135,8 +134,7 @@ class HeldEnd(StrEnum):
     """Terminal punctuation with nothing after it yet: "3." may become "3.14", so it is not in ``sentence_chars``;
     ``release_all()`` releases up to it."""
     OPEN = "open"
-    """Mid-sentence: more text is needed before the held text can end (an earlier sentence end may still be
-    held: see ``sentence_chars``)."""
+    """Mid-sentence: more text is needed before the held text can end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +142,7 @@ class HeldText:
     """A snapshot of what the chunker holds (``IncrementalSentenceChunker.held``); it does not change later."""
 
     chars: int
-    """Characters held: the same as ``buffered_chars`` (from the first non-space character, trailing whitespace
-    included)."""
+    """Characters held, as ``buffered_chars``: from the first non-space, trailing whitespace included."""
     sentence_chars: int
     """Held characters up to the last sentence end, closers included; what ``release_sentences()`` releases ("Sure. I
     will" gives 5)."""

@@ -47,8 +47,7 @@ def _phrase_cuts(text: str) -> list[tuple[str, str]]:
 
 
 def _outside_spans(text: str, cuts: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The cuts that fall outside what the front-end reads whole (an inline override, a link: see
-    ``engine.text.chunker_spans``), the place of each taken from its head."""
+    """The cuts outside what the front-end reads whole (an override, a link)."""
     if "[" not in text:
         return cuts
     guard = SpanGuard()

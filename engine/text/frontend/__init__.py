@@ -35,8 +35,7 @@ from voicedesk.engine.text.frontend.ssml import ssml_units
 from voicedesk.engine.text.frontend.symbols import say_symbols
 
 SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Unit]]
-"""``(units, language, settings, changes) → units``: rewrites TEXT units into what is said (appending to
-``changes`` what it did)."""
+"""``(units, language, settings, changes) → units``: rewrites text units into what is said."""
 
 
 def to_units(text: str, settings: TextSettings) -> tuple[list[Unit], list[Change]]:
@@ -89,8 +88,7 @@ class FrontEnd:
 
 
 def complete_words(text: str) -> str:
-    """``text`` without a word that may still be typing: its last word is kept only when whitespace or sentence
-    punctuation ends it (``at 3:0`` → ``at``; ``tonight.`` stays)."""
+    """``text`` without a last word that may still be typing (``at 3:0`` → ``at``; ``tonight.`` stays)."""
     if not text or text[-1].isspace() or text[-1] in SENTENCE_PUNCTUATION:
         return text
     cut = max((i for i, ch in enumerate(text) if ch.isspace()), default=0)
@@ -98,8 +96,7 @@ def complete_words(text: str) -> str:
 
 
 def apply_lexicon(units: Sequence[Unit], lexicon: Lexicon, changes: list[Change]) -> list[Unit]:
-    """Whole words (and multi-word entries) of the spoken form replaced by the lexicon's phonemes or respelling;
-    case rules are the entry's (``Lexicon.lookup``)."""
+    """Words of the spoken form replaced by the lexicon's phonemes or respelling (``Lexicon.lookup``)."""
     longest = max((len(e.word.split()) for e in lexicon.entries), default=1)
     out: list[Unit] = []
     index = 0

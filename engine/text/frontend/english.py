@@ -71,8 +71,7 @@ class EnglishSpokenForm:
         return out
 
     def _windows(self, group: Sequence[Unit]) -> list[tuple[int, int]]:
-        """``[low, high]`` of each stretch that goes to NeMo: every word that needs it with ``CONTEXT_WORDS``
-        words on either side; stretches that overlap are one."""
+        """``[low, high]`` of each stretch that goes to NeMo: needy words with their context, overlaps joined."""
         windows: list[tuple[int, int]] = []
         for i in self._needy(group):
             low, high = max(0, i - CONTEXT_BEFORE), min(len(group) - 1, i + CONTEXT_WORDS)

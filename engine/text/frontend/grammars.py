@@ -99,8 +99,7 @@ def whitelist() -> frozenset[str]:
 
 
 def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str | None]:
-    """The English spoken form with NeMo when its grammars are built; else with the pre-rules and the basic
-    number reader (``basic_english``), and a note saying so."""
+    """The English spoken form with NeMo when its grammars are built; else the pre-rules and ``basic_english``."""
     from voicedesk.engine.text.frontend.basic_english import basic_normalize
 
     if nemo_version() is None:

@@ -111,8 +111,7 @@ def markdown_units(text: str, settings: TextSettings, changes: list[Change]) -> 
 
 
 def _markdown_units(text: str, settings: TextSettings, changes: list[Change], parser) -> list[Unit]:
-    """markdown-it gives block lines but not inline offsets, so each word is found in the source from where the
-    previous one ended."""
+    """markdown-it gives no inline offsets, so each word is found in the source after the previous one."""
     line_starts = [0]
     for index, ch in enumerate(text):
         if ch == "\n":

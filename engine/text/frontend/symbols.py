@@ -152,8 +152,7 @@ def is_symbol(ch: str) -> bool:
 
 
 def say_symbols(units: Sequence[Unit], language: str, changes: list[Change]) -> list[Unit]:
-    """Each unit's symbols said, kept or dropped (``fate``); a unit left with nothing to say goes, and its
-    sentence punctuation stays with the word before as a pause."""
+    """Each unit's symbols said, kept or dropped (``fate``); a unit left empty goes, its punctuation kept as a pause."""
     out: list[Unit] = []
     for unit in units:
         if unit.kind == PHONEMES or not any(is_symbol(ch) for ch in unit.text):
