@@ -31,7 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("serve", "voicedesk.endpoint.serve_cli", "endpoint"),
     Command("wyoming", "voicedesk.endpoint.wyoming.cli", "endpoint"),
     Command("bench", "voicedesk.app.lab.bench_cli", "all"),  # bench engine|lab|streaming|…|flow|abuse
-    Command("sagemaker-local", "voicedesk.endpoint.sagemaker_local.cli", "aws"),
+    Command("sagemaker-local", "voicedesk.app.lab.sagemaker_local.cli", "aws"),
     Command("deploy", "voicedesk.endpoint.deploy.cli", "aws"),  # deploy [status|destroy|image]
     Command("announcer", "voicedesk.app.house.cli", "all"),  # the console without a window (docs/house.md)
 )

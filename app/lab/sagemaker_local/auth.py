@@ -16,7 +16,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply
+from voicedesk.app.lab.sagemaker_local.asgi import ErrorReply
 
 SIGNING_ALGORITHM = "AWS4-HMAC-SHA256"
 SIGNING_SERVICE = "sagemaker"

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Send, send_error
-from voicedesk.endpoint.sagemaker_local.stream_bridge import (
+from voicedesk.app.lab.sagemaker_local.asgi import ErrorReply, Send, send_error
+from voicedesk.app.lab.sagemaker_local.stream_bridge import (
     CONNECT_TIMEOUT_S,
     CONTAINER_ERROR_CODE,
     bridge_bidirectional_stream,
     response_headers,
 )
-from voicedesk.endpoint.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
+from voicedesk.app.lab.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
 
 if TYPE_CHECKING:
-    from voicedesk.endpoint.sagemaker_local.config import StandInConfig
+    from voicedesk.app.lab.sagemaker_local.config import StandInConfig
 
 __all__ = ["bridge_bidirectional_stream", "forward_invocation"]
 

@@ -8,7 +8,7 @@ import logging
 import re
 from urllib.parse import unquote
 
-from voicedesk.endpoint.sagemaker_local.asgi import (
+from voicedesk.app.lab.sagemaker_local.asgi import (
     ErrorReply,
     Receive,
     Scope,
@@ -17,9 +17,9 @@ from voicedesk.endpoint.sagemaker_local.asgi import (
     read_body,
     send_error,
 )
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.bridge import bridge_bidirectional_stream, forward_invocation
-from voicedesk.endpoint.sagemaker_local.config import StandInConfig
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.bridge import bridge_bidirectional_stream, forward_invocation
+from voicedesk.app.lab.sagemaker_local.config import StandInConfig
 from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)

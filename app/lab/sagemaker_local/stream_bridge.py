@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
-from voicedesk.endpoint.sagemaker_local.wire import (
+from voicedesk.app.lab.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
+from voicedesk.app.lab.sagemaker_local.wire import (
     EVENTSTREAM_CONTENT_TYPE,
     EndOfInput,
     FrameSplitter,
@@ -31,7 +31,7 @@ from voicedesk.endpoint.sagemaker_local.wire import (
 )
 
 if TYPE_CHECKING:
-    from voicedesk.endpoint.sagemaker_local.config import StandInConfig
+    from voicedesk.app.lab.sagemaker_local.config import StandInConfig
 
 log = logging.getLogger(__name__)
 

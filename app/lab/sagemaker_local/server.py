@@ -17,8 +17,8 @@ import trustme
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-from voicedesk.endpoint.sagemaker_local import hypercorn_compat
-from voicedesk.endpoint.sagemaker_local.app import StandInApp, StandInConfig
+from voicedesk.app.lab.sagemaker_local import hypercorn_compat
+from voicedesk.app.lab.sagemaker_local.app import StandInApp, StandInConfig
 
 log = logging.getLogger(__name__)
 
