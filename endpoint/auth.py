@@ -18,8 +18,8 @@ log = logging.getLogger(__name__)
 
 
 def bearer_token(headers: list[tuple[bytes, bytes]]) -> bytes | None:
-    """The token as the client sent it, raw bytes: compared with the server's token encoded as UTF-8, so a non-ASCII
-    token matches (decoding the header as latin-1 first, as HTTP libraries do, never could)."""
+    """The token as sent, raw bytes, compared with the server's as UTF-8 (a latin-1 decode could never match
+    non-ASCII)."""
     for name, value in headers:
         if name.lower() == b"authorization":
             scheme, _, token = value.partition(b" ")

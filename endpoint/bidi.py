@@ -140,8 +140,8 @@ class BidiConnection:
         self.driver.stop()
 
     def evict(self, message: str) -> None:
-        """Closes this session to make room for a client from an address with little in use (``too_many_sessions``,
-        1013): the error and ``closed`` go out first."""
+        """Makes room for a client of a quieter address (``too_many_sessions``, 1013): the error and ``closed`` go
+        first."""
         self.driver.apply(self.connection.evict(message, time.monotonic()))
 
     async def drain(self) -> None:
@@ -155,8 +155,7 @@ class BidiConnection:
         self._wake.set()
 
     def _resample_off_the_loop(self) -> None:
-        """A client that asked another rate has each sentence resampled on an executor thread; its frame waits in
-        the send queue, in order, until ``resampled`` fills it in."""
+        """Each sentence for another rate is resampled on an executor thread; its frame waits in order meanwhile."""
         jobs = self.connection.take_resampling()
         if not jobs:
             return

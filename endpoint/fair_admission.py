@@ -15,8 +15,7 @@ from typing import Protocol
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 
 LINGER_S = 1.0
-"""How long a refused or evicted client may still send while it reads why (closing with its bytes unread would
-reset the connection, and the reset can destroy the answer)."""
+"""How long a refused client may still send while it reads why (closing on unread bytes resets the answer away)."""
 
 
 class Holder(Protocol):
@@ -52,8 +51,7 @@ def admit[H: Holder](
     per_client: int | None,
     evictable: Callable[[H], bool] = lambda _: True,
 ) -> Admission[H]:
-    """Whether a newcomer from ``newcomer`` gets a slot among ``holders`` (not counting itself). Without a per-client
-    cap (behind a proxy every peer has the same address) there is no fair share: a full server refuses."""
+    """Whether ``newcomer`` gets a slot among ``holders``; without a per-client cap a full server refuses."""
     counts = Counter(address_of(holder.client) for holder in holders)
     counts.pop(None, None)
     held = counts.get(newcomer, 0) if newcomer is not None else 0

@@ -13,8 +13,7 @@ BUG_MESSAGE = "The server failed on this request; its log says why."
 
 
 class Refusal(Exception):
-    """What a route raises to refuse a request. ``openai``: the OpenAI routes keep OpenAI's error shape, which the
-    openai client parses into ``APIStatusError``'s message and code (another shape reaches its users garbled)."""
+    """What a route raises to refuse a request; ``openai``: OpenAI's error shape, which its client parses."""
 
     def __init__(self, error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> None:
         super().__init__(error.message)

@@ -41,8 +41,7 @@ REFUSED = frozenset({401, 403})
 
 
 def redact_query(text: str, whole: bool = False) -> str:
-    """Every query string in ``text`` with credential values replaced by ``[redacted]`` (paths are kept); ``whole``:
-    the entire query. Parameters may be separated by ``&``, ``;`` or a second ``?``."""
+    """``text`` with credential values in query strings ``[redacted]`` (``whole``: the entire query)."""
 
     def secret(name: str, value: str) -> bool:
         return bool(CREDENTIAL_KEYS.search(unquote(name)) or CREDENTIAL_VALUES.match(unquote(value)))
@@ -125,8 +124,7 @@ def refusal_log(log: logging.Logger) -> CountLog:
 
 
 PER_CONNECTION = frozenset({"connection open", "connection closed", '%s - "WebSocket %s" [accepted]'})
-"""uvicorn's INFO lines written for every WebSocket, refused ones too (three per attempt of a client reconnecting
-into its cap): limited like warnings."""
+"""uvicorn's INFO lines for every WebSocket, refused ones too: limited like warnings."""
 
 
 class ServerLogGuard(logging.Filter):

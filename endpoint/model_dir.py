@@ -64,8 +64,8 @@ def code_files(folder: Path) -> list[Path]:
 
 
 def prepare_model_dir(environ: MutableMapping[str, str] = os.environ, cache_dir: Path | None = None) -> None:
-    """Imports a flat model folder's Kokoro files into the writable cache (blocking: run it in the model
-    loader). Code in the model data is never imported: it is reported and left where it is."""
+    """Imports a flat model folder's Kokoro files into the writable cache (blocking); code found there is reported,
+    never imported."""
     folder = model_dir(environ)
     for path in code_files(folder):
         log.warning(

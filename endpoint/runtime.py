@@ -36,8 +36,7 @@ LARGE_BODY_BYTES_PER_S = 64 * 1024
 LARGE_BODY_BURST_BYTES = 512 * 1024
 
 SynthesizerSource = Synthesizer | Callable[[], Synthesizer]
-"""A loaded, warmed synthesizer (tests, benchmarks), or a blocking loader run off the event loop (``serve``):
-the runtime warms what a loader returns."""
+"""A loaded, warmed synthesizer (tests), or a blocking loader run off the loop (``serve``)."""
 
 
 class RuntimeState(StrEnum):
@@ -137,8 +136,7 @@ class EndpointRuntime:
             )
 
     async def _start_prepare_pool(self, synthesizer: Synthesizer) -> None:
-        """Front-end and G2P in worker processes (``engine.model.prepare_pool``), for a synthesizer that can use
-        them; started (every worker loaded) before the server reports ready."""
+        """Starts the preparation workers (every one loaded) before the server reports ready."""
         if not hasattr(synthesizer, "use_prepare_pool"):
             return
         from voicedesk.engine.model.prepare_pool import PreparePool, auto_workers
@@ -185,8 +183,7 @@ class EndpointRuntime:
         return self.state is RuntimeState.READY
 
     async def drain(self) -> None:
-        """Stops admitting sessions and winds down the open ones (SIGTERM): each finishes its sentence and says goodbye;
-        what runs past ``shutdown_grace_s`` is stopped."""
+        """SIGTERM: stops admitting and winds the sessions down; what runs past ``shutdown_grace_s`` is stopped."""
         if self.state in (RuntimeState.DRAINING, RuntimeState.STOPPED):
             return
         self.state = RuntimeState.DRAINING
@@ -233,8 +230,7 @@ class EndpointRuntime:
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
 
     def admit(self, kind: str, client: str | None = None) -> Lease:
-        """A slot for a WebSocket session or HTTP stream, by the fair rule (``endpoint.fair_admission``): on a full
-        server an idle session of an address holding clearly more is closed to make room, a speaking one last."""
+        """A slot for a session or HTTP stream by the fair rule (``endpoint.fair_admission``)."""
         self.check_available()
         settings = self.settings
         admission = admit(
@@ -303,8 +299,7 @@ class EndpointRuntime:
 
     @property
     def queue_depth(self) -> int:
-        """Sentences waiting for the model, not counting the one it is on (a session queues one at a time):
-        the load signal behind ``queue_saturated``."""
+        """Sentences waiting for the model, the one it is on not counted: the ``queue_saturated`` backstop's load."""
         return self.scheduler.pending
 
     def queue_load(self, own_phonemes: int = 0, in_hand_s: float = 0.0) -> QueueLoad:
@@ -316,8 +311,8 @@ class EndpointRuntime:
         return set(self._leases)
 
     async def check_voice(self, voice: str) -> str:
-        """Normalises a voice spec off the event loop, or raises ``VoiceError`` naming the voices that exist; file paths
-        are refused (a network client must not make the server read its disk)."""
+        """Normalises a voice spec off the loop, or raises ``VoiceError``; file paths are refused (no disk reads for
+        clients)."""
         assert self.synthesizer is not None
         # Before parsing: parsing resolves file paths (``~user/x.pt`` reads the password database, a NUL fails).
         raw_parts = [part.strip() for part in voice.split(",")]

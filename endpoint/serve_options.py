@@ -241,8 +241,7 @@ def read_token_file(path: Path) -> tuple[str, tuple[str, ...]]:
 
 
 def check_token(token: str, origin: str) -> str:
-    """A token is any printable text without spaces (compared as UTF-8 bytes, so non-ASCII works): spaces and
-    control characters cannot survive an ``Authorization`` header, so such a token could never match."""
+    """A token is printable text without spaces, which could never survive an ``Authorization`` header."""
     token = token.strip()
     if not token:
         raise UsageError(f"The token from {origin} is empty.")

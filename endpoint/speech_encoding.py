@@ -23,8 +23,7 @@ from voicedesk.engine.limits import judge, refusal_message
 from voicedesk.engine.request_fields import check_fresh
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
-"""Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays
-the first bytes by one slice's encoding, not a whole sentence's."""
+"""Audio is encoded 200 ms at a time, so a slow encoder delays first bytes by a slice, not a sentence."""
 
 
 class AdmissionRefused(VoicedeskError):
@@ -107,8 +106,7 @@ class AudioTally:
 
 
 class _Offload:
-    """Runs an encoder's calls in a worker thread, one at a time, and closes it only once no call runs (closing
-    an FFmpeg encoder under a running call would crash the process)."""
+    """An encoder's calls in a worker thread, one at a time; closed only when none runs (FFmpeg would crash)."""
 
     def __init__(self, encoder: Encoder) -> None:
         self.encoder = encoder
@@ -136,8 +134,7 @@ class _Offload:
 async def encoded_audio(
     events: AsyncIterator[Event], encoder: Encoder, tally: AudioTally
 ) -> AsyncIterator[tuple[int | None, bytes | Error]]:
-    """(sentence seq, encoded bytes) as they are ready, and each failed sentence's ``Error`` when it comes. The
-    encoder's held-back tail goes out at each sentence end (resampler) and at the end (codec)."""
+    """(seq, encoded bytes) as they are ready, and each failed sentence's ``Error``."""
     seq: int | None = None
     run = _Offload(encoder)
     try:
@@ -179,8 +176,7 @@ def open_body_encoder(speech: SpeechRequest, audio_format: str | None = None) ->
 async def whole_response(
     body: AsyncIterator[bytes], speech: SpeechRequest, tally: AudioTally, on_close: Callable[[], Awaitable[None]]
 ) -> Response:
-    """``stream: false``: the whole file with real sizes, ``Content-Length`` and the AWS sample's duration
-    headers. A sentence that failed fails the request (nothing has been sent yet, so it can be said plainly)."""
+    """``stream: false``: the whole file with real sizes and the AWS sample's headers; a failed sentence fails it."""
     started = time.perf_counter()
     try:
         data = b"".join([chunk async for chunk in body])

@@ -111,8 +111,7 @@ def _log_request(route: str, request: SpeechRequest) -> None:
 
 
 async def session_events(runtime: EndpointRuntime, lease: Lease, request: SpeechRequest) -> AsyncIterator[Event]:
-    """Speaks the whole text as one request and yields its events up to ``Closed``, taken as the body is sent: a client
-    that stops reading stops synthesis (backpressure), and the send timeout aborts it."""
+    """The request's events up to ``Closed``, taken as the body is sent: a stalled reader stops synthesis."""
     try:
         text = request.text_change.applied_to(runtime.settings.text_settings, runtime.settings.lexicon)
     except VoicedeskError as exc:  # options are checked when parsed; this is a second line of defence
@@ -299,8 +298,7 @@ async def openai_voices(request: Request) -> Response:
 
 
 def language_entries(statuses: list[LanguageStatus]) -> list[dict[str, object]]:
-    """Each Kokoro language with whether this server can speak it; one that cannot says what is missing and the
-    command that sets it up (its voices are absent from ``voices``)."""
+    """Each Kokoro language and whether this server speaks it (or what is missing and how to set it up)."""
     entries: list[dict[str, object]] = []
     for status in statuses:
         entry: dict[str, object] = {"tag": status.language.tag, "name": status.language.name, "ready": status.ready}

@@ -15,7 +15,7 @@ from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import ProtocolError, decode_text_change, parse_json_frame
-from voicedesk.engine.text_config import TextChange
+from voicedesk.engine.request_fields import TextChange
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]
@@ -59,8 +59,7 @@ class SpeechRequest:
 
 
 def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, object]:
-    """The body as a JSON object; any failure (not UTF-8, not JSON, nested too deep, a number of thousands of
-    digits) is a ``bad_json`` or ``bad_message`` error, never another exception."""
+    """The body as a JSON object; any failure is ``bad_json`` or ``bad_message``, never another exception."""
     try:
         message = parse_json_frame(body, max_bytes or len(body), "The request body")
     except ProtocolError as exc:
@@ -104,8 +103,8 @@ def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
 
 
 def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
-    """``POST /v1/audio/speech`` as OpenAI defines it (``response_format`` defaults to mp3; ``model`` and
-    ``instructions`` are ignored: one model here), with ``/invocations``' options as ``extra_body`` extensions."""
+    """``POST /v1/audio/speech`` as OpenAI defines it (``model`` ignored), ``/invocations``' options as
+    ``extra_body``."""
     return _parse(body, limits, openai=True)
 
 

@@ -126,8 +126,7 @@ class GuardedH11Protocol(H11Protocol):
         self._linger_close()
 
     def evict(self, error: VoicedeskError) -> None:
-        """Closed to make room for a newcomer: an idle connection is told why (JSON bytes written here, since h11 cannot
-        frame an answer without a request); one with a request in progress is aborted."""
+        """Closed to make room: an idle connection is told why in JSON, one with a request in progress is aborted."""
         if self._lingering or self.transport.is_closing():  # already on its way out (refused, or answered)
             return
         if self.cycle is not None and not self.cycle.response_complete:
@@ -229,8 +228,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self._control_frame()
 
     def _control_frame(self) -> None:
-        """Pings and pongs are answered inside the WebSocket layer, never seen by the session's read pacing: they are
-        read no faster than frames are (``max_frame_rate``); a flood of them waits, slowing its sender."""
+        """Pings and pongs are read no faster than frames (``max_frame_rate``): a flood of them slows its sender."""
         now = time.monotonic()
         self._control.frame_read(now)
         delay = self._control.delay(now)
@@ -253,8 +251,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         super().connection_lost(exc)
 
     def evict(self, error: VoicedeskError) -> None:
-        """Closed to make room for a newcomer, told why as an evicted session is: a fatal ``error`` frame, ``closed``,
-        and the close code of the error with its code as the reason. The application then sees a client gone."""
+        """Closed to make room, told why as an evicted session is (fatal ``error``, ``closed``, its close code)."""
         if self.transport.is_closing():
             return
         if not self.handshake_complete or self.initial_response is not None or self.close_sent:

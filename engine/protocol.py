@@ -28,7 +28,7 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
-from voicedesk.engine.request_fields import FieldError
+from voicedesk.engine.request_fields import FieldError, TextChange, change_of
 from voicedesk.engine.request_fields import describe as _describe
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconError, parse_lexicon
 from voicedesk.engine.text.frontend.settings import (
@@ -38,7 +38,6 @@ from voicedesk.engine.text.frontend.settings import (
     URL_CHOICES,
     TextSettings,
 )
-from voicedesk.engine.text_config import TextChange, change_of
 
 Frame = str | bytes
 

@@ -63,8 +63,7 @@ def push_instructions(image_uri: str, region: str) -> str:
 
 
 class Deployer:
-    """Applies plans with boto3 clients (``sagemaker``, ``application-autoscaling``) and waits, reporting
-    progress through ``say``."""
+    """Applies plans with boto3 (``sagemaker``, ``application-autoscaling``) and waits, reporting through ``say``."""
 
     def __init__(
         self,
@@ -141,8 +140,7 @@ class Deployer:
                 done.append(call)
 
     def roll_back(self, done: list[ApiCall], restore: Sequence[ApiCall] = ()) -> None:
-        """Deletes the model and config a failed deploy created and puts back the autoscaling it had removed
-        (best effort: the original error matters more)."""
+        """Deletes what a failed deploy created and restores the autoscaling it removed (best effort)."""
         undo = {
             "create_model": ("delete_model", "ModelName"),
             "create_endpoint_config": ("delete_endpoint_config", "EndpointConfigName"),

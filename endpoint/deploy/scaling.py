@@ -20,11 +20,9 @@ DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 METRIC = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
 POLICY_TYPE = "TargetTrackingScaling"
 SCALE_IN_COOLDOWN_S = 900
-"""After removing an instance, wait this long before removing another. Sessions last minutes, and every
-instance removed ends its open sessions (they reconnect elsewhere), so scale in slowly."""
+"""Scale in slowly: every instance removed ends its open sessions, which last minutes."""
 SCALE_OUT_COOLDOWN_S = 60
-"""Target tracking may still add capacity during it when the metric keeps rising; a GPU instance takes
-minutes to come up, so a short cooldown only stops it from stacking the same step twice."""
+"""Short: a GPU instance takes minutes to come up, and this only stops the same step stacking twice."""
 CONTAINER_SESSION_CAP = 16
 """``serve --max-sessions`` default (``endpoint.settings.ServerSettings.max_sessions``)."""
 SESSION_CAP_ENV = "VOICEDESK_MAX_SESSIONS"

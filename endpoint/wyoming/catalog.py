@@ -90,8 +90,7 @@ class VoiceCatalog:
         return tuple(dict.fromkeys(lang for v in self.voices for lang in v.languages))
 
     def resolve(self, name: str | None = None, language: str | None = None) -> str:
-        """The spec to speak with: the named voice, else a voice of the language (the default if it fits), else
-        the default. Raises ``VoiceError`` naming what this server has instead."""
+        """The named voice, else one of the language, else the default; raises ``VoiceError`` naming what there is."""
         if name:
             if name in self.names:
                 return name
@@ -120,8 +119,7 @@ async def probe_voices(
     speed: float = 1.0,
     timeout_s: float = PROBE_TIMEOUT_S,
 ) -> list[str]:
-    """The candidates the engine can speak with, in order. Raises ``VoicedeskError`` when the default voice
-    itself is unusable or the engine cannot be reached."""
+    """The candidates the engine can speak with, in order; raises when the default voice is unusable or unreachable."""
     try:
         session = await engine.open_session(SessionConfig(voice=default, speed=speed))
     except VoiceError as exc:

@@ -175,8 +175,8 @@ class RunningService:
 async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ignore[no-untyped-def]
     """Opens the engine, finds its voices, listens, and announces the server unless told not to."""
     from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, probe_voices
+    from voicedesk.endpoint.wyoming.conversation import build_info
     from voicedesk.endpoint.wyoming.discovery import ZeroconfAdvertiser, default_instance_name, plan_advertisement
-    from voicedesk.endpoint.wyoming.info import build_info
     from voicedesk.endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
     from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
     from voicedesk.engine.factory import open_engine

@@ -1,5 +1,5 @@
 """One Wyoming TTS connection as a state machine with no I/O: Wyoming and session events in, actions out (``Reply``,
-``Hangup``, session commands); the session does all chunking and scheduling.
+``Hangup``, session commands); the session does all chunking and scheduling. ``describe`` gets ``build_info``.
 
 ``synthesize`` is text and a flush, answered ``audio-start``/``audio-chunk``…/``audio-stop``; a
 ``synthesize-start``/``-chunk``/``-stop`` stream feeds each chunk as it comes and ends with ``synthesize-stopped`` (the
@@ -13,11 +13,12 @@ import itertools
 import logging
 from collections import deque
 from dataclasses import dataclass
+from importlib import metadata
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event as WyomingEvent
-from wyoming.info import Describe, Info, SelectProgram
+from wyoming.info import Attribution, Describe, Info, SelectProgram, TtsProgram, TtsVoice
 from wyoming.ping import Ping, Pong
 from wyoming.tts import (
     Synthesize,
@@ -287,3 +288,38 @@ class TtsConversation:
     @staticmethod
     def _milliseconds(samples: int) -> int:
         return samples * 1000 // SAMPLE_RATE
+
+
+PROGRAM_NAME = "voicedesk"
+KOKORO = Attribution(name="hexgrad (Kokoro-82M)", url="https://huggingface.co/hexgrad/Kokoro-82M")
+
+
+def voicedesk_version() -> str | None:
+    try:
+        return metadata.version("voicedesk")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def build_info(catalog: VoiceCatalog, engine_description: str, version: str | None = None) -> Info:
+    voices = [
+        TtsVoice(
+            name=voice.name,
+            attribution=KOKORO,
+            installed=True,
+            description=voice.description,
+            version=None,
+            languages=list(voice.languages),
+        )
+        for voice in catalog.voices
+    ]
+    program = TtsProgram(
+        name=PROGRAM_NAME,
+        attribution=KOKORO,
+        installed=True,
+        description=f"Kokoro-82M streaming speech by voicedesk ({engine_description} engine)",
+        version=version or voicedesk_version(),
+        voices=voices,
+        supports_synthesize_streaming=True,
+    )
+    return Info(tts=[program])

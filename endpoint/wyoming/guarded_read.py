@@ -97,8 +97,7 @@ def parse_header(line: bytes, limits: ReadLimits) -> tuple[str, dict[str, object
 
 
 async def read_event(reader: asyncio.StreamReader, limits: ReadLimits, idle_s: float | None = None) -> Event | None:
-    """The next event; None at the end of the stream; ``ClientIdle`` (after ``idle_s``, by default the limits'
-    idle timeout) or ``WyomingInputError`` otherwise."""
+    """The next event; None at the end of the stream; raises ``ClientIdle`` or ``WyomingInputError``."""
     loop = asyncio.get_running_loop()
     started = False
     try:

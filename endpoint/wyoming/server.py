@@ -26,13 +26,13 @@ from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
 from voicedesk.endpoint.wyoming.conversation import (
     DEFAULT_MAX_CHARS,
     DEFAULT_SAMPLES_PER_CHUNK,
+    PROGRAM_NAME,
     Action,
     Hangup,
     Reply,
     TtsConversation,
 )
 from voicedesk.endpoint.wyoming.guarded_read import ClientIdle, ReadLimits, WyomingInputError, read_event
-from voicedesk.endpoint.wyoming.info import PROGRAM_NAME
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, DEFAULT_MAX_BUFFER_DELAY_MS, SAMPLE_RATE, SessionConfig
@@ -103,8 +103,7 @@ class WyomingTtsServer:
                 task.cancel()
 
     def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TtsConnection:
-        """Admits by the fair rule ``serve`` uses (``endpoint.fair_admission``): on a full server an idle connection
-        of an address holding clearly more is closed to make room, one that is speaking last."""
+        """Admits by ``serve``'s fair rule (``endpoint.fair_admission``)."""
         connection = TtsConnection(self, reader, writer)
         settings = self.settings
         cap, per_client = settings.max_connections, settings.max_connections_per_client
@@ -225,8 +224,7 @@ class TtsConnection(AsyncEventHandler):
         self.writer.transport.abort()
 
     async def _linger(self) -> None:
-        """Closing with the client's bytes unread would reset the connection, and the reset can destroy the error
-        event before it is read: stop sending, read and drop what still comes, for a moment."""
+        """Closing on unread bytes would reset away the error event: read and drop what comes, for a moment."""
         with contextlib.suppress(OSError, RuntimeError, TimeoutError):
             self.writer.write_eof()
             async with asyncio.timeout(LINGER_S):

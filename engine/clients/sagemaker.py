@@ -250,8 +250,7 @@ class SageMakerEngine:
         from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
         from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
 
-        from voicedesk.engine.clients.credentials import BotoCredentialsResolver
-        from voicedesk.engine.clients.http2 import CRTClient, check_tls, is_aws_url
+        from voicedesk.engine.clients.http2 import BotoCredentialsResolver, CRTClient, check_tls, is_aws_url
 
         settings = self.settings
         if not self._checked_tls and not is_aws_url(settings.url):

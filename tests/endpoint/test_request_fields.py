@@ -11,8 +11,7 @@ from wyoming.event import Event as WyomingEvent
 
 from voicedesk.endpoint.speech_request import check_budget, parse_invocation
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
-from voicedesk.endpoint.wyoming.conversation import Reply, TtsConversation
-from voicedesk.endpoint.wyoming.info import PROGRAM_NAME, build_info
+from voicedesk.endpoint.wyoming.conversation import PROGRAM_NAME, Reply, TtsConversation, build_info
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Error, SessionConfig
 from voicedesk.engine.limits import SessionLimits
