@@ -2,7 +2,10 @@
 
 ``DeadlineQueue`` (pure): first sentences first (a listener waits in silence), then earliest deadline, when the audio
 already delivered runs out. ``SynthesisScheduler`` runs jobs on one worker thread per model (torch releases the GIL);
-cancelling a session drops its queued jobs and interrupts its running one between model layers."""
+cancelling a session drops its queued jobs and interrupts its running one between model layers.
+``should_preempt`` (pure) says when a newcomer's first sentence may stop a long call already on the model, which is
+queued again: only when its own audio is not needed before the redo, what is left of it is not short, and the work
+thrown away stays bounded."""
 
 from __future__ import annotations
 
@@ -18,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
-from voicedesk.engine.preemption import RunningCall, should_preempt
 
 
 @dataclass(order=True, slots=True)
@@ -150,7 +152,7 @@ class SynthesisScheduler:
         """None: every job runs alone. May be set or cleared between jobs."""
         self.max_batch = max_batch
         self.preemption = True
-        """Whether a first sentence may stop a call of a session far ahead of its listener (``engine.preemption``)."""
+        """Whether a first sentence may stop a call of a session far ahead of its listener (``engine.scheduler``)."""
         self.jobs_run = 0
         self.batches_run = 0
         """Calls that ran more than one job."""
@@ -193,7 +195,7 @@ class SynthesisScheduler:
         job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
 
     def _maybe_preempt(self, session_id: str, arrival: float, size: int, share: int) -> None:
-        """Stops the running call for a just-arrived first sentence when ``engine.preemption`` says so (never a
+        """Stops the running call for a just-arrived first sentence when ``engine.scheduler`` says so (never a
         batch)."""
         if not self.preemption or len(self._running) != 1:
             return
@@ -350,3 +352,57 @@ class SynthesisScheduler:
             return all(job.interrupt is not None and job.interrupt.is_set() for job in jobs)
 
         return lambda: runner(items, all_cancelled)
+
+
+WORTH_FRACTION = 0.2
+"""Stop a call only when what is left of it is longer than this share of the newcomer's first call (≤ 1.2× its wait)."""
+SLACK_MARGIN_S = 0.5
+"""Audio the stopped session keeps in hand beyond the redo and the first sentences ahead of it (jitter, encoding)."""
+MAX_WASTE_FRACTION = 1.0
+"""The model time one call may lose to being stopped, over all its stops, as a share of its own estimated cost."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunningCall:
+    """The call on the model, as the scheduler sees it."""
+
+    urgent: bool
+    """A first sentence."""
+    deadline: float
+    """When its audio is needed (the session's clock; the queue's deadline)."""
+    size: int
+    """Its work (phonemes, estimated)."""
+    elapsed_s: float
+    """How long it has run."""
+    wasted_s: float = 0.0
+    """Model time already thrown away by earlier stops of this call."""
+    share: int = 0
+    """Sessions its client's address holds (``engine.scheduler``)."""
+
+
+def should_preempt(
+    running: RunningCall,
+    arrival: float,
+    first_size: int,
+    s_per_phoneme: float | None,
+    first_work_ahead: int = 0,
+    share: int = 0,
+) -> bool:
+    """Whether a newcomer's first sentence of ``first_size`` phonemes arriving at ``arrival`` should stop
+    ``running``."""
+    if s_per_phoneme is None or running.size <= 0:
+        return False
+    redo_s = running.size * s_per_phoneme
+    if running.wasted_s + running.elapsed_s > MAX_WASTE_FRACTION * redo_s:
+        return False
+    first_s = first_size * s_per_phoneme
+    left_s = redo_s - running.elapsed_s
+    if left_s <= WORTH_FRACTION * first_s:
+        return False
+    ahead_s = (first_work_ahead + first_size) * s_per_phoneme
+    if running.urgent or arrival + left_s > running.deadline:
+        # Its listener waits for it anyway (a first sentence, or a call that ends late: a model slower than its
+        # speech, e.g. a flood on a CPU): a stop costs that listener the newcomer's call and the work thrown away,
+        # and spares the newcomer what is left of it. The shorter wait goes first, or the quieter address's.
+        return left_s > ahead_s + running.elapsed_s or running.share > share
+    return running.deadline - arrival >= ahead_s + redo_s + SLACK_MARGIN_S

@@ -141,8 +141,7 @@ def _spoken(text: str, language: str, settings: TextSettings) -> list[tuple[str,
 def g2p_pipeline(language: str):
     """The language's G2P as a session builds and wraps it, without a model or weights (English: misaki alone)."""
     from voicedesk.engine.model import weights
-    from voicedesk.engine.model.g2p_pipelines import G2PPipelines
-    from voicedesk.engine.model.language_g2p import LanguageG2P
+    from voicedesk.engine.model.g2p_pipelines import G2PPipelines, LanguageG2P
 
     pipelines = G2PPipelines(weights.REPO_ID, False, weights.cached_vocab())
     if language not in "ab":

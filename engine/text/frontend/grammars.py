@@ -99,8 +99,8 @@ def whitelist() -> frozenset[str]:
 
 
 def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str | None]:
-    """The English spoken form with NeMo when its grammars are built; else the pre-rules and ``basic_english``."""
-    from voicedesk.engine.text.frontend.basic_english import basic_normalize
+    """The English spoken form with NeMo when its grammars are built; else the pre-rules and ``basic_normalize``."""
+    from voicedesk.engine.text.frontend.english import basic_normalize
 
     if nemo_version() is None:
         return EnglishSpokenForm(basic_normalize, normalizer_name="basic reader"), (

@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from voicedesk.engine.text.frontend.number_words import CHINESE_DIGITS, whole
-from voicedesk.engine.text.frontend.spoken_symbols import SYMBOLS, LanguageSymbols, Noun
+from voicedesk.engine.text.frontend.spoken_symbols import CHINESE_DIGITS, SYMBOLS, LanguageSymbols, Noun, whole
 
 _DIGITS = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, **{chr(0x966 + i): str(i) for i in range(10)}})
 _SPACE = r"[ \u00a0\u202f]"
