@@ -82,11 +82,12 @@ class AudioPlayer:
         latency: str | float = "high",
         on_event: Callable[[PlayerEvent], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
-        tap: Callable[[np.ndarray], None] | None = None,
+        tap: Callable[[np.ndarray, int], None] | None = None,
     ) -> None:
         self.device = device
         self.tap = tap
-        """Called in the audio thread with each block handed to the device (the echo canceller's reference)."""
+        """Called in the audio thread with each block handed to the device and the frames of silence it played
+        before that nobody wrote (a stall): the echo canceller's reference, in step with what was heard."""
         self.latency = latency
         self.buffer = PlaybackBuffer(SAMPLE_RATE, prebuffer_s)
         self.dac_clock = DacClock(SAMPLE_RATE)
@@ -199,7 +200,7 @@ class AudioPlayer:
         lost = round(self.dac_clock.take_lost() * SAMPLE_RATE)  # the device went quiet: a stall, if mid-utterance
         result = self.buffer.read_into(outdata[:, 0], dac_time, lost)
         if self.tap is not None:
-            self.tap(outdata[:, 0])
+            self.tap(outdata[:, 0], lost)
         if result.onsets and not self.dac_clock.pinned:
             self.dac_clock.pin()  # this block's time came from the estimate pinned here: the rest follow it
         elif not self.buffer.playing:

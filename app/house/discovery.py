@@ -1,10 +1,5 @@
-"""Home Assistant MQTT discovery: the console as a device with a "speaking" binary sensor, a "say" text entity,
-a "stop" button and a "state" sensor, announced by retained config messages (no YAML on the Home Assistant side).
-
-Pure: topics and payloads only; ``app.house.mqtt`` publishes them on every (re)connect, and clears them (empty
-retained payloads) when asked to. Keys follow Home Assistant's MQTT discovery schema (full names, no
-abbreviations): https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery
-"""
+"""Home Assistant MQTT discovery topics and payloads (pure), so the console appears with no YAML on that side:
+https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery"""
 
 from __future__ import annotations
 
@@ -15,44 +10,25 @@ DISCOVERY_PREFIX = "homeassistant"
 
 
 def node_id_of(name: str) -> str:
-    """A discovery node id from a host or console name (Home Assistant allows [a-zA-Z0-9_-])."""
+    """Home Assistant allows [a-zA-Z0-9_-]."""
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_") or "voicedesk"
 
 
 @dataclass(frozen=True, slots=True)
 class Topics:
-    base: str
-    """e.g. voicedesk/kitchen; every topic of one console is under it."""
+    base: str  # voicedesk/kitchen
 
-    @property
-    def say(self) -> str:
-        return f"{self.base}/say"
-
-    @property
-    def stop(self) -> str:
-        return f"{self.base}/stop"
-
-    @property
-    def state(self) -> str:
-        return f"{self.base}/state"
-
-    @property
-    def outcome(self) -> str:
-        return f"{self.base}/outcome"
-
-    @property
-    def error(self) -> str:
-        return f"{self.base}/error"
-
-    @property
-    def availability(self) -> str:
-        return f"{self.base}/availability"
+    say = property(lambda self: f"{self.base}/say")
+    stop = property(lambda self: f"{self.base}/stop")
+    state = property(lambda self: f"{self.base}/state")
+    outcome = property(lambda self: f"{self.base}/outcome")
+    error = property(lambda self: f"{self.base}/error")
+    availability = property(lambda self: f"{self.base}/availability")
 
 
 def discovery_messages(
     topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX
 ) -> dict[str, dict[str, object]]:
-    """Config topic → payload, for each entity of the console."""
     device = {
         "identifiers": [f"voicedesk_{node_id}"],
         "name": name,

@@ -1,7 +1,8 @@
 """Removes the console's own voice from the microphone: WebRTC's audio processing (livekit's APM, AEC3).
 
 The reference is exactly what the player handed the sound card (``AudioPlayer(tap=canceller.played)``), silence
-included, so the canceller's delay estimate stays locked between utterances. Everything runs in 10 ms frames at
+included, and the silence the device played when the player stalled (an underrun), so the canceller's delay estimate
+stays locked between utterances and across stalls. Everything runs in 10 ms frames at
 16 kHz; ``played`` is called from PortAudio's output thread and only appends to a deque.
 """
 
@@ -21,6 +22,8 @@ MAX_WAIT_S = 0.5
 LAG_WINDOW = RATE  # one second of microphone per lag check
 LAG_SEARCH = RATE // 2
 LAG_EVERY = RATE // 4
+UNCLEAR_S = 2.0
+"""Playing this long with no clear echo heard: there is none to wait for (a headset)."""
 MIN_LAG, TARGET_LAG, MAX_LAG = RATE // 50, RATE // 10, RATE * 2 // 5  # 20 ms, 100 ms, 400 ms
 
 
@@ -33,23 +36,31 @@ class EchoCanceller:
         self._apm = rtc.AudioProcessingModule(
             echo_cancellation=True, noise_suppression=noise_suppression, high_pass_filter=True
         )
-        self._played: deque[np.ndarray] = deque(maxlen=400)  # ~8 s of player blocks if nobody reads them
+        self._played: deque[tuple[np.ndarray, int]] = deque(maxlen=400)  # ~8 s of player blocks if nobody reads
+        self._padded = 0  # microphone samples paired with silence while the player's tap was quiet (a stall)
         self._last_played = 0.0
         self._fed = np.zeros(LAG_WINDOW + LAG_SEARCH, np.float32)  # the reference fed, newest last
         self._heard = np.zeros(LAG_WINDOW, np.float32)  # the microphone before cancelling, newest last
+        self._recent = np.zeros(LAG_SEARCH + RATE // 10, np.float32)  # the reference fed (kept across a realign)
         self._since_check = 0
         self._resample = soxr.ResampleStream(PLAYER_RATE, RATE, 1, dtype="float32")
         self._reference = np.zeros(0, np.float32)
         self._mic = np.zeros(0, np.float32)
         self._started = False
+        self._moved_to: int | None = None  # a lag out of range seen at the last check
+        self._unclear = 0  # checks in a row that found no clear echo
+        self.locked = False
+        """The echo was found where the canceller can follow it (or none was heard for a while: a headset). Until
+        then, and after each move, what leaks is not told from a person (``Listener`` ignores speech over it)."""
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
         """The echo's last measured delay after the reference fed with it."""
 
-    def played(self, block: np.ndarray) -> None:
-        """The player's tap: one block (24 kHz float32) just handed to the device."""
-        self._played.append(block.copy())
+    def played(self, block: np.ndarray, lost: int = 0) -> None:
+        """The player's tap: one block (24 kHz float32) just handed to the device, after ``lost`` frames of silence
+        the device played that nobody wrote (it stalled: the echo of that silence is silence)."""
+        self._played.append((block.copy(), lost))
         self._last_played = time.monotonic()
 
     def process(self, mic: np.ndarray) -> np.ndarray:
@@ -63,13 +74,22 @@ class EchoCanceller:
         if not self._started:  # what played before listening began has no echo to pair with
             self._started = True
             self._played.clear()
-        chunks = [self._resample.resample_chunk(self._played.popleft()) for _ in range(len(self._played))]
+        chunks = []
+        for _ in range(len(self._played)):
+            block, lost = self._played.popleft()
+            # A long stall was already paired with silence (the tap went quiet): only the rest of it is owed.
+            lost -= min(lost, self._padded * PLAYER_RATE // RATE)
+            self._padded = 0
+            if lost:
+                chunks.append(self._resample.resample_chunk(np.zeros(lost, np.float32)))
+            chunks.append(self._resample.resample_chunk(block))
         self._reference = np.concatenate([self._reference, *chunks])
         self._mic = np.concatenate([self._mic, mic])
         frames = len(self._mic) // FRAME
         if time.monotonic() - self._last_played < PLAYER_GONE_S and len(self._mic) < MAX_WAIT_S * RATE:
             frames = min(frames, len(self._reference) // FRAME)
         out = np.empty(frames * FRAME, np.float32)
+        self._padded += max(0, frames * FRAME - len(self._reference))
         for i in range(frames):
             reference = np.pad(self._reference[i * FRAME : (i + 1) * FRAME], (0, FRAME))[:FRAME]
             self._apm.process_reverse_stream(self._frame(reference))
@@ -77,6 +97,8 @@ class EchoCanceller:
             frame = self._frame(self._mic[i * FRAME : (i + 1) * FRAME])
             self._apm.process_stream(frame)
             out[i * FRAME : (i + 1) * FRAME] = np.frombuffer(frame.data, np.int16) / 32768.0
+        self.consumed = self._mic[: frames * FRAME]
+        """The microphone's samples ``process`` just returned cleaned, in the same order."""
         self._mic, self._reference = self._mic[frames * FRAME :], self._reference[frames * FRAME :]
         if len(self._reference) > RATE:  # the microphone stalled while the player went on: in step again from here
             self._reference = np.zeros(0, np.float32)
@@ -85,8 +107,23 @@ class EchoCanceller:
             self._keep_in_step()
         return out
 
+    def echo_likeness(self, window: np.ndarray, age: int) -> float:
+        """How much ``window`` (cleaned microphone ending ``age`` samples before the newest) looks like what was
+        played up to ``LAG_SEARCH`` before it: the best normalised correlation, near 1 for the console's own voice
+        leaking through an echo path that moved (the canceller passes it until it finds it again), low for a person."""
+        end = len(self._recent) - age
+        reference = self._recent[max(0, end - len(window) - LAG_SEARCH) : end]
+        if len(reference) < len(window):
+            return 0.0
+        n = 1 << (len(reference) + len(window)).bit_length()
+        dots = np.fft.irfft(np.fft.rfft(reference, n) * np.conj(np.fft.rfft(window, n)), n)
+        dots = dots[: len(reference) - len(window) + 1]
+        energies = np.convolve(reference**2, np.ones(len(window)), "valid")
+        return float(np.max(np.abs(dots) / np.sqrt(energies * float(window @ window) + 1e-12)))
+
     def _remember(self, reference: np.ndarray, mic: np.ndarray) -> None:
         self._fed = np.concatenate([self._fed[FRAME:], reference])
+        self._recent = np.concatenate([self._recent[FRAME:], reference])
         self._heard = np.concatenate([self._heard[FRAME:], mic])
         self._since_check += FRAME
 
@@ -94,23 +131,31 @@ class EchoCanceller:
         """The device played silence the tap never saw (an underrun), or the streams' clocks drift: the echo then
         comes sooner after its reference, until before it, and the canceller cannot follow. So find the lag (the
         cross-correlation's peak, phase transform) and, when it leaves a safe range, move the reference back into it."""
-        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6 or float(np.mean(self._heard**2)) < 1e-7:
-            return  # nothing played, or nothing heard: nothing to measure
+        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6:
+            return  # nothing played: nothing to measure
         n = 2 * (LAG_WINDOW + LAG_SEARCH)
         spectrum = np.conj(np.fft.rfft(self._heard, n)) * np.fft.rfft(self._fed, n)
         correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + 1]
         # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late.
         lag = LAG_SEARCH - int(np.argmax(correlation))
         self.lag_s = lag / RATE
-        if correlation.max() < 6 * np.std(correlation):
-            return  # no clear echo (speech over it, or too little of it)
+        if float(np.mean(self._heard**2)) < 1e-7 or correlation.max() < 6 * np.std(correlation):
+            self._unclear += 1
+            self.locked |= self._unclear * LAG_EVERY >= UNCLEAR_S * RATE
+            return  # no clear echo (none heard, speech over it, or too little of it)
+        moved, self._moved_to, self._unclear = self._moved_to, None, 0
+        self.locked |= MIN_LAG <= lag <= MAX_LAG
         if not MIN_LAG <= lag <= MAX_LAG:
+            if moved is None or abs(lag - moved) > FRAME // 5:
+                self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
+                return
             shift = TARGET_LAG - lag
             if shift > 0:  # delay the reference
                 self._reference = np.concatenate([np.zeros(shift, np.float32), self._reference])
             else:
                 self._reference = self._reference[-shift:]
             self.realigned += 1
+            self.locked = False  # the canceller must find the echo again
             self._fed[:] = 0.0  # what was fed before the move says nothing about the lag after it
             self._heard[:] = 0.0
 

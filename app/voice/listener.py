@@ -19,8 +19,14 @@ from voicedesk.app.voice.echo import EchoCanceller
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import Transcriber
 from voicedesk.app.voice.turns import SpeechEnded, SpeechStarted, TranscribeRequest, TurnDetector, TurnEvent
-from voicedesk.app.voice.vad import RATE, WINDOW_S, SpeechDetector
+from voicedesk.app.voice.vad import RATE, WINDOW, WINDOW_S, SpeechDetector
 from voicedesk.engine.errors import VoicedeskError
+
+ECHO_DOMINATED_DB = 12.0
+"""While the console speaks, a VAD window the canceller took this much off is its own echo's residue, not a person:
+a person's voice passes the canceller almost untouched (double talk), the echo loses 20-60 dB."""
+ECHO_LIKENESS = 0.5
+"""... or one this much like what was played (``EchoCanceller.echo_likeness``): the echo leaking through."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +59,13 @@ class Listener:
         self._audio_start = 0  # sample index of _audio[0]
         self._heard = 0  # samples through the VAD
         self._received = 0  # samples from the microphone
+        self._vad_in = (np.zeros(0, np.float32), np.zeros(0, np.float32))  # (raw, clean) not through the VAD yet
         self._starts: dict[int, float] = {}
         self._offset = float("inf")  # monotonic time - sample clock, the least seen (callbacks only run late)
         self._keep_s = turns.config.max_utterance_s + turns.config.pre_roll_s + 5.0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._release_at: float | None = None
+        self._delivered = 0  # samples the microphone's thread handed over
 
     @property
     def now(self) -> float:
@@ -68,7 +77,12 @@ class Listener:
     async def run(self) -> None:
         """Listens until cancelled or the microphone is lost (reported as a ``ListenerError``)."""
         loop = asyncio.get_running_loop()
-        self.microphone.on_block = lambda block, t: loop.call_soon_threadsafe(self._blocks.put_nowait, (block, t))
+
+        def on_block(block: np.ndarray, captured: float) -> None:
+            self._delivered += len(block)
+            loop.call_soon_threadsafe(self._blocks.put_nowait, (block, captured))
+
+        self.microphone.on_block = on_block
         self.microphone.open()
         try:
             while True:
@@ -88,17 +102,45 @@ class Listener:
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def press(self) -> None:
+        self._handle(self.turns.press(self._mic_now()))
+
+    def release(self) -> None:
+        """Ends the held turn once the audio up to now has been heard (a busy loop runs behind the microphone)."""
+        self._release_at = self._mic_now()
+
+    def _mic_now(self) -> float:
+        return max(self.now, self._delivered / RATE)  # the newest sample captured, heard or not
+
     def _hear(self, block: np.ndarray, captured: float) -> None:
         clean = self.echo.process(block) if self.echo is not None else block
+        raw = self.echo.consumed if self.echo is not None else block
         self._audio = np.concatenate([self._audio, clean])
         excess = len(self._audio) - int(self._keep_s * RATE)
         if excess > 0:
             self._audio, self._audio_start = self._audio[excess:], self._audio_start + excess
-        for probability in self._vad.feed(clean):
-            self._heard += int(WINDOW_S * RATE)
+        raws, cleans = (np.concatenate([self._vad_in[0], raw]), np.concatenate([self._vad_in[1], clean]))
+        probabilities = self._vad.feed(clean)
+        self._vad_in = (raws[len(probabilities) * WINDOW :], cleans[len(probabilities) * WINDOW :])
+        for i, probability in enumerate(probabilities):
+            if self.turns.speaking and self.echo is not None and probability >= self.turns.config.keep_threshold:
+                probability = 0.0 if self._echo_only(raws, cleans, i) else probability
+            self._heard += WINDOW
             self._handle(self.turns.vad(probability, self.now, WINDOW_S))
         self._received += len(block)
         self._offset = min(self._offset, captured - self._received / RATE)
+        if self._release_at is not None and self.now >= self._release_at:
+            self._release_at = None
+            self._handle(self.turns.release(self.now))
+
+    def _echo_only(self, raws: np.ndarray, cleans: np.ndarray, i: int) -> bool:
+        """Whether the ``i``th VAD window is the console's own voice, not a person speaking over it."""
+        raw, clean = raws[i * WINDOW : (i + 1) * WINDOW], cleans[i * WINDOW : (i + 1) * WINDOW]
+        taken_db = 10 * np.log10((float(raw @ raw) + 1e-7) / (float(clean @ clean) + 1e-7))
+        age = len(cleans) - (i + 1) * WINDOW
+        echo = self.echo
+        assert echo is not None
+        return not echo.locked or taken_db > ECHO_DOMINATED_DB or echo.echo_likeness(clean, age) > ECHO_LIKENESS
 
     def _handle(self, events: list[TurnEvent]) -> None:
         for event in events:

@@ -54,6 +54,8 @@ class Microphone:
         self._asked = 0.0
 
     def open(self) -> None:
+        if self._stream is not None:
+            return
         sd = import_sounddevice()
         source = self.device[len(PULSE_SOURCE_PREFIX) :] if self.device.startswith(PULSE_SOURCE_PREFIX) else None
         if source is not None and source not in {name for name, _ in pulse_sinks("source")}:
@@ -83,6 +85,10 @@ class Microphone:
         if stream is not None:
             stream.abort()
             stream.close()
+
+    @property
+    def is_open(self) -> bool:
+        return self._stream is not None
 
     @property
     def input_latency_s(self) -> float:
