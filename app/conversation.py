@@ -1,14 +1,5 @@
-"""What is being said, and how far the listener has got: the conversation's pure state (no Qt, no clock, no I/O).
-
-A ``Turn`` is one thing spoken: typed text, an agent's reply, or a voice preview. It is made of the sentences
-the engine announced, each placed on the turn's audio timeline as its audio is queued for playback, plus the
-text given to the engine that no sentence has claimed yet. Given a playback position (seconds of the turn's
-audio heard), it answers which word is being spoken, and on an interrupt, where speech was cut ("heard up to …").
-
-Word timings carry the span of the text as sent that each spoken word speaks (``-5°C`` for "minus five degrees
-Celsius"); ``align_words`` lights those spans, and for timings without one (an older server) finds misaki's tokens
-("do", "n't") in the sentence text, so the view highlights whole words as the reader sees them.
-"""
+"""The conversation's pure state (no Qt, clock or I/O): each turn's sentences on its audio timeline, so a playback
+position gives the word being spoken, and an interrupt where speech was cut ("heard up to …")."""
 
 from __future__ import annotations
 
@@ -19,13 +10,11 @@ from enum import StrEnum
 
 from voicedesk.engine.events import WordTiming
 
-CUT_CONTEXT_WORDS = 4
-"""How many heard words the "heard up to …" mark quotes."""
+CUT_CONTEXT_WORDS = 4  # heard words the "heard up to …" mark quotes
 
 _WORD = re.compile(r"\S+")
 _EDGE_PUNCTUATION = "\"'“”‘’«»()[]{}.,;:!?…—–-"
-_MAX_ALIGN_SKIP = 48
-"""A timing token found further than this past the previous word is taken for a mismatch, not a match."""
+_MAX_ALIGN_SKIP = 48  # a timing token found further on than this is a mismatch, not a match
 
 
 class TurnKind(StrEnum):
@@ -52,11 +41,9 @@ class RunStyle(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class WordSpan:
-    start: int
-    """Character offsets into the sentence text."""
+    start: int  # character offsets into the sentence text
     end: int
-    start_s: float
-    """Seconds from the sentence's first sample."""
+    start_s: float  # seconds from the sentence's first sample
     end_s: float
 
 
@@ -68,18 +55,13 @@ class WordRef:
 
 @dataclass(frozen=True, slots=True)
 class CutMark:
-    heard_s: float
-    """Seconds of the turn's audio heard before the fade-out."""
-    sentence: int | None
-    """Index of the sentence speech was cut in (None: cut before any audio, or after the last)."""
-    char: int
-    """Offset into that sentence's text up to which it was heard (0 when nothing of it)."""
-    heard_text: str
-    """Everything heard, as text (what an agent should believe the listener heard)."""
+    heard_s: float  # of the turn's audio, before the fade-out
+    sentence: int | None  # the sentence cut in (None: before any audio, or after the last)
+    char: int  # offset into that sentence's text heard up to
+    heard_text: str  # what an agent should believe the listener heard
 
     @property
     def quote(self) -> str:
-        """The last few heard words, for the "heard up to …" mark."""
         words = self.heard_text.split()
         if not words:
             return ""
@@ -99,8 +81,7 @@ class Sentence:
     index: int
     text: str
     engine: str
-    audio_start_s: float | None = None
-    """Where its first sample sits on the turn's audio timeline (None until audio arrives)."""
+    audio_start_s: float | None = None  # on the turn's audio timeline; None until audio arrives
     audio_s: float = 0.0
     words: tuple[WordSpan, ...] = ()
     finished: bool = False
@@ -128,16 +109,12 @@ class Turn:
     prompt: str
     engine: str
     sentences: list[Sentence] = field(default_factory=list)
-    pending: str = ""
-    """Text given to the engine (or written by the agent) that no sentence has claimed yet."""
+    pending: str = ""  # text sent (or written by the agent) that no sentence has claimed yet
     state: TurnState = TurnState.WAITING
-    audio_s: float = 0.0
-    """Audio queued for playback so far (the turn's audio timeline)."""
+    audio_s: float = 0.0  # queued for playback so far: the turn's audio timeline
     cut: CutMark | None = None
     notes: list[str] = field(default_factory=list)
     error: str | None = None
-
-    # ---- building ---------------------------------------------------------------------------------
 
     def add_sentence(self, text: str, engine: str | None = None) -> Sentence:
         sentence = Sentence(len(self.sentences), text, engine or self.engine)
@@ -167,10 +144,7 @@ class Turn:
 
     @property
     def text(self) -> str:
-        """Everything this turn says (or was asked to say), as one text."""
         return " ".join([*(s.text for s in self.sentences), self.pending.strip()]).strip()
-
-    # ---- listening --------------------------------------------------------------------------------
 
     def sentence_at(self, position_s: float) -> Sentence | None:
         for sentence in self.sentences:
@@ -180,7 +154,7 @@ class Turn:
         return None
 
     def word_at(self, position_s: float) -> WordRef | None:
-        """The word being heard ``position_s`` seconds into the turn's audio (the last word that has begun)."""
+        """The last word that has begun ``position_s`` seconds into the turn's audio."""
         sentence = self.sentence_at(position_s)
         if sentence is None or not sentence.words:
             return None
@@ -257,8 +231,7 @@ class Turn:
 
 
 def align_words(text: str, words: Sequence[WordTiming]) -> tuple[WordSpan, ...]:
-    """Maps timed words onto ``text``: by their source span when they have one, else by finding the token in the
-    text as whole words (a token not found nearby is skipped, never guessed)."""
+    """By each word's source span (``-5°C`` for "minus"), else misaki's token ("n't") found nearby as a whole word."""
     folded = text.casefold()
     spans: list[WordSpan] = []
     cursor = 0
@@ -292,7 +265,6 @@ def align_words(text: str, words: Sequence[WordTiming]) -> tuple[WordSpan, ...]:
 
 
 def _source_span(text: str, timing: WordTiming) -> tuple[int, int] | None:
-    """The timing's span of the sentence text as sent, when the engine gave one that fits the text."""
     start, end = timing.start_char, timing.end_char
     if start is None or end is None or not 0 <= start < end <= len(text) or not text[start:end].strip():
         return None
@@ -300,7 +272,6 @@ def _source_span(text: str, timing: WordTiming) -> tuple[int, int] | None:
 
 
 def _whole_word(text: str, start: int, end: int) -> tuple[int, int]:
-    """The whitespace-delimited word around [start, end), without the punctuation at its edges."""
     for match in _WORD.finditer(text):
         if match.start() <= start < match.end():
             word_start, word_end = match.start(), max(match.end(), end)

@@ -105,11 +105,11 @@ def engine_failure(event: Event, closing: bool) -> str | None:
 
     The reason is said for a person (``app.messages`` words it): the engine's message, never its raw code."""
     match event:
-        case Error(_code, message, _seq, _rid, True):
+        case Error(message=message, fatal=True):
             return message
-        case Error(LocalErrorCode.CONNECTION, message):
+        case Error(code=LocalErrorCode.CONNECTION, message=message):
             return message
-        case Closed(reason) if not closing:
+        case Closed(reason=reason) if not closing:
             return f"the connection closed: {reason}"
     return None
 

@@ -1,14 +1,8 @@
-"""What was said, kept across restarts: a small JSON file in the data folder, bounded, written atomically.
-
-The file is ``history.json`` in voicedesk's data folder (platformdirs; ``VOICEDESK_DATA_DIR`` overrides). Like
-the settings, it is read forgivingly: a damaged file is kept next to it as ``history.damaged-<time>.json``, the
-history starts empty, and ``load_history`` says so; a damaged entry is skipped. It holds at most
-``MAX_ENTRIES`` entries (the oldest go first) and never the WebSocket token or any API key.
-"""
+"""What was said, kept across restarts in ``history.json`` (bounded; never a token or key); a damaged file is kept
+aside and a damaged entry skipped."""
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -23,27 +17,19 @@ MAX_TEXT_CHARS = 5000
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    at: float
-    """Unix time it ended."""
-    kind: str
-    """'speak', 'agent' or 'preview'."""
-    text: str
-    """What was said (the reply, for an agent)."""
-    prompt: str = ""
-    """The question, for an agent reply."""
+    at: float  # Unix time it ended
+    kind: str  # one of KINDS
+    text: str  # what was said (the reply, for an agent; the part heard, when stopped)
+    prompt: str = ""  # the question, for an agent reply
     voice: str = ""
-    engine: str = ""
-    """"Local", "WebSocket → Local"…"""
-    state: str = "done"
-    """'done', 'cut' or 'failed'."""
+    engine: str = ""  # "Local", "WebSocket → Local"…
+    state: str = "done"  # 'done', 'cut' or 'failed'
     output: str = ""
     origin: str = ""
-    whole: str = ""
-    """The whole text when only part of it was heard (a stopped entry; ``text`` is the part heard), else ""."""
+    whole: str = ""  # the whole text of a stopped entry, which a replay says
 
     @property
     def replay_text(self) -> str:
-        """What a replay says: the whole entry, not just the part heard before it was stopped."""
         return self.whole or self.text
 
     @property
@@ -64,7 +50,6 @@ class LoadedHistory:
 
 
 def load_history(path: Path) -> LoadedHistory:
-    """Never raises: a file that cannot be used gives an empty history and a message."""
     try:
         data = read_json(path, MAX_FILE_BYTES)
         items = data.get("entries") if isinstance(data, dict) else None
@@ -85,13 +70,10 @@ def load_history(path: Path) -> LoadedHistory:
 
 
 def save_history(entries: list[HistoryEntry], path: Path) -> None:
-    """Writes the newest ``MAX_ENTRIES`` atomically."""
     write_json(path, {"version": 1, "entries": [asdict(e) for e in entries[-MAX_ENTRIES:]]})
 
 
 class History:
-    """The entries in memory, newest last, saved after each change."""
-
     def __init__(self, path: Path) -> None:
         self.path = path
         loaded = load_history(path)
@@ -117,14 +99,9 @@ def _entry(item: object) -> HistoryEntry | None:
             continue
         value = item[spec.name]
         if spec.name == "at":
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e11:  # NaN too
                 return None
-            try:
-                value = float(value)
-            except OverflowError:
-                return None
-            if not math.isfinite(value) or not 0 <= value < 1e11:
-                return None
+            value = float(value)
         elif not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
             return None
         values[spec.name] = value

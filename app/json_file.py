@@ -1,5 +1,4 @@
-"""The app's JSON files (settings, history, pronunciations): read forgivingly, written atomically, and a damaged
-one kept aside beside it, so nothing a person wrote is lost when the file is saved again."""
+"""The app's JSON files: written atomically, and a damaged one kept aside so nothing a person wrote is lost."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ from pathlib import Path
 
 
 def read_json(path: Path, max_bytes: int) -> object:
-    """The file's JSON. Raises what opening it raises (``FileNotFoundError``, ``OSError``), and ``ValueError`` with
-    a short reason for a file that is too large, not UTF-8, not JSON or nested too deeply."""
+    """Raises ``OSError`` as opening does, and ``ValueError`` with a short reason for a file that is unusable."""
     with path.open("rb") as stream:
         raw = stream.read(max_bytes + 1)
     if len(raw) > max_bytes:
@@ -25,7 +23,7 @@ def read_json(path: Path, max_bytes: int) -> object:
 
 
 def write_json(path: Path, data: object, indent: int | None = None, sort_keys: bool = False) -> None:
-    """Temp file + rename in the same folder, so a crash never leaves half a file behind."""
+    """Temp file + rename, so a crash never leaves half a file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     body = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + "\n"
     fd, temp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
@@ -39,8 +37,7 @@ def write_json(path: Path, data: object, indent: int | None = None, sort_keys: b
 
 
 def keep_aside(path: Path, move: bool = True) -> Path | None:
-    """Moves (or copies) a damaged file to ``NAME.damaged-<time>.json`` beside it, never over an earlier one; None
-    when it could not."""
+    """Moves (or copies) a damaged file to ``NAME.damaged-<time>.json``; None when it could not."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     kept = path.with_name(f"{path.stem}.damaged-{stamp}{path.suffix}")
     number = 1

@@ -1,10 +1,4 @@
-"""The app's pronunciation lexicon on disk: ``lexicon.json`` beside the settings (``app.settings.lexicon_path``).
-
-The file is the same JSON list ``voicedesk serve --lexicon`` and the protocol's ``lexicon`` take, so it can be
-exported to a server or imported from one. Loading never fails: a missing file is an empty lexicon; a damaged one
-is kept aside as ``lexicon.damaged-<time>.json`` and reported, so a correction is never silently lost. Writing is
-atomic (temp file + rename).
-"""
+"""``lexicon.json``, in the form ``voicedesk serve --lexicon`` takes; a damaged file is kept aside."""
 
 from __future__ import annotations
 
@@ -18,8 +12,7 @@ from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, Lexic
 @dataclass(frozen=True, slots=True)
 class LoadedLexicon:
     lexicon: Lexicon
-    message: str | None = None
-    """What the person should know (a damaged file set aside); None when all went well."""
+    message: str | None = None  # a damaged file set aside
 
 
 def load_app_lexicon(path: Path) -> LoadedLexicon:

@@ -1,10 +1,5 @@
-"""One open engine session as a turn sees it: the session, its event pump, and what was sent through it.
-
-A link belongs to one engine session. During a turn it keeps the ``ReplyLedger`` (text sent, sentences
-claimed and delivered), the turn's ``engine.measure.recorder.Leg`` on this session (a mirror of the session's chunker,
-to time when each sentence was released, since a remote chunker runs out of sight, and the engine's sequence
-numbers mapped to the turn's rows), and the stale-audio filter that keeps a cancelled utterance silent.
-"""
+"""One engine session as a turn sees it: its event pump, what was sent (the ledger, and the turn's ``Leg``, which
+mirrors a remote chunker to time each sentence's release), and the filter that keeps a cancelled utterance silent."""
 
 from __future__ import annotations
 
@@ -25,21 +20,16 @@ log = logging.getLogger(__name__)
 @dataclass
 class SessionLink:
     engine: Engine
-    label: str
-    """The engine as the person knows it ("Local", "WebSocket")."""
+    label: str  # "Local", "WebSocket"
     session: Session | None = None
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the session is open and any resumed text was sent (fragments wait for it)."""
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # open, resumed text sent: fragments may go
     dead: bool = False
     closing: bool = False
-    discarding: bool = False
-    """Between our cancel() and the engine's Cancelled: every audio event is stale."""
-    drop_through: int = -1
-    """Audio of sequence numbers up to this belongs to a cancelled utterance."""
+    discarding: bool = False  # between our cancel() and the engine's Cancelled: all audio is stale
+    drop_through: int = -1  # audio of sequence numbers up to this belongs to a cancelled utterance
     stale_dropped: int = 0
     ledger: ReplyLedger = field(default_factory=ReplyLedger)
     leg: Leg = field(default_factory=Leg)
-    """This session's part in the current turn's record (``engine.measure.recorder``)."""
     flush_sent: bool = False
     pump: asyncio.Task[None] | None = None
 
@@ -64,9 +54,7 @@ class SessionLink:
         self.leg.sent(released, now)
 
     def is_stale(self, event: Event) -> bool:
-        """Audio of a cancelled utterance (the cancel may still be on its way to a remote engine), or the start or
-        end of one of its sentences (which would otherwise be taken for the next turn's: a sentence the engine was
-        synthesizing when an urgent announcement cut in showed up in the urgent one's text)."""
+        """From a cancelled utterance (its cancel may still be on the way), not to be taken for the next turn's."""
         if isinstance(event, Audio | SentenceStarted | SentenceFinished) and (
             self.discarding or event.seq <= self.drop_through
         ):
@@ -83,12 +71,7 @@ class SessionLink:
         handle: Callable[[SessionLink, Event | BaseException], None],
         room: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """Reads the session's events for as long as it lives, handing each (or the failure) to ``handle``.
-
-        ``room`` is awaited after each piece of audio: the next event is taken only when the player has room for
-        it. Taking no more is what tells the session its listener is behind (backpressure): the engine stops
-        synthesizing ahead and serves others, instead of filling the player's buffer with a whole book.
-        """
+        """``room`` is awaited after each audio event: a listener behind stops the engine synthesizing ahead."""
 
         async def pump() -> None:
             assert self.session is not None
@@ -106,7 +89,6 @@ class SessionLink:
         self.pump = asyncio.ensure_future(pump())
 
     async def shut(self) -> None:
-        """Ends the session at once (switching engines, quitting)."""
         self.closing = True
         self.dead = True
         if self.session is not None:

@@ -14,26 +14,17 @@ from voicedesk.engine.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """``voicedesk app`` (``engine.commands`` runs it when no command is given), registered without importing Qt."""
+    """The default command, registered without importing Qt."""
     parser = subparsers.add_parser("app", help="open the desktop app (the default)")
     add_app_arguments(parser)
     parser.set_defaults(handler=run_app)
 
 
 def add_app_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the app."""
-    parser.add_argument(
-        "--settings",
-        type=Path,
-        metavar="PATH",
-        help="settings file to use (default: settings.json in the user's config folder)",
-    )
-    parser.add_argument(
-        "--history",
-        type=Path,
-        metavar="PATH",
-        help="history file to use (default: history.json in voicedesk's data folder)",
-    )
+    settings_help = "settings file to use (default: settings.json in the user's config folder)"
+    parser.add_argument("--settings", type=Path, metavar="PATH", help=settings_help)
+    history_help = "history file to use (default: history.json in voicedesk's data folder)"
+    parser.add_argument("--history", type=Path, metavar="PATH", help=history_help)
     from voicedesk.app.house.cli import add_input_arguments
 
     add_input_arguments(parser)  # announcements from the house into the window's queue (docs/house.md)
@@ -48,7 +39,7 @@ def require_display(environ: dict[str, str] | None = None, platform: str = sys.p
         raise UsageError(
             "The desktop app needs a graphical session, and this one has no display (DISPLAY and WAYLAND_DISPLAY "
             "are unset). On a headless machine use `voicedesk say` or `voicedesk serve`, or run the app under "
-            "Xvfb (`xvfb-run voicedesk`).",
+            "Xvfb (`xvfb-run voicedesk`)."
         )
 
 
@@ -99,8 +90,7 @@ def run_app(args: argparse.Namespace) -> int:
 
 
 def _quiet_late_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
-    """An answer arriving after its request was given up (the AWS CRT client completes futures that were
-    cancelled when a SageMaker stream closed: ``InvalidStateError``) is logged, not printed as a traceback."""
+    """The AWS CRT completes futures cancelled when a SageMaker stream closed: logged, not a traceback."""
     error = context.get("exception")
     if isinstance(error, asyncio.InvalidStateError):
         logging.getLogger(__name__).debug("late completion ignored: %s", context.get("message"), exc_info=error)
@@ -109,9 +99,7 @@ def _quiet_late_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
 
 
 def _exit_now() -> None:
-    """Ends the process once the window has shut down. Everything that matters is saved and closed by then;
-    what may still run is a model load or a sentence being synthesized on a worker thread, which cannot be
-    interrupted, and waiting for it kept the process alive for seconds after the window had gone."""
+    """All is saved; waiting for a model load on a worker thread kept the process alive after the window went."""
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

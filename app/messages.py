@@ -1,13 +1,5 @@
-"""How the window words an error: one pure function, so every message a person reads is shaped in one place.
-
-Engine and source errors carry a stable ``code`` (for programs) and a ``message`` that says what happened and
-what to do (for people). The window shows the message only: never the raw code, never a bracket inside a
-bracket. Advice that only fits this machine (``voicedesk models fetch``) is replaced when the error came from a
-remote engine, where it would be wrong.
-
-A ``VoicedeskError``'s ``advice`` (what to do) is its own field: it is shown after the message, except where it
-would be wrong (advice for this machine's model files, when the error came from a remote engine).
-"""
+"""How the window words an error, in one place: the message without raw codes or nested brackets, and its advice
+unless that fits only this machine (``voicedesk models fetch``) and the error came from a remote engine."""
 
 from __future__ import annotations
 
@@ -26,10 +18,7 @@ _VOICE_NAME = re.compile(r"[Vv]oice '([^']+)'|voice ([A-Za-z0-9_.:-]+)")
 
 
 def error_text(error: VoicedeskError | Error | BaseException | str, engine_kind: str | None = None) -> str:
-    """What the window shows for ``error``: its message, tidied, with advice that fits where it happened.
-
-    ``engine_kind``: 'local', 'websocket' or 'sagemaker' when the error came from an engine.
-    """
+    """``engine_kind``: 'local', 'websocket' or 'sagemaker' when the error came from an engine."""
     code, message, advice = _parts(error)
     if code == ErrorCode.UNKNOWN_VOICE and engine_kind in REMOTE_KINDS:
         return _remote_voice_text(message, engine_kind)

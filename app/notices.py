@@ -1,16 +1,5 @@
-"""What the status bar says, and for how long: messages tied to their cause, so none outlives it (pure).
-
-Every message has a *topic*, the thing it is about. When that thing changes, the message goes:
-- ``ENGINE``: connection and engine errors; cleared when the engine becomes ready again or another is chosen.
-- ``TURN``: "Stopped…", a failed reply, a failover; cleared when the next reply starts.
-- ``VOICE``: a voice the engine lacks; cleared when the voice or the engine changes.
-- ``AGENT``: an agent that could not answer; cleared by the next answer.
-- ``MICROPHONE``: why voice input is off (no microphone, no model, Wyoming down); cleared when it listens again.
-- ``AUDIO``, ``SETTINGS``, ``MODEL``, ``GENERAL``: cleared by their own fixes, or by time.
-
-Information fades after ``INFO_TTL_S``; warnings and errors stay until their cause is gone (or dismissed).
-Everything shown is also kept in a short log, so a long message cut at the window's edge can be read in full.
-"""
+"""What the status bar says (pure): each message has a topic and goes when that thing changes, so none outlives its
+cause; information fades after ``INFO_TTL_S``; a short log keeps everything shown, for a message cut at the edge."""
 
 from __future__ import annotations
 
@@ -42,8 +31,7 @@ class Notice:
     text: str
     level: str
     topic: Topic
-    at: float
-    """When it was posted (the caller's clock, seconds)."""
+    at: float  # posted at, on the caller's clock
 
     @property
     def expires_at(self) -> float | None:

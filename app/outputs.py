@@ -1,13 +1,5 @@
-"""Output devices by the names the system gives them.
-
-On a PulseAudio (or PipeWire-Pulse) desktop, PortAudio sees only "pulse" and "default": the real outputs
-("Built-in Audio Analog Stereo", "USB Speaker") are PulseAudio *sinks*. They are listed through ``pulsectl``
-(libpulse's own client API) and chosen by name: the stream opens on PortAudio's default ALSA device with
-``PULSE_SINK`` set to the sink, which libpulse reads when the stream connects. Elsewhere (no PulseAudio:
-macOS, Windows, plain ALSA) the PortAudio devices are the list.
-
-A choice is stored as a string: ``""`` (the system default), ``pulse-sink:NAME``, or a PortAudio device name.
-"""
+"""Outputs by name: PortAudio sees only "pulse", so sinks are listed with ``pulsectl`` and reached through
+``PULSE_SINK``. A choice is ``""`` (the default), ``pulse-sink:NAME``, or a PortAudio device name."""
 
 from __future__ import annotations
 
@@ -22,23 +14,19 @@ log = logging.getLogger(__name__)
 
 PULSE_PREFIX = "pulse-sink:"
 PULSE_SOURCE_PREFIX = "pulse-source:"
-PORTAUDIO_ALIASES = ("pulse", "default", "sysdefault")
-"""PortAudio's names for "whatever PulseAudio's default is": redundant once the sinks are listed by name."""
+PORTAUDIO_ALIASES = ("pulse", "default", "sysdefault")  # redundant once the sinks are listed by name
 _ENV_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
 class OutputChoice:
-    key: str
-    """What the settings store (see the module docstring)."""
+    key: str  # what the settings store
     title: str
-    """What the person sees."""
     detail: str = ""
 
 
 def pulse_sinks(kind: str = "sink") -> list[tuple[str, str]]:
-    """(name, description) of PulseAudio's sinks (or ``kind="source"``: its sources, the microphones); empty when
-    there is no PulseAudio (or no libpulse)."""
+    """(name, description) of PulseAudio's sinks (or sources); empty without PulseAudio."""
     try:
         import pulsectl
     except (ImportError, OSError):  # OSError: libpulse.so is not installed
@@ -53,7 +41,6 @@ def pulse_sinks(kind: str = "sink") -> list[tuple[str, str]]:
 
 
 def list_outputs(portaudio_devices: list[str]) -> list[OutputChoice]:
-    """The outputs to offer, PulseAudio's sinks first (by their descriptions), then other PortAudio devices."""
     sinks = pulse_sinks()
     choices = [OutputChoice(f"{PULSE_PREFIX}{name}", description, name) for name, description in sinks]
     for name in portaudio_devices:
@@ -69,10 +56,7 @@ def sink_name(key: str) -> str | None:
 
 @contextmanager
 def routed_to(key: str) -> Iterator[str | None]:
-    """Opens a stream inside this block to reach ``key``: yields the PortAudio device to name (None: default).
-
-    For a PulseAudio sink (or source), ``PULSE_SINK`` (``PULSE_SOURCE``) is set for the moment the stream connects
-    (under a lock, so two streams opening at once cannot swap them), then restored."""
+    """Yields the PortAudio device to open; ``PULSE_SINK``/``PULSE_SOURCE`` is set meanwhile, under a lock."""
     sink = sink_name(key)
     source = key[len(PULSE_SOURCE_PREFIX) :] if key.startswith(PULSE_SOURCE_PREFIX) else None
     if sink is None and source is None:

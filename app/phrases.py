@@ -1,9 +1,4 @@
-"""Saved phrases: a text to speak with one click or a shortcut, in the voice and on the output chosen for it (pure).
-
-A phrase's shortcut is written the way Qt shows it ("Ctrl+Alt+1"); ``pynput_hotkey`` turns it into what the
-global-shortcut library expects ("<ctrl>+<alt>+1"). Validation is here so the settings loader and the editor
-agree on what a phrase may hold.
-"""
+"""Saved phrases spoken with a click or a shortcut (pure); validated here so the settings and the editor agree."""
 
 from __future__ import annotations
 
@@ -13,28 +8,11 @@ MAX_PHRASES = 50
 MAX_NAME_CHARS = 60
 MAX_TEXT_CHARS = 2000
 
-MODIFIERS = {
-    "ctrl": "<ctrl>",
-    "control": "<ctrl>",
-    "alt": "<alt>",
-    "shift": "<shift>",
-    "meta": "<cmd>",
-    "super": "<cmd>",
-}
+MODIFIERS = {**{m: f"<{m}>" for m in ("ctrl", "alt", "shift")}, "control": "<ctrl>", "meta": "<cmd>", "super": "<cmd>"}
 NAMED_KEYS = {
-    "space": "<space>",
-    "esc": "<esc>",
-    "escape": "<esc>",
-    "return": "<enter>",
-    "enter": "<enter>",
-    "tab": "<tab>",
-    "pause": "<pause>",
-    "home": "<home>",
-    "end": "<end>",
-    "pgup": "<page_up>",
-    "pgdown": "<page_down>",
-    "ins": "<insert>",
-    "del": "<delete>",
+    **{name: f"<{name}>" for name in ("space", "esc", "enter", "tab", "pause", "home", "end")},
+    **{"escape": "<esc>", "return": "<enter>", "pgup": "<page_up>", "pgdown": "<page_down>"},
+    **{"ins": "<insert>", "del": "<delete>"},
     **{f"f{n}": f"<f{n}>" for n in range(1, 25)},
 }
 
@@ -43,12 +21,9 @@ NAMED_KEYS = {
 class Phrase:
     name: str = ""
     text: str = ""
-    voice: str = ""
-    """A voice spec; empty: the voice chosen in the Voice card."""
-    output: str = ""
-    """An output device (as the Output card names it); empty: the current output."""
-    shortcut: str = ""
-    """Qt's spelling, e.g. "Ctrl+Alt+1"; empty: none."""
+    voice: str = ""  # empty: the voice chosen in the Voice card
+    output: str = ""  # as the Output card names it; empty: the current output
+    shortcut: str = ""  # Qt's spelling, "Ctrl+Alt+1"
 
     @property
     def title(self) -> str:
@@ -56,7 +31,6 @@ class Phrase:
 
 
 def phrase_problem(phrase: Phrase) -> str | None:
-    """What is wrong with a phrase, or None."""
     if not phrase.text.strip():
         return "it has no text"
     if len(phrase.text) > MAX_TEXT_CHARS:
@@ -69,8 +43,7 @@ def phrase_problem(phrase: Phrase) -> str | None:
 
 
 def shortcut_owner(shortcut: str, taken: dict[str, str]) -> str | None:
-    """Who already has ``shortcut`` among ``taken`` (shortcut → what it does: "the phrase “Dinner”", "Stop"),
-    however it is spelled ("ctrl+alt+1" is Ctrl+Alt+1), or None."""
+    """Who in ``taken`` (shortcut → "the phrase “Dinner”") has ``shortcut``, however it is spelled."""
     wanted = pynput_hotkey(shortcut) if shortcut else None
     if wanted is None:
         return None
@@ -78,8 +51,7 @@ def shortcut_owner(shortcut: str, taken: dict[str, str]) -> str | None:
 
 
 def pynput_hotkey(shortcut: str) -> str | None:
-    """'Ctrl+Alt+1' → '<ctrl>+<alt>+1'; None when it has no modifier or an unknown key (a bare key would
-    steal that key from every other program)."""
+    """'Ctrl+Alt+1' → '<ctrl>+<alt>+1'; None without a modifier (a bare key would steal it from every program)."""
     parts = [p.strip().lower() for p in shortcut.split("+")]
     if len(parts) < 2 or any(not p for p in parts):
         return None

@@ -1,19 +1,5 @@
-"""The jitter buffer between a session's audio events and the sound card: pure, no I/O, no clock.
-
-The audio callback calls ``read_into`` from PortAudio's thread; the event loop calls ``write``. Both hold the
-lock only for a copy into/out of a preallocated float32 ring, so the callback never waits on Python work and
-never allocates (the ring grows only in ``write``, outside the callback).
-
-Policy:
-- An utterance starts playing once ``prebuffer`` samples are queued, or at once if the utterance already
-  ended (a short reply must not wait for a prebuffer it will never reach).
-- An underrun is counted only after playback started and while more audio is expected; a gap after the
-  last sample of an utterance is just the end of speech. Silence the device played because it stopped pulling
-  (the player measures the time it lost) is a stall too: the listener hears both the same.
-- ``interrupt`` fades out over a few milliseconds from the current read position and drops everything else,
-  so a barge-in is silent within ~30 ms and nothing stale plays afterwards.
-- The first sample of each sentence is reported with the DAC time the callback was given for it.
-"""
+"""The jitter buffer between a session's audio and the sound card (pure): the lock is held only to copy in/out of a
+preallocated ring, which grows only in ``write``, so PortAudio's callback never allocates or waits on Python work."""
 
 from __future__ import annotations
 
@@ -23,15 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-STALL_MERGE_S = 0.25
-"""Stalls less audio than this apart are one gap to the listener (a device that recovers in two steps)."""
+STALL_MERGE_S = 0.25  # stalls closer than this are one gap to the listener (a device recovering in two steps)
 
 
 @dataclass(frozen=True, slots=True)
 class SentenceOnset:
     seq: int
-    dac_time: float
-    """Time (in the clock of the ``dac_time`` passed to ``read_into``) at which the first sample is heard."""
+    dac_time: float  # when its first sample is heard, on ``read_into``'s clock
 
 
 @dataclass(slots=True)
@@ -39,14 +23,9 @@ class ReadResult:
     frames_played: int = 0
     underrun: bool = False
     onsets: tuple[SentenceOnset, ...] = ()
-    stall_started: bool = False
-    """Playback starved in this call after being fed (the first callback of a stall; the listener hears one gap
-    however many callbacks it lasts)."""
-    stall_ended_s: float | None = None
-    """A stall ended in this call (audio came again, or the utterance ended): how long it was silent, seconds."""
-    finished: bool = False
-    """The utterance ended and its last sample was read in this call (or in the previous one, when that call's
-    buffer was filled exactly to the utterance's last sample)."""
+    stall_started: bool = False  # the first starved callback of a stall (heard as one gap)
+    stall_ended_s: float | None = None  # a stall ended here: how long it was silent
+    finished: bool = False  # the utterance's last sample was read (here, or exactly at the end of the last call)
 
 
 class PlaybackBuffer:
@@ -62,18 +41,13 @@ class PlaybackBuffer:
         self._playing = False
         self._ended = True
         self._fade: np.ndarray | None = None
-        self.underruns = 0
-        """Times playback starved mid-utterance (a run of starved callbacks counts once)."""
+        self.underruns = 0  # stalls mid-utterance
         self.underrun_frames = 0
         self._starved = False
         self._stall_frames = 0
-        self._stall_end_at = -(1 << 62)
-        """Where (read position) the last stall ended: a device stall just after it is the same gap, heard once."""
-
-    # ---- producer side (event loop) ---------------------------------------------------------------
+        self._stall_end_at = -(1 << 62)  # read position the last stall ended at, for STALL_MERGE_S
 
     def begin_utterance(self) -> None:
-        """New speech follows: prebuffer before it starts."""
         with self._lock:
             self._drop_locked()
             self._ended = False
@@ -81,7 +55,7 @@ class PlaybackBuffer:
             self._utterance_base = self._write
 
     def write(self, samples: np.ndarray, seq: int | None = None) -> None:
-        """Queues float32 samples; ``seq`` marks them as the first samples of that sentence."""
+        """``seq`` marks the first samples of that sentence."""
         samples = np.asarray(samples, dtype=np.float32)
         with self._lock:
             if self._ended:
@@ -99,14 +73,14 @@ class PlaybackBuffer:
             self._write += len(samples)
 
     def end_utterance(self) -> None:
-        """No more audio is coming for this utterance: play out what is queued, even under the prebuffer."""
+        """Plays out what is queued, even under the prebuffer (a short reply must not wait for it)."""
         with self._lock:
             self._ended = True
             if self._write > self._read:
                 self._playing = True
 
     def interrupt(self, fade_s: float = 0.03) -> int:
-        """Fades out from the current position and drops the rest; returns samples of the utterance heard."""
+        """Fades out in ``fade_s`` and drops the rest, so nothing stale plays; returns samples heard."""
         with self._lock:
             heard = self._read - self._utterance_base
             if self._playing and self._write > self._read:
@@ -117,12 +91,8 @@ class PlaybackBuffer:
             self._ended = True
             return max(heard, 0)
 
-    # ---- consumer side (audio callback) -----------------------------------------------------------
-
     def read_into(self, out: np.ndarray, dac_time: float, lost_frames: int = 0) -> ReadResult:
-        """Fills ``out`` (1-D float32) and reports what happened. ``dac_time``: when out[0] will be heard;
-        ``lost_frames``: silence the device played since the last call that nobody wrote (it stopped pulling): mid-
-        utterance, the listener heard it as a stall like one of the buffer's own."""
+        """``dac_time``: when out[0] is heard; ``lost_frames``: silence played since the last call, a stall too."""
         result = ReadResult()
         frames = len(out)
         with self._lock:
@@ -180,15 +150,13 @@ class PlaybackBuffer:
             out[filled:] = 0.0
         return result
 
-    # ---- state ------------------------------------------------------------------------------------
-
     @property
     def queued_samples(self) -> int:
         return self._write - self._read
 
     @property
     def played_samples(self) -> int:
-        """Samples of the current utterance handed to the device so far (for word highlighting)."""
+        """Of the current utterance, for word highlighting."""
         return self._read - self._utterance_base
 
     @property
@@ -198,8 +166,6 @@ class PlaybackBuffer:
     @property
     def idle(self) -> bool:
         return self._ended and self._write == self._read and self._fade is None
-
-    # ---- internals --------------------------------------------------------------------------------
 
     def _drop_locked(self) -> None:
         self._read = self._write

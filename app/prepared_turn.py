@@ -1,10 +1,5 @@
-"""A turn synthesized ahead: the next queued announcement's text goes to its own engine session while the current
-one still plays, and its events wait here until the controller starts it (``SpeechController.speak(prepared=...)``).
-
-Then what is heard between two queued announcements is the pause the first one's punctuation asks for, not the
-model's time for the second one's first sentence. A prepared turn that is not wanted any more (an urgent one came
-first, it expired, the engine changed) is discarded: its session is closed and nothing of it is played.
-"""
+"""The next queued announcement synthesized while the current one plays, so the gap between them is the pause the
+punctuation asks for, not the model's time to first audio; one no longer wanted is discarded unheard."""
 
 from __future__ import annotations
 
@@ -20,20 +15,17 @@ from voicedesk.engine.events import Audio, Event, SessionConfig
 if TYPE_CHECKING:
     from voicedesk.app.conversation import Turn
 
-MAX_AHEAD_BYTES = 24_000 * 2 * 60
-"""At most a minute of audio held before the turn starts; past it the session is not read (backpressure)."""
+MAX_AHEAD_BYTES = 24_000 * 2 * 60  # a minute of audio held at most; then the session is not read (backpressure)
 
 Handler = Callable[[SessionLink, Event | BaseException], None]
 
 
 @dataclass
 class PreparedTurn:
-    key: object
-    """What it says, as its maker knows it (e.g. an announcement's id and text): used to recognise it."""
+    key: object  # what it says, as its maker knows it (an announcement's id and text)
     text: str
     voice: SessionConfig
-    engine: object
-    """The engine it was synthesized on: a prepared turn is only used on the same engine."""
+    engine: object  # used only on the same engine
     link: SessionLink
     turn_id: int
     events: list[Event | BaseException] = field(default_factory=list)
@@ -51,7 +43,6 @@ class PreparedTurn:
         return self.link.usable and self.target is None
 
     def deliver(self, link: SessionLink, event: Event | BaseException) -> None:
-        """The link's pump hands every event here: held until attached, then passed straight on."""
         if self.target is not None:
             self.target(link, event)
             return
@@ -66,7 +57,6 @@ class PreparedTurn:
             await self._room()
 
     def attach(self, target: Handler, room: Callable[[], Awaitable[None]]) -> None:
-        """From now on events go to ``target``; what was held is handed over first, in order."""
         self.target = target
         self._room = room
         held, self.events = self.events, []
@@ -82,8 +72,7 @@ class PreparedTurn:
             await self.link.shut()
 
 
-Upcoming = Callable[[], tuple[object, str, SessionConfig | None] | None]
-"""What is due next, asked once the current turn is synthesized: (key, text, voice), or None for nothing."""
+Upcoming = Callable[[], tuple[object, str, SessionConfig | None] | None]  # what is due next: (key, text, voice)
 
 
 class TurnAhead:
@@ -99,7 +88,6 @@ class TurnAhead:
         return None if self._prepared is None else self._prepared.key
 
     def after(self, turn: Turn, upcoming: Upcoming) -> None:
-        """Once ``turn`` is synthesized (the model is free), what ``upcoming`` names is synthesized too."""
         self._preparing = asyncio.ensure_future(self._prepare(turn, upcoming))
 
     async def _prepare(self, turn: Turn, upcoming: Upcoming) -> None:

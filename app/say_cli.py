@@ -149,11 +149,11 @@ async def say(args: argparse.Namespace) -> int:
         first_audio = True
         async for event in session.events():
             match event:
-                case SentenceStarted(_seq, text):
+                case SentenceStarted(text=text):
                     spoken += _letters(text)
                     async with progress:
                         progress.notify_all()
-                case Audio(seq, pcm):
+                case Audio(seq=seq, pcm=pcm):
                     if player is not None:
                         if first_audio:
                             player.begin_utterance()
@@ -164,9 +164,9 @@ async def say(args: argparse.Namespace) -> int:
                     if first_audio:
                         log(f"voicedesk: first audio after {time.monotonic() - started:.2f} s")
                     first_audio = False
-                case SentenceFinished(seq, duration_s, _words, synthesis_s):
+                case SentenceFinished(seq=seq, duration_s=duration_s, synthesis_s=synthesis_s):
                     log(f"  [{seq}] {duration_s:.2f} s of audio in {synthesis_s:.2f} s")
-                case Error(code, message):
+                case Error(code=code, message=message):
                     errors += 1
                     print(f"voicedesk: error ({code}): {message}", file=sys.stderr)
                 case Closed():

@@ -1,16 +1,5 @@
-"""Keeps harmless library chatter out of the terminal: ALSA's underrun lines, and the AWS CRT's late completions.
-
-When the sound card underruns, alsa-lib prints ``ALSA lib pcm.c:…:(snd_pcm_recover) underrun occurred`` to the
-process's standard error from inside PortAudio's audio thread. An ALSA error handler written in Python would have to
-take the GIL in that real-time thread, so instead file descriptor 2 is pointed at a pipe, and a small reader thread
-passes every line on to the real standard error except ALSA's. Python's own messages and tracebacks go through
-unchanged. The player already counts underruns (the latency panel shows them), so nothing is lost by hiding the
-lines.
-
-The AWS CRT (the SageMaker HTTP/2 client) completes futures from its own threads; when a stream was closed first,
-that completion hits an already-cancelled ``concurrent.futures.Future`` and Python reports the ``InvalidStateError``
-as an unraisable exception with a traceback. ``quiet_late_completions`` drops exactly those reports.
-"""
+"""Keeps ALSA's underrun lines and the AWS CRT's late completions out of the terminal: a Python ALSA handler would
+take the GIL in PortAudio's real-time thread, so fd 2 goes through a pipe whose reader drops ALSA's lines."""
 
 from __future__ import annotations
 
@@ -21,8 +10,7 @@ import threading
 from concurrent.futures import InvalidStateError
 from typing import Any
 
-CHATTER = (b"ALSA lib ",)
-"""Lines starting with these are dropped."""
+CHATTER = (b"ALSA lib ",)  # lines starting with these are dropped
 
 
 class StderrFilter:
@@ -44,7 +32,6 @@ class StderrFilter:
         return self
 
     def stop(self) -> None:
-        """Gives standard error back (the reader sees the pipe close and ends after passing on what is left)."""
         if self._saved is None:
             return
         saved, self._saved = self._saved, None
@@ -73,8 +60,7 @@ class StderrFilter:
 
 
 def quiet_late_completions() -> None:
-    """Installs a ``sys.unraisablehook`` that drops a completion arriving at a cancelled future; every other
-    unraisable exception is reported as before."""
+    """The CRT completes futures from its own threads, hitting ones already cancelled: drops just those reports."""
     previous = sys.unraisablehook
 
     def hook(unraisable: Any) -> None:

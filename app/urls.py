@@ -1,10 +1,5 @@
-"""Checking the URLs the app connects to, and whether a secret may travel to one (pure).
-
-An edited settings file must not be able to send ``OPENAI_API_KEY`` or the WebSocket token anywhere
-unnoticed: a secret goes over an unencrypted connection (``http://``, ``ws://``) only to this machine
-(loopback), unless the person confirms it for that host. Confirmations are kept for the session only, never
-in the settings file, so editing the file cannot pre-approve a host.
-"""
+"""Checking the URLs the app connects to, and whether a secret may travel to one (pure): unencrypted only to
+loopback, or to a host the person confirmed this session (never in the settings file, so an edit cannot pre-approve)."""
 
 from __future__ import annotations
 
@@ -21,7 +16,6 @@ MAX_URL_CHARS = 2048
 
 
 def url_problem(url: str, schemes: tuple[str, ...]) -> str | None:
-    """Why ``url`` is not a usable URL with one of ``schemes``, or None when it is."""
     if not isinstance(url, str) or not url.strip():
         return "it is empty"
     if len(url) > MAX_URL_CHARS:
@@ -47,7 +41,6 @@ def url_problem(url: str, schemes: tuple[str, ...]) -> str | None:
 
 
 def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> str:
-    """``url`` stripped, or a ``VoicedeskError`` saying what is wrong and giving an example."""
     problem = url_problem(url, schemes)
     if problem is not None:
         raise UsageError(f"The {what} {url!r} is not usable: {problem}. Example: {example}")
@@ -55,10 +48,7 @@ def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> st
 
 
 def engine_url(text: str) -> str:
-    """The one form of a WebSocket engine's address used everywhere (connecting, the health check, consent):
-    ``host:port`` gets ``ws://``, ``http(s)://`` becomes ``ws(s)://``, an empty path the bidirectional path.
-
-    Text that is not a usable address comes back stripped but unchanged, for ``url_problem`` to explain."""
+    """The one form of an engine's address (``host:port`` → ``ws://host:port/invocations-bidirectional-stream``)."""
     text = text.strip()
     if not text:
         return text
@@ -90,7 +80,6 @@ def is_loopback(host: str) -> bool:
 
 
 def secret_needs_consent(url: str) -> bool:
-    """True when a secret sent to ``url`` would cross the network unencrypted."""
     try:
         scheme = urlsplit(url.strip()).scheme.lower()
     except ValueError:
@@ -99,8 +88,6 @@ def secret_needs_consent(url: str) -> bool:
 
 
 class SecretConsent:
-    """The hosts the person allowed to receive a secret over an unencrypted connection, this session only."""
-
     def __init__(self) -> None:
         self._allowed: set[str] = set()
         self._refused: set[str] = set()

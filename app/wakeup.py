@@ -1,10 +1,5 @@
-"""A wake-up call for long-lived background loops (the announcement queue, the health check).
-
-It waits on a plain future of the loop it was made for, never on ``asyncio.Event`` or ``asyncio.timeout``:
-those look up the *running* loop each time, and Qt can run a queued asyncio callback while qasync's loop is not
-marked running (pytest-qt processing events between two ``run_until_complete`` calls), which would break a loop
-that lives for the whole session. ``loop_running`` lets such a loop put its work off until it is.
-"""
+"""A wake-up call for long-lived loops on a plain future, not ``asyncio.Event``: Qt can run a queued callback while
+qasync's loop is not marked running, where those fail; ``loop_running`` lets a loop put work off until it is."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Bearer-token guard for lab boxes on a LAN (``voicedesk serve --token``); SageMaker relies on IAM instead.
-
-A plain ASGI middleware so it covers HTTP and WebSocket routes alike. A refused WebSocket upgrade is
-answered with a real HTTP 401 when the server supports the ASGI ``websocket.http.response`` extension
-(uvicorn does), otherwise closed with 1008 (policy violation) and a reason saying what is missing.
-"""
+"""Bearer-token guard for lab boxes on a LAN (``voicedesk serve --token``; SageMaker relies on IAM), as ASGI middleware
+so it covers HTTP and WebSocket alike; a refused upgrade gets a real 401 where the server supports it, else close
+1008."""
 
 from __future__ import annotations
 
@@ -21,8 +18,8 @@ log = logging.getLogger(__name__)
 
 
 def bearer_token(headers: list[tuple[bytes, bytes]]) -> bytes | None:
-    """The token as the client sent it, raw bytes: compared with the server's token encoded as UTF-8, so a non-ASCII
-    token matches (decoding the header as latin-1 first, as HTTP libraries do, never could)."""
+    """The token as sent, raw bytes, compared with the server's as UTF-8 (a latin-1 decode could never match
+    non-ASCII)."""
     for name, value in headers:
         if name.lower() == b"authorization":
             scheme, _, token = value.partition(b" ")

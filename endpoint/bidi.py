@@ -1,12 +1,8 @@
 """``WS /invocations-bidirectional-stream``: one ``ServerConnection`` per WebSocket, moved by two small loops.
 
-Everything the connection means (commands, ordering, flow control, idle time, rate limits, shutdown, close codes)
-is decided by ``engine.connection.ServerConnection``; the session's sentences run through
-``engine.session_driver.SessionDriver`` on the shared scheduler. This module only receives frames (text or binary:
-SageMaker delivers binary unless the client set ``DataType=UTF8``), checks voices and resamples audio off the event
-loop, sends what the connection hands out and closes the socket when it says so. Sends time out in the transport
-(``endpoint.transport_guards``): a client that stops reading is aborted and its slot freed.
-"""
+What the connection means is decided in ``engine.connection``; this only moves frames (text or binary), checks voices
+and resamples off the loop, and closes when told. Sends time out in the transport (``endpoint.transport_guards``), so a
+client that stops reading frees its slot."""
 
 from __future__ import annotations
 
@@ -144,8 +140,8 @@ class BidiConnection:
         self.driver.stop()
 
     def evict(self, message: str) -> None:
-        """Closes this session to make room for a client from an address with little in use (``too_many_sessions``,
-        1013): the error and ``closed`` go out first."""
+        """Makes room for a client of a quieter address (``too_many_sessions``, 1013): the error and ``closed`` go
+        first."""
         self.driver.apply(self.connection.evict(message, time.monotonic()))
 
     async def drain(self) -> None:
@@ -159,8 +155,7 @@ class BidiConnection:
         self._wake.set()
 
     def _resample_off_the_loop(self) -> None:
-        """A client that asked another rate has each sentence resampled on an executor thread; its frame waits in
-        the send queue, in order, until ``resampled`` fills it in."""
+        """Each sentence for another rate is resampled on an executor thread; its frame waits in order meanwhile."""
         jobs = self.connection.take_resampling()
         if not jobs:
             return

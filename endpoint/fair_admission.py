@@ -1,13 +1,9 @@
-"""Who gets a slot on a full server, and who makes room (pure). One rule for every kind of slot: WebSocket sessions
-and HTTP streams (``EndpointRuntime.admit``), TCP connections (``endpoint.transport_guards``) and Wyoming
-connections (``endpoint.wyoming.server``).
+"""Who gets a slot on a full server, and who makes room (pure), one rule for sessions, HTTP streams, TCP and Wyoming
+connections.
 
-An address over its cap is refused. When the server is full, a newcomer whose address holds clearly less than
-another's (after the swap it would still hold fewer) takes a place of such an address: an idle holder before one
-that is speaking (its audio is being made or played), then the address holding the most, then the idlest. A full
-server of equal shares stays as it is. Whoever is closed is told why first (``too_many_sessions`` or
-``too_many_connections``, close code 1013 on a WebSocket).
-"""
+An address over its cap is refused. On a full server a newcomer whose address holds clearly less takes the place of such
+an address's holder (idle before speaking, then the address holding most, then the idlest), told why first; equal shares
+stay as they are."""
 
 from __future__ import annotations
 
@@ -19,8 +15,7 @@ from typing import Protocol
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 
 LINGER_S = 1.0
-"""How long a refused or evicted client may still send while it reads why (closing with its bytes unread would
-reset the connection, and the reset can destroy the answer)."""
+"""How long a refused client may still send while it reads why (closing on unread bytes resets the answer away)."""
 
 
 class Holder(Protocol):
@@ -56,8 +51,7 @@ def admit[H: Holder](
     per_client: int | None,
     evictable: Callable[[H], bool] = lambda _: True,
 ) -> Admission[H]:
-    """Whether a newcomer from ``newcomer`` gets a slot among ``holders`` (not counting itself). Without a per-client
-    cap (behind a proxy every peer has the same address) there is no fair share: a full server refuses."""
+    """Whether ``newcomer`` gets a slot among ``holders``; without a per-client cap a full server refuses."""
     counts = Counter(address_of(holder.client) for holder in holders)
     counts.pop(None, None)
     held = counts.get(newcomer, 0) if newcomer is not None else 0

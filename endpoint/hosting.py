@@ -1,14 +1,8 @@
 """Where a server runs, as far as its exposure goes: behind SageMaker, on loopback, or open to a network.
 
-SageMaker documents no environment variable that its hosting platform sets in every inference container (AWS's
-own toolkits read optional ones such as ``SAGEMAKER_BIND_TO_PORT``, which only some endpoints get). So the signal
-is one ``voicedesk deploy`` puts in the model's container environment itself, ``VOICEDESK_PLATFORM=sagemaker``;
-an endpoint deployed by other means can set it too. Any ``SAGEMAKER_*`` or ``SM_*`` variable counts as well, since
-those appear only where SageMaker (or someone imitating it on purpose) put them.
-
-Behind SageMaker, IAM decides who may call the endpoint and every session arrives through SageMaker's sidecar from
-one address: no token warning there, and no per-client session cap.
-"""
+SageMaker sets no variable in every container, so the signal is ``VOICEDESK_PLATFORM=sagemaker`` (``voicedesk deploy``
+sets it) or any ``SAGEMAKER_*``/``SM_*`` variable. Behind SageMaker IAM decides who calls and every session comes from
+one address: no token warning, no per-client cap."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Every HTTP error answer comes from here: routes raise ``Refusal``, and the one exception handler (``answer``)
-turns it, Starlette's own refusals (no such route, wrong method) and bugs into JSON: ``error_body``'s one shape,
-with the status of the error's code in the wire table (``engine.errors``).
-"""
+"""Every HTTP error answer comes from here: ``answer`` turns a ``Refusal``, Starlette's own refusals and bugs into
+``error_body``'s one JSON shape, with the status of its code's row in ``engine.errors``."""
 
 from __future__ import annotations
 
@@ -15,8 +13,7 @@ BUG_MESSAGE = "The server failed on this request; its log says why."
 
 
 class Refusal(Exception):
-    """What a route raises to refuse a request. ``openai``: the OpenAI routes keep OpenAI's error shape, which the
-    openai client parses into ``APIStatusError``'s message and code (another shape reaches its users garbled)."""
+    """What a route raises to refuse a request; ``openai``: OpenAI's error shape, which its client parses."""
 
     def __init__(self, error: VoicedeskError, request_id: str | None = None, openai: bool = False) -> None:
         super().__init__(error.message)

@@ -1,10 +1,5 @@
-"""Logging what clients control without letting them write the log.
-
-Request paths, request ids, voices and text come from the network: ``escape`` makes any of them one printable,
-bounded token (newlines, ANSI escapes and other control characters become ``\\n``/``\\x1b``), so a client can
-neither forge log lines nor flood the log with one value. ``CountLog`` reports what clients cause (unreadable
-frames, slowed reads, refused connections) as counts at most once per interval, never a line per event.
-"""
+"""Logging what clients control without letting them write the log: ``escape`` makes a client's value one printable,
+bounded token, so it can neither forge lines nor flood; ``CountLog`` reports what clients cause as counts."""
 
 from __future__ import annotations
 
@@ -46,8 +41,7 @@ REFUSED = frozenset({401, 403})
 
 
 def redact_query(text: str, whole: bool = False) -> str:
-    """Every query string in ``text`` with credential values replaced by ``[redacted]`` (paths are kept); ``whole``:
-    the entire query. Parameters may be separated by ``&``, ``;`` or a second ``?``."""
+    """``text`` with credential values in query strings ``[redacted]`` (``whole``: the entire query)."""
 
     def secret(name: str, value: str) -> bool:
         return bool(CREDENTIAL_KEYS.search(unquote(name)) or CREDENTIAL_VALUES.match(unquote(value)))
@@ -63,10 +57,9 @@ def redact_query(text: str, whole: bool = False) -> str:
 
 
 class CountLog:
-    """Counts of what clients cause (unreadable frames, slowed reads, refused connections), of all connections
-    together, logged at most once per interval: never a line per event, nor per connection (a client reconnecting
-    to send junk would write one each time). What is held back is told when the interval is up, even if nothing
-    more comes. ``say(counts, who)`` writes the line."""
+    """Counts of what clients cause, of all connections together, logged at most once per interval (a client
+    reconnecting to send junk would write a line each time); held-back counts are told when the interval is up.
+    ``say(counts, who)`` writes the line."""
 
     def __init__(self, say: Callable[[dict[str, int], set[str]], None], interval_s: float = SUMMARY_INTERVAL_S) -> None:
         self._say = say
@@ -131,17 +124,13 @@ def refusal_log(log: logging.Logger) -> CountLog:
 
 
 PER_CONNECTION = frozenset({"connection open", "connection closed", '%s - "WebSocket %s" [accepted]'})
-"""uvicorn's INFO lines written for every WebSocket, refused ones too (three per attempt of a client reconnecting
-into its cap): limited like warnings."""
+"""uvicorn's INFO lines for every WebSocket, refused ones too: limited like warnings."""
 
 
 class ServerLogGuard(logging.Filter):
-    """For uvicorn's own loggers: redacts credentials in query strings (uvicorn logs a WebSocket upgrade's path with
-    its query, so ``?token=...`` would be written in clear), escapes every string argument (uvicorn logs the
-    percent-decoded request path of WebSocket upgrades as is, so ``/x%0Aforged`` would write a line of its own) and
-    lets one warning template
-    through at most once per interval, saying how many were held back (``Invalid HTTP request received.`` once
-    per malformed request would let a client write the log at the rate it opens connections)."""
+    """For uvicorn's own loggers: redacts ``?token=`` in logged paths, escapes every string argument (uvicorn logs a
+    WebSocket path percent-decoded) and lets each warning template through once per interval with a count of those held
+    back."""
 
     def __init__(self, interval_s: float = SUMMARY_INTERVAL_S) -> None:
         super().__init__()

@@ -1,22 +1,9 @@
-"""Where the container's model comes from: baked into the image, or SageMaker model data in /opt/ml/model.
+"""Where the container's model comes from: baked into the image, or SageMaker model data in /opt/ml/model (a hub cache
+or an ``HF_HOME``, read in place; or a flat folder like the hub repository, checked and imported).
 
-SageMaker unpacks the model's ``ModelDataUrl`` tarball into ``/opt/ml/model`` (read-only). Three layouts work:
-
-- a Hugging Face hub cache (``models--hexgrad--Kokoro-82M/...`` at the top): read in place (``HF_HUB_CACHE``);
-- an ``HF_HOME`` (``hub/models--hexgrad--Kokoro-82M/...``): read in place (``HF_HOME``);
-- a flat folder like the hub repository (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``): checked and
-  imported into the image's writable cache, as ``voicedesk models import`` does.
-
-With none of these, the weights baked into the image at build time are used.
-
-Model data is data, never code. Whoever can write the S3 object can put anything in it, and a wheel is code
-(``voicedesk models import`` on a desktop unpacks spaCy's onto ``sys.path``). The container therefore never
-imports, unpacks or puts on ``sys.path`` anything from model data: the G2P's spaCy pipeline is pip-installed in
-the image from the hash-locked requirements, a wheel (or any other code) found in model data is logged and
-ignored, and the image's data folder, where ``voicedesk models import`` would unpack a pipeline, is read-only
-for the server's user. Checkpoints and voice packs are read with ``torch.load(weights_only=True)``, which
-refuses pickled code.
-"""
+Model data is data, never code: whoever can write the S3 object could put a wheel there, so nothing from it is
+imported, unpacked or put on ``sys.path`` (spaCy's pipeline is pip-installed in the image, found code is logged and
+ignored), and weights load with ``weights_only=True``."""
 
 from __future__ import annotations
 
@@ -77,8 +64,8 @@ def code_files(folder: Path) -> list[Path]:
 
 
 def prepare_model_dir(environ: MutableMapping[str, str] = os.environ, cache_dir: Path | None = None) -> None:
-    """Imports a flat model folder's Kokoro files into the writable cache (blocking: run it in the model
-    loader). Code in the model data is never imported: it is reported and left where it is."""
+    """Imports a flat model folder's Kokoro files into the writable cache (blocking); code found there is reported,
+    never imported."""
     folder = model_dir(environ)
     for path in code_files(folder):
         log.warning(

@@ -1,15 +1,8 @@
-"""Running the app under uvicorn: in the foreground (``voicedesk serve``) or on a background thread
-(tests, ``voicedesk bench server``).
+"""Running the app under uvicorn, in the foreground (``voicedesk serve``) or on a thread (tests, benchmarks).
 
-uvicorn on its own would answer SIGTERM by closing every WebSocket with 1012 at once. ``GracefulServer`` first
-stops accepting, then lets each session finish its current sentence and say ``closed`` (code 1001), then hands
-over to uvicorn's own shutdown, and finally aborts any transport still open (a client that stopped reading would
-otherwise hold the process). The budget, worst case, within SageMaker's 30 s: ``shutdown_grace_s`` (20 s) for
-sessions and HTTP streams to finish their sentence, ``UVICORN_GRACE_S`` (4 s) for closing handshakes, then abort.
-
-HTTP/1.1 runs on uvicorn's h11 protocol and WebSockets on its sans-I/O websockets protocol, each with the limits of
-``endpoint.transport_guards`` (header timeout and size, connection cap, send timeout).
-"""
+uvicorn alone answers SIGTERM by closing every WebSocket with 1012. ``GracefulServer`` stops accepting, lets each
+session finish its sentence and close 1001 (``shutdown_grace_s``, 20 s), gives uvicorn ``UVICORN_GRACE_S`` for
+handshakes, then aborts what is left: within SageMaker's 30 s. Protocols carry ``endpoint.transport_guards``' limits."""
 
 from __future__ import annotations
 

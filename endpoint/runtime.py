@@ -1,9 +1,6 @@
-"""The endpoint's shared state: one model, one scheduler, and the sessions currently using them.
-
-The model is loaded and warmed in the background so the server listens at once and ``/ping`` can say 503
-until it is ready (SageMaker polls it). Every WebSocket connection and HTTP stream holds a ``Lease`` while it
-runs: that is how the session cap is enforced and how shutdown finds the sessions it has to wind down.
-"""
+"""The endpoint's shared state: one model, one scheduler, and the sessions using them. The model loads in the
+background so ``/ping`` says 503 until ready; every session and HTTP stream holds a ``Lease``, which enforces the
+caps and lets shutdown find it."""
 
 from __future__ import annotations
 
@@ -21,10 +18,9 @@ from typing import TYPE_CHECKING
 from voicedesk.endpoint.fair_admission import admit, evicted
 from voicedesk.endpoint.log_safety import bad_frame_log, escape
 from voicedesk.endpoint.settings import ServerSettings
-from voicedesk.engine.admission import QueueLoad
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.input_budget import BucketsByAddress, JunkByAddress
+from voicedesk.engine.limits import BucketsByAddress, JunkByAddress, QueueLoad
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
@@ -40,8 +36,7 @@ LARGE_BODY_BYTES_PER_S = 64 * 1024
 LARGE_BODY_BURST_BYTES = 512 * 1024
 
 SynthesizerSource = Synthesizer | Callable[[], Synthesizer]
-"""A loaded, warmed synthesizer (tests, benchmarks), or a blocking loader run off the event loop (``serve``):
-the runtime warms what a loader returns."""
+"""A loaded, warmed synthesizer (tests), or a blocking loader run off the loop (``serve``)."""
 
 
 class RuntimeState(StrEnum):
@@ -97,9 +92,8 @@ class EndpointRuntime:
         limits, per_address = settings.connection, settings.max_connections_per_client is not None
         self.junk_by_address = JunkByAddress(limits.junk_per_s, limits.junk_burst) if per_address else None
         self.large_bodies = BucketsByAddress(LARGE_BODY_BYTES_PER_S, LARGE_BODY_BURST_BYTES) if per_address else None
-        """Bytes of large HTTP bodies (pronunciation lists) per address: parsing them costs the server's CPU, so a
-        client posting them back to back is slowed (as a WebSocket's ``config`` is paced), never refused. None
-        where every client has one address (a proxy, SageMaker), as for junk."""
+        """Bytes of large HTTP bodies (lexicons) per address: parsing costs CPU, so back-to-back posts are slowed, never
+        refused (None when every client shares one address)."""
         """Junk budgets per client address, shared by its connections; the transport refuses an address whose
         budget is empty before the WebSocket handshake. None without per-client caps (behind a proxy or SageMaker
         every client has the same address): then each connection has its own budget."""
@@ -142,8 +136,7 @@ class EndpointRuntime:
             )
 
     async def _start_prepare_pool(self, synthesizer: Synthesizer) -> None:
-        """Front-end and G2P in worker processes (``engine.model.prepare_pool``), for a synthesizer that can use
-        them; started (every worker loaded) before the server reports ready."""
+        """Starts the preparation workers (every one loaded) before the server reports ready."""
         if not hasattr(synthesizer, "use_prepare_pool"):
             return
         from voicedesk.engine.model.prepare_pool import PreparePool, auto_workers
@@ -190,11 +183,7 @@ class EndpointRuntime:
         return self.state is RuntimeState.READY
 
     async def drain(self) -> None:
-        """Stops admitting sessions and winds down the open ones (SIGTERM, before connections are cut).
-
-        Each session finishes the sentence being synthesized and says goodbye; whatever is still running when
-        ``shutdown_grace_s`` is up is stopped (the transport layer then aborts what will not close).
-        """
+        """SIGTERM: stops admitting and winds the sessions down; what runs past ``shutdown_grace_s`` is stopped."""
         if self.state in (RuntimeState.DRAINING, RuntimeState.STOPPED):
             return
         self.state = RuntimeState.DRAINING
@@ -241,8 +230,7 @@ class EndpointRuntime:
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
 
     def admit(self, kind: str, client: str | None = None) -> Lease:
-        """A slot for a WebSocket session or HTTP stream, by the fair rule (``endpoint.fair_admission``): on a full
-        server an idle session of an address holding clearly more is closed to make room, a speaking one last."""
+        """A slot for a session or HTTP stream by the fair rule (``endpoint.fair_admission``)."""
         self.check_available()
         settings = self.settings
         admission = admit(
@@ -311,12 +299,11 @@ class EndpointRuntime:
 
     @property
     def queue_depth(self) -> int:
-        """Sentences waiting for the model, not counting the one it is on (a session queues one at a time):
-        the load signal behind ``queue_saturated``."""
+        """Sentences waiting for the model, the one it is on not counted: the ``queue_saturated`` backstop's load."""
         return self.scheduler.pending
 
     def queue_load(self, own_phonemes: int = 0, in_hand_s: float = 0.0) -> QueueLoad:
-        """What a new request waits behind: its session's own backlog (``engine.admission``); none for a newcomer."""
+        """What a new request waits behind: its session's own backlog (``engine.limits``); none for a newcomer."""
         return QueueLoad(self.scheduler.s_per_phoneme, own_phonemes, in_hand_s, self.scheduler.pending)
 
     def session_ids(self) -> set[str]:
@@ -324,10 +311,8 @@ class EndpointRuntime:
         return set(self._leases)
 
     async def check_voice(self, voice: str) -> str:
-        """Normalises a voice spec, or raises ``VoiceError`` naming the voices that exist. Off the event loop.
-
-        Specs naming files (``/path/x.pt``) are refused: a network client must not make the server read its disk.
-        """
+        """Normalises a voice spec off the loop, or raises ``VoiceError``; file paths are refused (no disk reads for
+        clients)."""
         assert self.synthesizer is not None
         # Before parsing: parsing resolves file paths (``~user/x.pt`` reads the password database, a NUL fails).
         raw_parts = [part.strip() for part in voice.split(",")]

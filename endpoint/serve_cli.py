@@ -1,13 +1,9 @@
-"""``voicedesk serve``: run the endpoint on this machine; ``python -m voicedesk.endpoint.serve_cli``: the container's
-``serve`` (``packaging/serve``), as SageMaker starts it with ``docker run IMAGE serve``.
+"""``voicedesk serve``, and the container's ``serve`` (``python -m voicedesk.endpoint.serve_cli``) as SageMaker starts
+it.
 
-Outside the container the server binds 127.0.0.1 unless told otherwise; inside it binds 0.0.0.0:8080 (or
-``SAGEMAKER_BIND_TO_PORT``) and takes the model from ``/opt/ml/model`` when SageMaker mounted model data there
-(see ``endpoint.model_dir``). Options and their checks live in ``endpoint.serve_options``. Before anything loads,
-the server says what it exposes: a token on the command line, a port beyond loopback with no token (except
-behind SageMaker, where IAM decides who calls: ``endpoint.hosting``), a token sent without TLS. Registration stays
-import-light: torch loads only when the server starts.
-"""
+Outside the container it binds 127.0.0.1 unless told; inside 0.0.0.0:8080, with model data from ``/opt/ml/model``.
+Before anything loads it says what it exposes (a token on the command line, an open port without a token, a token
+without TLS). torch loads only when the server starts."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The options of ``voicedesk serve`` and the container's ``serve``, turned into ``ServerSettings``.
-
-Everything an operator can get wrong is checked here, before the model loads, with a message that says what to
-do: a token that could never be sent in a header, a token file that is missing or readable by others, a TLS
-certificate or key that is missing, unreadable, encrypted or not a pair. Import-light (no torch, no Starlette).
-"""
+"""The options of ``voicedesk serve`` turned into ``ServerSettings``, with everything an operator can get wrong (tokens,
+token files, TLS pairs) checked before the model loads, saying what to do. No torch, no Starlette."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from pathlib import Path
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.engine_spec import add_lexicon_option, lexicon_from_args
 from voicedesk.engine.errors import UsageError
-from voicedesk.engine.session_limits import SessionLimits
+from voicedesk.engine.limits import SessionLimits
 
 TOKEN_ENV = "VOICEDESK_TOKEN"
 DEFAULTS = ServerSettings()
@@ -245,8 +241,7 @@ def read_token_file(path: Path) -> tuple[str, tuple[str, ...]]:
 
 
 def check_token(token: str, origin: str) -> str:
-    """A token is any printable text without spaces (compared as UTF-8 bytes, so non-ASCII works): spaces and
-    control characters cannot survive an ``Authorization`` header, so such a token could never match."""
+    """A token is printable text without spaces, which could never survive an ``Authorization`` header."""
     token = token.strip()
     if not token:
         raise UsageError(f"The token from {origin} is empty.")

@@ -1,24 +1,20 @@
-"""The endpoint's Starlette app: SageMaker's contract (``/ping``, ``/invocations``, the bidirectional
-WebSocket) plus an OpenAI-compatible speech route, all over one model shared through the scheduler.
+"""The endpoint's Starlette app: SageMaker's contract (``/ping``, ``/invocations``, the bidirectional WebSocket) plus
+OpenAI's speech route, over one model shared through the scheduler.
 
-``create_app(source, settings)`` takes either a loaded synthesizer (tests, benchmarks) or a loader; the
-lifespan starts loading in the background, so the server listens at once and ``/ping`` answers 503 until the
-model is loaded and warmed. ``/ping`` only reads a flag: it never waits for the model thread.
-
-``/ping`` needs no token (SageMaker's health check and load balancers cannot send one), so it tells strangers only
-``healthy`` (200) or ``unhealthy`` (503). The details (state, open sessions, why loading failed) go to callers who
-present the token, or, on a server without a token, to callers on this machine (loopback) only.
-
-Every HTTP error is JSON with a ``code`` (Starlette's own 404/405 included); an exception nobody expected is
-answered ``internal`` without its text, which goes to the log only.
-"""
+The server listens at once and ``/ping`` (a flag read, never waiting on the model) says 503 until the model is warm.
+``/ping`` needs no token, so strangers learn only healthy or not; details go to token holders, or to loopback callers on
+a server without one. Every HTTP error is JSON with a ``code``; an unexpected exception is ``internal``, its text logged
+only. ``trim_when_idle`` hands freed heap back to the system while the model is idle (glibc keeps it, and the server
+looks like it leaks)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -31,12 +27,12 @@ from voicedesk.endpoint.auth import BearerTokenMiddleware, presents_token
 from voicedesk.endpoint.bidi import bidi_endpoint
 from voicedesk.endpoint.hosting import is_loopback
 from voicedesk.endpoint.http_errors import Refusal, answer
-from voicedesk.endpoint.memory_trim import trim_when_idle
 from voicedesk.endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.endpoint.speech_http import invocations, openai_speech, openai_voices
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.protocol import BIDI_PATH
+from voicedesk.engine.scheduler import SynthesisScheduler
 
 log = logging.getLogger(__name__)
 
@@ -94,3 +90,40 @@ def create_app(source: SynthesizerSource, settings: ServerSettings | None = None
     )
     app.state.runtime = runtime
     return app
+
+
+log = logging.getLogger(__name__)
+
+TRIM_INTERVAL_S = 30.0
+
+
+def _libc_trim() -> Callable[[], object] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return lambda: trim(0)
+
+
+async def trim_when_idle(
+    scheduler: SynthesisScheduler,
+    interval_s: float = TRIM_INTERVAL_S,
+    trim: Callable[[], object] | None = None,
+    tick: Callable[[], Awaitable[object]] | None = None,
+) -> None:
+    """Runs until cancelled: after each interval (``tick``) in which jobs ran, trims the heap once the model is idle."""
+    trim = trim or _libc_trim()
+    if trim is None:
+        return
+    trimmed_at = scheduler.jobs_run
+    while True:
+        await (tick() if tick is not None else asyncio.sleep(interval_s))
+        if scheduler.jobs_run == trimmed_at or scheduler.busy or scheduler.pending:
+            continue
+        trimmed_at = scheduler.jobs_run
+        await asyncio.to_thread(trim)  # off the loop: on a big heap it takes milliseconds

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from voicedesk.engine.limits import ConnectionLimits, SessionLimits
 from voicedesk.engine.protocol import DEFAULT_MAX_FRAME_BYTES
-from voicedesk.engine.session_limits import ConnectionLimits, SessionLimits
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
@@ -24,9 +24,8 @@ class ServerSettings:
     max_sessions: int = 16
     """Concurrent WebSocket sessions plus HTTP streams; more are refused with ``too_many_sessions``."""
     max_sessions_per_client: int | None = 4
-    """Sessions one peer address may hold at once (None: no per-client cap, as behind SageMaker's sidecar,
-    where every session comes from localhost). On a full server, a newcomer from an address holding less takes
-    the place of the idlest session of the address holding the most (``endpoint.fair_admission``); off with None."""
+    """Sessions one address may hold (None: no cap, as behind SageMaker's sidecar); full servers follow the fair
+    rule."""
     ws_max_size: int = 2 * DEFAULT_MAX_FRAME_BYTES
     """Frames above this are refused by the WebSocket layer itself (close 1009), before they are buffered."""
     connection: ConnectionLimits = field(default_factory=ConnectionLimits)
@@ -35,8 +34,7 @@ class ServerSettings:
     lexicon: Lexicon = EMPTY_LEXICON
     """The server's pronunciation lexicon (``--lexicon FILE``): every session's own entries are merged over it."""
     send_timeout_s: float = 20.0
-    """A send that cannot hand its bytes to the socket for this long (the client stopped reading) aborts the
-    connection: the slot is freed and the session's work dropped."""
+    """A send stuck this long (the client stopped reading) aborts the connection, freeing its slot."""
     header_timeout_s: float = 10.0
     """A connection must finish sending its request headers within this long (slow-header attacks)."""
     keepalive_timeout_s: float = 5.0
@@ -46,31 +44,24 @@ class ServerSettings:
     max_connections: int = 256
     """Open TCP connections (any state); more are closed at once."""
     max_connections_per_client: int | None = 32
-    """Open TCP connections from one peer address; more are closed at once (None: no cap, as behind SageMaker's
-    sidecar or a reverse proxy, where every connection has the same address). On a full server, a newcomer from
-    an address holding less takes the place of the idlest connection of the address holding the most."""
+    """Open TCP connections from one address (None: no cap, as behind a sidecar or proxy)."""
     shutdown_grace_s: float = 20.0
-    """On SIGTERM, how long sessions get to finish their current sentence; whatever is left is then stopped and
-    its transport aborted, so the process exits within SageMaker's 30 s."""
+    """On SIGTERM, how long sessions get to finish their sentence: the process exits within SageMaker's 30 s."""
     ws_ping_interval_s: float | None = 20.0
     """Server-side keepalive pings; the server also answers the client's (and SageMaker's) pings."""
     max_request_age_s: float | None = 56.0
-    """A request whose ``request_timestamp`` is older is refused with 408 ``request_stale`` (the AWS sample's
-    ``MAX_REQUEST_AGE_S``); None turns the check off."""
+    """Older ``request_timestamp`` is refused 408 ``request_stale`` (the AWS sample's); None: off."""
     first_audio_target_s: float | None = 2.0
-    """A session's new whole request is refused with 503 ``queue_saturated`` (``Retry-After``: when it would be
-    back under it) while the session's own backlog would keep it waiting longer than this for the model, beyond
-    the audio its listener has in hand (``engine.admission``); a client holding no backlog is never refused by
-    it. None turns the check off."""
+    """A session's whole request is refused 503 ``queue_saturated`` while its own backlog would wait longer
+    (``engine.limits``); None: off."""
     max_queue_depth: int | None = None
-    """A backstop by count: while more sentences than this wait for the model, new whole requests are refused
-    with ``queue_saturated`` whatever the speed; None (the default) leaves admission to the expected wait."""
+    """A backstop by count of sentences waiting, whatever the speed; None (the default): off."""
     batch: str = "auto"
-    """Sentences of different sessions ready together run as one padded forward (``engine.model.batch``):
-    ``auto`` on CUDA when a start-up measurement finds it faster, ``on``, or ``off``."""
+    """Padded batches of several sessions' sentences (``engine.model.batch``): ``auto`` (CUDA, when measured faster),
+    ``on``, ``off``."""
     prepare_workers: int | str = "auto"
-    """Processes running the text front-end and G2P (``engine.model.prepare_pool``): a count, 0 (in-process), or
-    ``auto`` (cores − 1 with the model on a GPU and at least three cores, else 0: ``auto_workers``)."""
+    """Front-end and G2P processes (``engine.model.prepare_pool``): a count, 0 (in-process) or ``auto``
+    (``auto_workers``)."""
     tls_cert: str | None = None
     tls_key: str | None = None
 

@@ -1,18 +1,7 @@
-"""What the HTTP speech routes put on the wire: audio in the format and rate asked for, as a stream or as one
-whole body, plus the admission answers the AWS Kokoro sample's clients understand (408 ``request_stale``,
-503 ``queue_saturated``).
-
-The encoders themselves are ``engine/audio_formats.py``. Compressed formats and resampling run in a worker
-thread (an encoder can take tens of milliseconds per sentence), so the event loop keeps serving.
-
-Sample-compatibility sources (github.com/aws-samples/sample-kokoro-tts-for-ai-agents):
-``packages/speech-infra/containers/kokoro/serve.py`` (408 ``{"error": "request_stale"}``, ``MAX_REQUEST_AGE_S``
-56, the ``stream: false`` headers ``X-Audio-Duration``/``X-Inference-Time-Ms``/``X-RTF``/
-``X-Characters-Processed``), ``packages/speech-infra/containers/vllm/streaming_proxy.py`` (503
-``{"error": "queue_saturated", "queue_depth", "max_queue_depth"}`` with ``Retry-After``; here the refusal is by
-expected wait, ``engine.admission``), and
-``packages/tts-client/tts_client/errors.py`` (408 → ``RequestStaleError``, 503 → ``QueueSaturatedError``).
-"""
+"""What the HTTP speech routes put on the wire: audio in the format and rate asked for, streamed or whole, encoded off
+the event loop (``engine/audio_formats.py``), and the admission answers the AWS Kokoro sample's clients understand
+(408 ``request_stale``, 503 ``queue_saturated`` with ``Retry-After``; aws-samples/sample-kokoro-tts-for-ai-agents,
+its ``serve.py``, ``streaming_proxy.py`` and ``tts_client/errors.py``)."""
 
 from __future__ import annotations
 
@@ -27,15 +16,14 @@ from starlette.responses import Response
 
 from voicedesk.endpoint.runtime import EndpointRuntime
 from voicedesk.endpoint.speech_request import SpeechRequest
-from voicedesk.engine.admission import judge, refusal_message
 from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
+from voicedesk.engine.limits import judge, refusal_message
 from voicedesk.engine.request_fields import check_fresh
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
-"""Audio is encoded 200 ms at a time, so a slow encoder (opus, aac: tens of ms per audio second here) delays
-the first bytes by one slice's encoding, not a whole sentence's."""
+"""Audio is encoded 200 ms at a time, so a slow encoder delays first bytes by a slice, not a sentence."""
 
 
 class AdmissionRefused(VoicedeskError):
@@ -54,10 +42,9 @@ class AdmissionRefused(VoicedeskError):
 
 
 def check_not_saturated(runtime: EndpointRuntime, own_phonemes: int = 0, in_hand_s: float = 0.0) -> None:
-    """Refuses a request its session's own backlog would keep waiting longer than the first-audio target beyond the
-    audio its listener has in hand (or, as a backstop, while more sentences than ``max_queue_depth`` wait):
-    ``engine.admission``; a new session has none. The message starts with the code, so it can go in a WebSocket
-    error frame as is (the sample's client matches the token)."""
+    """Refuses a request its session's own backlog would keep waiting too long (``engine.limits``), or, as a
+    backstop, while more than ``max_queue_depth`` sentences wait. The message starts with the code, which the
+    sample's client matches."""
     settings = runtime.settings
     load = runtime.queue_load(own_phonemes, in_hand_s)
     saturated = judge(load, settings.first_audio_target_s, settings.max_queue_depth)
@@ -119,8 +106,7 @@ class AudioTally:
 
 
 class _Offload:
-    """Runs an encoder's calls in a worker thread, one at a time, and closes it only once no call runs (closing
-    an FFmpeg encoder under a running call would crash the process)."""
+    """An encoder's calls in a worker thread, one at a time; closed only when none runs (FFmpeg would crash)."""
 
     def __init__(self, encoder: Encoder) -> None:
         self.encoder = encoder
@@ -148,8 +134,7 @@ class _Offload:
 async def encoded_audio(
     events: AsyncIterator[Event], encoder: Encoder, tally: AudioTally
 ) -> AsyncIterator[tuple[int | None, bytes | Error]]:
-    """(sentence seq, encoded bytes) as they are ready, and each failed sentence's ``Error`` when it comes. The
-    encoder's held-back tail goes out at each sentence end (resampler) and at the end (codec)."""
+    """(seq, encoded bytes) as they are ready, and each failed sentence's ``Error``."""
     seq: int | None = None
     run = _Offload(encoder)
     try:
@@ -191,8 +176,7 @@ def open_body_encoder(speech: SpeechRequest, audio_format: str | None = None) ->
 async def whole_response(
     body: AsyncIterator[bytes], speech: SpeechRequest, tally: AudioTally, on_close: Callable[[], Awaitable[None]]
 ) -> Response:
-    """``stream: false``: the whole file with real sizes, ``Content-Length`` and the AWS sample's duration
-    headers. A sentence that failed fails the request (nothing has been sent yet, so it can be said plainly)."""
+    """``stream: false``: the whole file with real sizes and the AWS sample's headers; a failed sentence fails it."""
     started = time.perf_counter()
     try:
         data = b"".join([chunk async for chunk in body])

@@ -1,11 +1,6 @@
-"""HTTP speech routes: ``POST /invocations`` (the AWS sample's request), OpenAI's ``POST /v1/audio/speech``,
-and ``GET /v1/audio/voices``.
-
-Each request runs through a ``LocalSession`` (send_text, flush, close) like every other path, so chunking,
-scheduling and seams are the same; audio is streamed as each sentence is ready, in the format and sample rate
-asked for (``endpoint/speech_encoding.py``): binary transport sends the encoded stream (a WAV header goes out
-with the first audio), or with ``stream: false`` one whole file with real sizes; SSE sends base64 chunks.
-"""
+"""HTTP speech routes: ``POST /invocations`` (the AWS sample's), OpenAI's ``POST /v1/audio/speech`` and ``GET
+/v1/audio/voices``. Each request runs through a ``LocalSession`` like every other path, streamed as each sentence is
+ready (binary or SSE), or whole with ``stream: false``."""
 
 from __future__ import annotations
 
@@ -46,9 +41,9 @@ from voicedesk.engine.audio_formats import ENCODINGS
 from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
 from voicedesk.engine.protocol import wire_error
-from voicedesk.engine.session_limits import SessionLimits
 
 log = logging.getLogger(__name__)
 
@@ -116,11 +111,7 @@ def _log_request(route: str, request: SpeechRequest) -> None:
 
 
 async def session_events(runtime: EndpointRuntime, lease: Lease, request: SpeechRequest) -> AsyncIterator[Event]:
-    """Speaks the whole text as one request through a session and yields its events up to ``Closed``.
-
-    The events are taken as the response body is sent: a client that stops reading stops synthesis after
-    ``SessionLimits.max_audio_ahead_s`` of audio (backpressure), and the transport's send timeout then aborts it.
-    """
+    """The request's events up to ``Closed``, taken as the body is sent: a stalled reader stops synthesis."""
     try:
         text = request.text_change.applied_to(runtime.settings.text_settings, runtime.settings.lexicon)
     except VoicedeskError as exc:  # options are checked when parsed; this is a second line of defence
@@ -307,8 +298,7 @@ async def openai_voices(request: Request) -> Response:
 
 
 def language_entries(statuses: list[LanguageStatus]) -> list[dict[str, object]]:
-    """Each Kokoro language with whether this server can speak it; one that cannot says what is missing and the
-    command that sets it up (its voices are absent from ``voices``)."""
+    """Each Kokoro language and whether this server speaks it (or what is missing and how to set it up)."""
     entries: list[dict[str, object]] = []
     for status in statuses:
         entry: dict[str, object] = {"tag": status.language.tag, "name": status.language.name, "ready": status.ready}

@@ -1,12 +1,6 @@
-"""Parsing and checking HTTP speech requests (``/invocations`` and OpenAI's ``/v1/audio/speech``). Pure.
-
-Both routes end up as one ``SpeechRequest``; every refusal is a ``VoicedeskError`` whose code maps to an HTTP
-status (``engine.errors.http_status_for``) and whose message says what was wrong and what to send instead.
-
-The AWS Kokoro sample's fields (``format``, ``sample_rate``, ``stream``, ``request_timestamp``) mean what its
-container (``packages/speech-infra/containers/kokoro/serve.py``) and client (``packages/tts-client``) make
-them mean: ``request_timestamp`` is ``time.time()`` at send (epoch seconds), ``stream`` defaults to true.
-"""
+"""Parsing and checking HTTP speech requests into one ``SpeechRequest`` (pure); a refusal says what was wrong and what
+to send. The AWS sample's fields mean what its container and client make them mean (``request_timestamp``: epoch
+seconds at send; ``stream`` defaults to true)."""
 
 from __future__ import annotations
 
@@ -18,10 +12,10 @@ from voicedesk.engine import request_fields as fields
 from voicedesk.engine.audio_formats import FORMATS, output_problem
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import ProtocolError, decode_text_change, parse_json_frame
-from voicedesk.engine.session_limits import SessionLimits
-from voicedesk.engine.text_config import TextChange
+from voicedesk.engine.request_fields import TextChange
 
 AudioFormat = Literal["pcm", "wav", "mp3", "opus", "flac", "aac"]
 Transport = Literal["binary", "sse"]
@@ -65,8 +59,7 @@ class SpeechRequest:
 
 
 def parse_json_object(body: bytes, max_bytes: int | None = None) -> dict[str, object]:
-    """The body as a JSON object; any failure (not UTF-8, not JSON, nested too deep, a number of thousands of
-    digits) is a ``bad_json`` or ``bad_message`` error, never another exception."""
+    """The body as a JSON object; any failure is ``bad_json`` or ``bad_message``, never another exception."""
     try:
         message = parse_json_frame(body, max_bytes or len(body), "The request body")
     except ProtocolError as exc:
@@ -105,17 +98,13 @@ def _text_change(message: dict[str, object]) -> TextChange:
 
 
 def parse_invocation(body: bytes, limits: SessionLimits) -> SpeechRequest:
-    """``POST /invocations``: the AWS Kokoro sample's request (``text``, ``voice``, ``speed``, ``format``,
-    ``sample_rate``, ``stream``, ``request_timestamp``, ``transport``, ``request_id``), plus this server's text
-    options (``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``)."""
+    """``POST /invocations``: the AWS Kokoro sample's request, plus this server's text options."""
     return _parse(body, limits, openai=False)
 
 
 def parse_openai_speech(body: bytes, limits: SessionLimits) -> SpeechRequest:
-    """``POST /v1/audio/speech`` as OpenAI defines it: ``model``, ``input``, ``voice``, ``response_format``
-    (default mp3, as OpenAI's), ``speed``, ``stream_format`` (``audio`` or ``sse``). ``model`` and
-    ``instructions`` are accepted and ignored: this server has one model. Extensions (``extra_body``):
-    ``sample_rate``, ``stream``, ``request_timestamp``, ``lexicon`` and the text options, as on ``/invocations``."""
+    """``POST /v1/audio/speech`` as OpenAI defines it (``model`` ignored), ``/invocations``' options as
+    ``extra_body``."""
     return _parse(body, limits, openai=True)
 
 

@@ -1,26 +1,11 @@
-"""Limits below the application: uvicorn's own HTTP/1.1 (h11) and WebSocket protocols, with the timeouts a server
-on an open network needs and uvicorn does not apply on its own.
+"""Limits below the application that uvicorn's own HTTP/1.1 (h11) and WebSocket protocols do not apply, for a server on
+an open network.
 
-- **Header timeout.** A connection must complete its request headers within ``header_timeout_s`` (on a fresh
-  connection and between keep-alive requests); otherwise it is aborted. Slow-header ("slowloris") connections no
-  longer hold sockets open. The token is checked after the headers, so this guard needs none.
-- **Header size.** h11 refuses request heads over ``max_header_bytes`` (uvicorn's httptools parser has no limit).
-- **Connection caps**, by the fair rule (``endpoint.fair_admission``): beyond ``max_connections_per_client`` from
-  one address a new connection is aborted at once; beyond ``max_connections`` a connection of an address holding
-  clearly more makes room (an idle one first), told why (``evict``: an ``error`` frame ``too_many_connections``
-  and close 1013 on a WebSocket, a 429 JSON answer on an idle HTTP connection). Refusals are logged as counts.
-- **Junk from an address.** While the junk budget of a client's address is empty (``JunkByAddress``: its last
-  connection was just closed for sending frames that cannot be understood), a new connection from it gets a 429
-  JSON ``rate_limited`` answer with ``retry_after_s`` and is closed before the WebSocket handshake: a reconnecting
-  junk flood costs a refused TCP connection, not a handshake and a session each time.
-- **Malformed requests** get uvicorn's 400, but with a JSON body like every other error.
-- **Send timeout.** A send waiting for a client that stopped reading aborts the transport after ``send_timeout_s``
-  (``transport.close()`` would wait forever for the unsent bytes). The application sees a disconnect, the session
-  slot is freed. The same for a WebSocket whose keepalive ping went unanswered, or whose closing handshake went
-  unanswered while bytes to it were still unsent.
-
-The classes are made per server (``guarded_protocols``) so each carries its settings; uvicorn instantiates them.
-"""
+A connection must finish its headers within ``header_timeout_s`` (slowloris); heads are capped at
+``max_header_bytes``; connections per address and in all follow the fair rule (``endpoint.fair_admission``), the
+evicted told why; an address whose junk budget is empty gets 429 before the handshake; malformed requests get a JSON
+400; a send to a client that stopped reading, or an unanswered ping or close, aborts the transport after
+``send_timeout_s``. ``guarded_protocols`` makes the classes per server, with its settings."""
 
 from __future__ import annotations
 
@@ -42,7 +27,7 @@ from voicedesk.endpoint.log_safety import CountLog, refusal_log
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, close_code_for, error_body, http_status_for
 from voicedesk.engine.events import Closed, Error
-from voicedesk.engine.input_budget import JunkByAddress, ReadPacing
+from voicedesk.engine.limits import JunkByAddress, ReadPacing
 from voicedesk.engine.protocol import encode_event
 
 log = logging.getLogger(__name__)
@@ -141,9 +126,7 @@ class GuardedH11Protocol(H11Protocol):
         self._linger_close()
 
     def evict(self, error: VoicedeskError) -> None:
-        """Closed to make room for a newcomer: an idle connection is told why (a JSON error answer, as on every
-        route, though it asked nothing: h11 cannot frame an answer without a request, hence the bytes written
-        here); one with a request in progress is aborted (its application owns the answer)."""
+        """Closed to make room: an idle connection is told why in JSON, one with a request in progress is aborted."""
         if self._lingering or self.transport.is_closing():  # already on its way out (refused, or answered)
             return
         if self.cycle is not None and not self.cycle.response_complete:
@@ -245,8 +228,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self._control_frame()
 
     def _control_frame(self) -> None:
-        """Pings and pongs are answered inside the WebSocket layer, never seen by the session's read pacing: they are
-        read no faster than frames are (``max_frame_rate``); a flood of them waits, slowing its sender."""
+        """Pings and pongs are read no faster than frames (``max_frame_rate``): a flood of them slows its sender."""
         now = time.monotonic()
         self._control.frame_read(now)
         delay = self._control.delay(now)
@@ -269,8 +251,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         super().connection_lost(exc)
 
     def evict(self, error: VoicedeskError) -> None:
-        """Closed to make room for a newcomer, told why as an evicted session is: a fatal ``error`` frame, ``closed``,
-        and the close code of the error with its code as the reason. The application then sees a client gone."""
+        """Closed to make room, told why as an evicted session is (fatal ``error``, ``closed``, its close code)."""
         if self.transport.is_closing():
             return
         if not self.handshake_complete or self.initial_response is not None or self.close_sent:
@@ -302,10 +283,9 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
             self.close_timer = self.loop.call_later(self.close_timeout, self._end_closing_handshake)
 
     def _end_closing_handshake(self, unsent: int | None = None) -> None:
-        """The client did not answer our close frame in time. uvicorn would call ``transport.close()``, which waits
-        forever for bytes a client that stopped reading never takes (the slot is free, the socket is not): close
-        once nothing is left to send, keep waiting while the client still takes bytes, abort once it took none
-        for ``send_timeout_s``."""
+        """The client did not answer our close frame: uvicorn's ``transport.close()`` would wait forever for a client
+        that stopped reading, so close once nothing is left to send, and abort once it took nothing for
+        ``send_timeout_s``."""
         self.close_timer = None
         size = self.transport.get_write_buffer_size()
         if size == 0:

@@ -1,13 +1,8 @@
-"""The one interface every engine offers: open a session, talk to it, read its events.
+"""The one interface every engine offers (local, websocket, sagemaker), so the app, the CLI and the benchmarks never
+care where speech is made.
 
-``local`` (Kokoro in this process), ``websocket`` (a container over a WebSocket) and ``sagemaker`` (the same
-container through SageMaker's bidirectional stream) all implement these two protocols, so the app, the CLI
-and the benchmarks never care where speech is made.
-
-``EventStream`` carries a session's events to its one reader, in the in-process session (``engine.local``) and the
-remote one (``engine.clients.remote``) alike: nothing after ``Closed``, and the producer told when each event is
-taken (``on_taken``: how much audio the listener has really taken, so how far ahead to synthesize).
-"""
+``EventStream`` carries a session's events to its one reader: nothing after ``Closed``, and the producer told when
+each event is taken (how far ahead to synthesize)."""
 
 from __future__ import annotations
 
@@ -39,8 +34,7 @@ class Session(Protocol):
         max_buffer_delay_ms: float | None = None,
         text: TextSettings | None = None,
     ) -> None:
-        """Changes voice/speed for text sent from now on, how long held text waits for more (release on quiet),
-        and how text is read (``text``: markup options and the session's lexicon, replacing the previous ones)."""
+        """Changes voice, speed, release delay and text reading (``text`` replaces the previous options and lexicon)."""
 
     async def close(self) -> None:
         """Finishes what was asked, then ends the session with ``Closed``."""
@@ -72,8 +66,7 @@ class Engine(Protocol):
     def info(self) -> EngineInfo: ...
 
     async def voices(self) -> tuple[VoiceInfo, ...] | None:
-        """The voices this engine can speak (``downloaded`` says which are usable now); None when it cannot tell
-        (a SageMaker endpoint has no listing call)."""
+        """The voices this engine can speak; None when it cannot tell (a SageMaker endpoint has no listing call)."""
         ...
 
     async def open_session(self, config: SessionConfig | None = None) -> Session: ...

@@ -1,33 +1,12 @@
-"""Output audio formats and sample rates: resample Kokoro's PCM16 mono 24 kHz and encode it as a stream. Pure:
-bytes in, bytes out, no I/O.
+"""Output audio formats and sample rates: resample Kokoro's PCM16 mono 24 kHz and encode it as a stream (pure: bytes in,
+bytes out).
 
-``open_encoder(format, sample_rate, streaming=...)`` gives an ``Encoder`` for one response (or one session):
-``encode(pcm)`` takes PCM16 mono 24 kHz and returns whatever encoded bytes are ready, ``flush()`` hands over
-what the resampler still holds (call it at a sentence end, where the audio is faded to silence), ``finish()``
-ends the stream. Nothing container-level goes out alone: a WAV header, an Ogg Opus header or a FLAC
-STREAMINFO is returned together with the first encoded audio, so a client timing its first non-empty read
-times real audio.
-
-Libraries, and why:
-
-- **soxr** (``soxr.ResampleStream``, HQ) resamples. It keeps its filter state between chunks, so chunk
-  boundaries add no clicks, and a stream cut into chunks equals the one-shot result within 2 LSB (tested).
-  Its filter holds back about 30 ms of output until more input comes; ``flush()`` hands that over.
-  Half a megabyte; 1–2 ms per audio second here.
-- **PyAV** (``av``, FFmpeg's libraries: libmp3lame, libopus, FLAC, FFmpeg's AAC) encodes mp3, opus, flac and
-  aac and muxes them (bare MP3 frames, Ogg, native FLAC, ADTS). One library for all four, fed one chunk at a
-  time, with output as soon as a frame is complete. Its wheel is large (~40 MB, ~130 MB installed), which the
-  endpoint image, already carrying torch, absorbs; it is imported only when a compressed format is asked for.
-  The alternatives each miss something: lameenc is mp3 only, soundfile (libsndfile) has no AAC and buffers
-  Ogg pages on its own schedule, and an ``ffmpeg`` subprocess buffers 1.5–2 s before its first byte (measured
-  by the AWS Kokoro sample).
-- **wave** (the standard library) writes whole WAV files with real sizes. A streaming WAV header, whose sizes
-  cannot be known yet, is the 44-byte RIFF layout with the sizes at their maximum (as the AWS sample and
-  FFmpeg send it); ``wave`` reads it back in the tests.
-
-Measured costs and delays are in docs/protocol.md ("Audio formats"); ``python -m voicedesk.engine.audio_formats``
-prints them for this machine.
-"""
+``open_encoder`` gives an ``Encoder`` per response or session; a container header goes out only with the first audio, so
+a client timing its first read times real audio. soxr resamples (its stream state keeps chunk seams click-free;
+``flush()`` hands over its ~30 ms), PyAV encodes mp3, opus, flac and aac one chunk at a time (imported only when asked
+for: lameenc is mp3 only, soundfile buffers Ogg pages, an ffmpeg subprocess buffers 1.5-2 s), ``wave`` writes whole WAV
+files; a streaming WAV header has its sizes at their maximum, as FFmpeg sends it. Costs: docs/protocol.md ("Audio
+formats"), ``python -m voicedesk.engine.audio_formats``."""
 
 from __future__ import annotations
 
@@ -63,8 +42,7 @@ ENCODINGS: dict[str, str] = {
 """The codec inside each format (``X-Audio-Encoding``)."""
 
 SAMPLE_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 44100, 48000)
-"""Rates a client may ask for. The AWS sample offers 8000/16000/22050/24000; 44100 and 48000 are upsampled
-(no added fidelity) so a 44.1/48 kHz pipeline (WebRTC, a sound card) does not have to resample itself."""
+"""Rates a client may ask for: the AWS sample's, plus 44.1/48 kHz (upsampled) so such pipelines need not resample."""
 
 FORMAT_RATES: dict[str, tuple[int, ...]] = {
     "opus": (8000, 16000, 24000, 48000),  # libopus encodes only at 8/12/16/24/48 kHz
@@ -72,8 +50,8 @@ FORMAT_RATES: dict[str, tuple[int, ...]] = {
 """Formats that take fewer rates than ``SAMPLE_RATES``."""
 
 BIT_RATES: dict[str, int] = {"mp3": 48_000, "opus": 32_000, "aac": 64_000}
-"""Mono bit rates: mp3 as the AWS sample sends it; opus at the rate Opus calls fullband speech; FFmpeg's AAC
-encoder needs more than LAME to sound clean."""
+"""Mono bit rates: mp3 as the AWS sample sends it, opus at fullband speech, AAC higher (FFmpeg's needs more than
+LAME)."""
 
 _AV_FORMATS: dict[str, tuple[str, str, dict[str, str], dict[str, str]]] = {
     # format: (muxer, codec, muxer options when streaming, muxer options for a whole file)
@@ -240,8 +218,7 @@ class _Sink:
 
 
 class CodecEncoder(_Base):
-    """mp3, opus, flac or aac through PyAV; a whole file goes to a seekable buffer so its header gets real sizes
-    (FLAC STREAMINFO, the mp3 Xing/LAME frame that tells decoders the encoder delay)."""
+    """mp3, opus, flac or aac through PyAV; a whole file goes to a seekable buffer so its header gets real sizes."""
 
     def __init__(self, audio_format: str, sample_rate: int, streaming: bool) -> None:
         super().__init__(audio_format, sample_rate, streaming)

@@ -1,12 +1,8 @@
-"""``voicedesk``: the desktop app with no arguments, or one of the commands listed in ``COMMANDS``.
+"""``voicedesk``: the desktop app with no arguments, or one of ``COMMANDS`` (in ``--help`` order).
 
-``COMMANDS`` is the one list of what ``voicedesk`` can do, in the order ``--help`` shows it. Each command lives next
-to the code it drives and adds itself with ``register(subparsers)``; this module names it and imports it only when
-the parser is built, so every install has the dispatch (the container holds only what ``serve`` runs:
-packaging/Dockerfile) and a command whose part is not installed says what to install instead of failing to start.
-tests/test_architecture.py reads these module names as the dispatch's imports. The command modules import
-nothing heavy at the top (no torch, Qt, Starlette, boto3: tests/app/test_commands.py checks), so ``--help`` is fast.
-"""
+Each command registers itself from the module that drives it, imported only when the parser is built: every install has
+the dispatch, and a command whose part is not installed says what to install. tests/test_architecture.py reads these
+names as the dispatch's imports; tests/app/test_commands.py checks nothing heavy is imported, so ``--help`` is fast."""
 
 from __future__ import annotations
 
@@ -35,7 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("serve", "voicedesk.endpoint.serve_cli", "endpoint"),
     Command("wyoming", "voicedesk.endpoint.wyoming.cli", "endpoint"),
     Command("bench", "voicedesk.app.lab.bench_cli", "all"),  # bench engine|lab|streaming|…|flow|abuse
-    Command("sagemaker-local", "voicedesk.endpoint.sagemaker_local.cli", "aws"),
+    Command("sagemaker-local", "voicedesk.app.lab.sagemaker_local.cli", "aws"),
     Command("deploy", "voicedesk.endpoint.deploy.cli", "aws"),  # deploy [status|destroy|image]
     Command("announcer", "voicedesk.app.house.cli", "all"),  # the console without a window (docs/house.md)
 )

@@ -1,17 +1,10 @@
-"""One server-side connection of the bidirectional protocol, sans I/O: frames in, frames and a close out.
+"""One server-side connection of the bidirectional protocol, sans I/O (as python-websockets' ``ServerProtocol``): frames
+in, frames and a close out.
 
-``ServerConnection`` is to the WebSocket handler what python-websockets' ``ServerProtocol`` is to its asyncio
-wrapper. It owns the session core and the codec and decides everything a connection means: which frames go out
-and in what order, how much audio may wait in the send queue, when the client counts as idle, how fast its
-frames are read (``read_delay``: a fast sender is read later, never dropped), when a client sending junk is
-closed, how a shutdown winds the session down, and which close code ends it. The adapter (``endpoint.bidi``)
-only moves bytes, keeps the clock, waits ``read_delay`` before each read, checks voices off the event loop, runs
-the session's jobs through ``engine.session_driver.SessionDriver``, resamples audio off the event loop
-(``take_resampling``/``resampled``) and applies a timeout to every send.
-
-Inputs return the session events they cause; the adapter hands them to the driver (``driver.apply``), whose emit
-callback brings them back through ``session_events`` into the send queue, so every event takes one path.
-"""
+``ServerConnection`` decides what the connection means: frame order, the send queue's bound, idleness, read pacing (a
+fast sender is read later, never dropped), junk, shutdown and the close code. The adapter (``endpoint.bidi``) moves
+bytes, keeps the clock, and runs voice checks, resampling and the session's jobs (``SessionDriver``) off the loop; every
+event takes one path, through ``session_events`` into the send queue."""
 
 from __future__ import annotations
 
@@ -29,7 +22,7 @@ from voicedesk.engine.events import (
     Event,
     drop_cancelled_audio,
 )
-from voicedesk.engine.input_budget import JunkBudget, ReadPacing
+from voicedesk.engine.limits import ConnectionLimits, JunkBudget, ReadPacing
 from voicedesk.engine.model.voices import KNOWN_VOICES, parse_voice_spec
 from voicedesk.engine.protocol import (
     Cancel,
@@ -44,7 +37,6 @@ from voicedesk.engine.protocol import (
     SynthesizeRequest,
 )
 from voicedesk.engine.session import SessionCore
-from voicedesk.engine.session_limits import ConnectionLimits
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 
 IDLE_REASON = CloseReason.IDLE
@@ -64,9 +56,8 @@ def _refuse_format(audio_format: str, request_id: str | None) -> Error:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ResampleJob:
-    """One sentence's audio to resample for a client that asked another rate. The adapter runs ``run`` on an
-    executor thread (soxr costs 1–2 ms per audio second, too much for the event loop with many sessions) and hands
-    the bytes back to ``ServerConnection.resampled``; the frame keeps its place in the send queue meanwhile."""
+    """One sentence's audio to resample on an executor thread (soxr: 1-2 ms per audio second); its frame keeps its
+    place."""
 
     pcm: bytes
     sample_rate: int
@@ -96,11 +87,9 @@ class VoiceCheck:
 
 
 DECODE_OFF_LOOP_BYTES = 16 * 1024
-"""A frame bigger than this (a pronunciation list) is decoded on a worker thread: parsing and checking 6,000
-entries takes tens of milliseconds, which on the event loop every other session would wait for."""
+"""A bigger frame (a lexicon) is decoded off the loop: checking 6,000 entries takes tens of milliseconds."""
 LEXICON_ENTRIES_PER_FRAME = 20
-"""A ``config`` with a lexicon is paced as one frame per this many entries (6,000 entries: 300 frames, 3 s of
-the frame budget), so resending a big lexicon is slowed, never refused."""
+"""A ``config`` with a lexicon is paced as one frame per this many entries: resending it is slowed, never refused."""
 
 UNUSABLE_TEXT = frozenset({ErrorCode.TEXT_TOO_LONG, ErrorCode.BUDGET_EXCEEDED})
 
@@ -138,28 +127,22 @@ class ServerConnection:
         """The junk budget: the client address's (``JunkByAddress``, shared by its connections) or this one's."""
         self.bad_frames = 0
         """Frames that could not be understood (the adapter logs their count, not each one)."""
-        self.frames_read = 0
-        """Frames read from the client, valid or not (none is ever dropped unread)."""
 
     # ---- client → server ----------------------------------------------------------------------------
 
     def read_delay(self, now: float) -> float:
-        """Seconds the adapter waits before reading the next frame (0: read now). A client sending faster than
-        ``frames_per_s`` is read later: its frames wait in the kernel and TCP slows the sender; none is lost."""
+        """Seconds to wait before reading the next frame: a fast sender is read later (TCP slows it), never dropped."""
         return 0.0 if self._closing else self.pacing.delay(now)
 
     def receive_frame(self, frame: Frame, now: float) -> tuple[list[Event], VoiceCheck | None]:
-        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command.
-
-        Every valid frame is processed, in order. A frame that cannot be understood is answered with its error
-        while the junk budget lasts; the one over it ends the session (``rate_limited``, 1008). A frame over
-        ``DECODE_OFF_LOOP_BYTES`` is better decoded off the event loop (``decode``, then ``receive_decoded``)."""
+        """One client frame: the events it causes, or a voice to check before ``execute`` runs its command. Junk is
+        answered while the junk budget lasts and then ends the session; a frame over ``DECODE_OFF_LOOP_BYTES`` is better
+        decoded off the loop (``decode``, then ``receive_decoded``)."""
         return self.receive_decoded(decode(self.codec, frame), now)
 
     def receive_decoded(self, command: Command | ProtocolError, now: float) -> tuple[list[Event], VoiceCheck | None]:
         if self._closing:
             return [], None
-        self.frames_read += 1
         # A lexicon costs its parse and its merge: read as that many frames, so resending it is slowed.
         lexicon = command.lexicon if isinstance(command, Configure) else None
         self.pacing.frame_read(now, 1 + (len(lexicon) // LEXICON_ENTRIES_PER_FRAME if lexicon else 0))
@@ -218,8 +201,8 @@ class ServerConnection:
         return []
 
     def set_output_rate(self, sample_rate: int, request_id: str | None = None) -> Error | None:
-        """Audio frames of sentences queued from now on are PCM16 at ``sample_rate`` (resampled with soxr, off the
-        event loop); sentences already queued keep the rate they were queued at."""
+        """Sentences queued from now on go out at ``sample_rate`` (resampled off the loop); queued ones keep their
+        rate."""
         problem = output_problem("pcm", sample_rate)
         if problem is not None:
             return Error(ErrorCode.BAD_MESSAGE, problem, request_id=request_id)
@@ -227,9 +210,7 @@ class ServerConnection:
         return None
 
     def open_at_rate(self, query_value: str, now: float = 0.0) -> list[Event]:
-        """The rate asked for when connecting (pipecat's model query string, as sent). Unlike a later ``config``, a
-        rate that cannot be served ends the session: a client that set it before its first word would otherwise
-        read every frame at the wrong rate, and one that ignores error frames would never know."""
+        """The rate asked for when connecting; unlike a later ``config``, one that cannot be served ends the session."""
         try:
             refusal = self.set_output_rate(int(query_value))
         except ValueError:
@@ -270,14 +251,14 @@ class ServerConnection:
         self._resampling_due.append(job)
 
     def take_resampling(self) -> list[ResampleJob]:
-        """Audio queued since the last call that the adapter must resample off the event loop (``ResampleJob.run``,
-        then ``resampled``). Frames behind it wait, so the order of frames is kept."""
+        """Audio the adapter must resample off the loop (``ResampleJob.run``, then ``resampled``); frames behind it
+        wait."""
         due, self._resampling_due = self._resampling_due, []
         return due
 
     def resampled(self, job: ResampleJob, data: bytes | None) -> None:
-        """The outcome of ``job.run()`` (None: it failed, and the client is told so instead of getting the audio).
-        A job whose frame left the queue meanwhile (cancelled, the peer gone) is ignored."""
+        """The outcome of ``job.run()`` (None: failed, the client is told); ignored if its frame left the queue
+        meanwhile."""
         at = next((i for i, f in enumerate(self._out) if f.resampling is job), None)
         if at is None:
             return
@@ -301,8 +282,7 @@ class ServerConnection:
             self._out.insert(at + offset, replacement)
 
     def next_frame(self, now: float) -> Frame | None:
-        """The next frame to send. Taking it counts as the client's progress and its audio as taken. None also while
-        the next one is still being resampled."""
+        """The next frame to send (None also while it is being resampled); taking it counts as the client's progress."""
         if not self._out or self._out[0].data is None:
             return None
         out = self._out.popleft()
@@ -345,15 +325,13 @@ class ServerConnection:
         return self.core.timer(now)
 
     def shutdown(self, now: float) -> list[Event]:
-        """Winds down for a server shutdown: the sentence being synthesized finishes, the rest is cancelled, then
-        ``closed`` (1001)."""
+        """Server shutdown: the sentence on the model finishes, the rest is cancelled, then ``closed`` (1001)."""
         if self._closing:
             return []
         return self.core.wind_down(now)
 
     def evict(self, message: str, now: float) -> list[Event]:
-        """The server is full and this session, the idlest of the address holding the most, makes room for a
-        client from an address with little in use: told why, then closed (``too_many_sessions``, 1013)."""
+        """Makes room on a full server for a client of a quieter address: told why, then closed (1013)."""
         if self._closing:
             return []
         error = Error(ErrorCode.TOO_MANY_SESSIONS, message, fatal=True)

@@ -1,10 +1,5 @@
-"""Which engine to speak through, and the command-line options that say so: one definition for every command.
-
-``EngineSpec`` describes an engine without opening it (``engine.factory.open_engine`` opens one). Every command
-that speaks (``say``, ``bench``, ``wyoming``…) declares the same options with ``add_engine_options`` and
-``add_session_options`` and reads them back with ``spec_from_args`` and ``config_from_args``, so an option
-added here exists everywhere and means the same thing. No heavy imports: ``--help`` must stay fast.
-"""
+"""Which engine to speak through, and the command-line options that say so, defined once so every command (``say``,
+``bench``, ``wyoming``…) means the same by them. No heavy imports: ``--help`` stays fast."""
 
 from __future__ import annotations
 
@@ -62,10 +57,7 @@ def parse_engine_args(values: list[str] | None) -> EngineSpec:
 
 
 def add_engine_options(parser: argparse.ArgumentParser, flag: str = "--engine", side: str = "") -> None:
-    """``--engine KIND [TARGET]`` and what each kind needs (device, token, region, profile, variant).
-
-    ``flag``/``side`` declare a second engine (``--engine-b``, ``side="b"``: ``--device-b`` …) for comparisons.
-    """
+    """``--engine KIND [TARGET]`` and its options; ``flag``/``side`` declare a second engine (``--engine-b``)."""
     suffix = f"-{side}" if side else ""
     which = f" (the {side.upper()} side)" if side else ""
     parser.add_argument(

@@ -1,16 +1,9 @@
-"""Errors, with owners (the way h11 separates local from remote protocol errors).
+"""Errors, with owners (as h11 separates local from remote protocol errors).
 
-- **Wire errors** (``ErrorCode``): what a voicedesk server says to a client, on every transport. Each code has one
-  row in ``WIRE_ERRORS``: its HTTP status on the HTTP routes and the WebSocket close code when it refuses or ends a
-  session. ``docs/protocol.md`` lists them; a test keeps the two in step.
-- **Local errors** (``LocalErrorCode``): what goes wrong on this machine and never crosses the wire: a command-line
-  argument or setting (``usage``), the sound card (``audio_device``), the connection to a server (``connection``),
-  a server that broke the protocol (``server_protocol``).
-
-Every failure a person can act on is a ``VoicedeskError``: a stable ``code`` for programs, a ``message`` saying what
-was wrong, and, where there is one, ``advice`` saying what to do — a separate field, so a window can show them apart
-without parsing text.
-"""
+``ErrorCode``: what a server says to a client, one ``WIRE_ERRORS`` row each (HTTP status, WebSocket close code), listed
+in docs/protocol.md and kept in step by a test. ``LocalErrorCode``: what never crosses the wire (usage, audio device,
+connection, a server breaking the protocol). A ``VoicedeskError`` carries ``advice`` apart from its ``message``, so a
+window can show them apart."""
 
 from __future__ import annotations
 

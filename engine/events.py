@@ -1,9 +1,5 @@
-"""Session events: what every engine (local, websocket, sagemaker) yields, in order.
-
-One sentence produces ``SentenceStarted``, one or more ``Audio``, then ``SentenceFinished``, all with the same
-``seq``. Sequence numbers count sentences over the whole session (they never restart), so a late event of a
-cancelled utterance can always be told apart from a fresh one.
-"""
+"""Session events, what every engine yields: per sentence ``SentenceStarted``, ``Audio``…, ``SentenceFinished``,
+sharing a ``seq`` that never restarts in a session, so a late event of a cancelled utterance is told apart."""
 
 from __future__ import annotations
 
@@ -43,8 +39,7 @@ class SentenceFinished:
     synthesis_s: float = 0.0
     """Wall time the synthesizer spent on this sentence (0 when unknown, e.g. an older server)."""
     phonemes: str | None = None
-    """The phoneme string the model received for this sentence, when the session asked for it
-    (``SessionConfig.report_phonemes``); None otherwise."""
+    """The phonemes the model received, when ``SessionConfig.report_phonemes`` asked for them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +83,8 @@ class Cancelled:
 def drop_cancelled_audio[T](
     queue: Iterable[T], events: Iterable[Event], audio_of: Callable[[T], tuple[int, float] | None]
 ) -> tuple[deque[T], float]:
-    """After a ``Cancelled`` in ``events``, the queued audio of the sentences it covers (``seq`` up to its
-    ``last_seq``) leaves the queue: a barge-in is heard at once. Returns what is kept, in order, and the seconds
-    dropped (they count as taken). ``audio_of``: an item's (seq, seconds) if it is audio, else None."""
+    """Drops queued audio of the sentences a ``Cancelled`` covers (barge-in is heard at once); returns it and its
+    seconds."""
     last_seq = max((event.last_seq for event in events if isinstance(event, Cancelled)), default=None)
     kept: deque[T] = deque()
     dropped_s = 0.0
@@ -129,11 +123,9 @@ class SessionConfig:
     max_buffer_delay_ms: int = DEFAULT_MAX_BUFFER_DELAY_MS
     """Release on quiet: held text is spoken after this much silence from the text source (0: at once)."""
     text: TextSettings = DEFAULT_TEXT_SETTINGS
-    """How the text is read: markup, URLs, code, emoji and the session's pronunciation lexicon (on a server,
-    merged over the server's own ``--lexicon``)."""
+    """How text is read: markup, URLs, code, emoji and the lexicon (on a server, merged over its ``--lexicon``)."""
     report_phonemes: bool = False
-    """Each ``SentenceFinished`` carries the phonemes the model received (to see what will be said, and for
-    tests that compare paths)."""
+    """Each ``SentenceFinished`` carries the phonemes the model received."""
 
 
 Event = (

@@ -1,7 +1,4 @@
-"""One way to get an engine from a description: ``local``, ``websocket URL`` or ``sagemaker ENDPOINT``.
-
-The CLI, the app and the benchmarks all go through here, so every path is opened the same way.
-"""
+"""One way to open an engine from its ``EngineSpec``, for the CLI, the app and the benchmarks alike."""
 
 from __future__ import annotations
 

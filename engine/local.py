@@ -1,12 +1,8 @@
-"""The in-process engine: ``SessionCore`` driven by asyncio (``engine.session_driver``), events to one reader.
+"""The in-process engine: ``SessionCore`` driven by asyncio (``engine.session_driver``), the same core and driver the
+container's routes run.
 
-The container's HTTP routes run this same ``LocalSession`` around the server's synthesizer, and its WebSocket
-runs the same core and driver, so local and remote speech share one implementation of session semantics.
-
-Backpressure: audio counts as taken when the reader takes its event from ``events()``. A reader that stops
-reading (an HTTP client that stalled, a player whose buffer is full) therefore stops synthesis after
-``SessionLimits.max_audio_ahead_s`` of audio, and the model serves other sessions meanwhile.
-"""
+Audio counts as taken when the reader takes its event, so a reader that stops stops synthesis after
+``max_audio_ahead_s`` and the model serves others."""
 
 from __future__ import annotations
 
@@ -18,12 +14,12 @@ from collections.abc import AsyncIterator, Callable
 from voicedesk.engine.api import EngineInfo, EventStream
 from voicedesk.engine.errors import CloseReason, VoicedeskError
 from voicedesk.engine.events import Audio, Error, Event, SessionConfig
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.scheduler import SynthesisScheduler
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
-from voicedesk.engine.session_limits import SessionLimits
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.frontend.settings import TextSettings
 

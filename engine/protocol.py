@@ -1,14 +1,9 @@
 """The wire protocol of ``/invocations-bidirectional-stream``: a pure codec, no sockets.
 
-Frames are what a WebSocket (or a SageMaker PayloadPart) carries: ``str`` for text frames, ``bytes`` for binary.
-Audio goes out as binary PCM16 24 kHz mono; control goes both ways as JSON. Requests may arrive as text OR binary
-frames, because SageMaker delivers binary unless the client set ``DataType=UTF8``.
-
-``ServerProtocol`` turns client frames into ``Command`` objects and session events into frames, including the
-AWS Kokoro sample's flow (a JSON with ``text`` and no ``type`` → ``synthesis_start``, audio, ``synthesis_complete``).
-``ClientProtocol`` does the reverse for our websocket and sagemaker engines. docs/protocol.md documents every
-message; keep the two in step.
-"""
+Frames are ``str`` (JSON control) or ``bytes`` (PCM16 24 kHz mono audio); requests may come as either, since SageMaker
+delivers binary unless told ``DataType=UTF8``. ``ServerProtocol`` decodes commands and encodes events (the AWS Kokoro
+sample's flow included); ``ClientProtocol`` does the reverse. docs/protocol.md documents every message: keep them in
+step."""
 
 from __future__ import annotations
 
@@ -33,7 +28,7 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
-from voicedesk.engine.request_fields import FieldError
+from voicedesk.engine.request_fields import FieldError, TextChange, change_of
 from voicedesk.engine.request_fields import describe as _describe
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconError, parse_lexicon
 from voicedesk.engine.text.frontend.settings import (
@@ -43,7 +38,6 @@ from voicedesk.engine.text.frontend.settings import (
     URL_CHOICES,
     TextSettings,
 )
-from voicedesk.engine.text_config import TextChange, change_of
 
 Frame = str | bytes
 
@@ -108,9 +102,7 @@ class Configure:
 
 
 def configure_of(config: SessionConfig) -> Configure:
-    """The ``config`` that gives a fresh server session this session's settings: voice, speed, buffer delay, the
-    text options that differ from the defaults, the lexicon (so the app's entries travel to a remote engine) and
-    the phoneme report when asked for."""
+    """The ``config`` that gives a fresh server session this session's settings."""
     text = change_of(config.text)
     return Configure(
         voice=config.voice,
@@ -158,8 +150,7 @@ class ProtocolError(Exception):
 
 
 def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lexicon | None:
-    """``lexicon``: a list of ``{"word", "phonemes"|"respelling", "case_sensitive"?}``; a bad entry is refused
-    with ``bad_lexicon`` naming it (its index and word), and the session keeps its lexicon as it was."""
+    """``lexicon``: a list of entries; a bad one is refused with ``bad_lexicon`` naming it, the lexicon unchanged."""
     value = message.get("lexicon")
     if value is None:
         return None
@@ -170,8 +161,7 @@ def _optional_lexicon(message: dict[str, object], request_id: str | None) -> Lex
 
 
 def decode_text_change(message: dict[str, object], request_id: str | None = None) -> TextChange:
-    """The text options of a ``config`` (or an HTTP request body): ``lexicon``, ``markup``, ``urls``, ``code``,
-    ``emoji``. Raises ``ProtocolError`` (``bad_lexicon`` naming the entry, else ``bad_message``)."""
+    """The text options of a ``config`` or HTTP body; raises ``ProtocolError``."""
 
     field = _Fields(message, request_id)
     return TextChange(
@@ -184,8 +174,7 @@ def decode_text_change(message: dict[str, object], request_id: str | None = None
 
 
 class _Fields:
-    """A message's fields, each checked by ``engine.request_fields`` (as on the HTTP routes); a refusal is a
-    ``ProtocolError`` tagged with the request's id."""
+    """A message's fields, checked by ``engine.request_fields``; a refusal is tagged with the request's id."""
 
     def __init__(self, message: dict[str, object], request_id: str | None = None) -> None:
         self.message, self.request_id = message, request_id
@@ -201,8 +190,7 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def parse_json_frame(frame: Frame, max_frame_bytes: int, what: str = "A frame") -> object:
-    """JSON from a text or binary frame (or HTTP body), with every failure a ``ProtocolError`` (never another
-    exception: too-long numbers and too-deep nesting included)."""
+    """JSON from a frame or HTTP body, every failure a ``ProtocolError`` (huge numbers and deep nesting included)."""
     size = len(frame.encode("utf-8", "surrogatepass") if isinstance(frame, str) else frame)
     if size > max_frame_bytes:
         raise ProtocolError(

@@ -1,19 +1,20 @@
-"""The request fields every transport reads, checked in one place (pure): the WebSocket codec (engine/protocol.py),
-the HTTP routes' parser (endpoint/speech_request.py) and Wyoming (endpoint/wyoming/) call these, so the same value
-gets the same answer, in the same words, on each.
+"""The request fields every transport reads (WebSocket, HTTP, Wyoming), checked once so the same value gets the same
+answer in the same words (pure). A check returns the value or raises ``FieldError``.
 
-Each check takes what the client sent (``None``: absent) and the field's name, and returns the value to use or
-raises ``FieldError``; the transport adds what it knows (the request's id on the WebSocket).
-"""
+A session's text options (``TextChange``: the ``config`` fields ``lexicon``, ``markup``, ``urls``, ``code``, ``emoji``)
+apply to its ``TextSettings``; its lexicon entries merge over the server's and replace its own earlier ones."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
+from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 
 MAX_REQUEST_ID_CHARS = 200
 MAX_VOICE_SPEC_CHARS = 400
@@ -89,8 +90,7 @@ def text_length(chars: int, max_chars: int, what: str) -> None:
 
 
 def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "request") -> None:
-    """Refuses, before any synthesis, text that would make more audio than one request may (speed counts: the
-    same text at 0.25 makes four times the audio, and costs four times the compute)."""
+    """Refuses text that would make more audio than one request may; speed counts (0.25 makes four times the audio)."""
     audio_s = estimated_audio_s(text, speed)
     if audio_s > max_audio_s:
         raise FieldError(
@@ -102,8 +102,7 @@ def audio_budget(text: str, speed: float, max_audio_s: float, per: str = "reques
 
 
 def voice(value: object, key: str = "voice") -> str | None:
-    """A voice spec (a name, a ``.pt`` path or a blend ``af_heart:0.7,am_adam:0.3``); whether it exists is the
-    engine's to say."""
+    """A voice spec (a name, a ``.pt`` path or a blend); whether it exists is the engine's to say."""
     return string(value, key, MAX_VOICE_SPEC_CHARS)
 
 
@@ -164,8 +163,7 @@ def buffer_delay(value: object, key: str = "max_buffer_delay_ms") -> int | None:
 
 
 def speed_number(value: object, key: str = "speed") -> float | None:
-    """``speed`` if it is a number, in range or not: the WebSocket's codec refuses what is not one (as junk), the
-    session what is out of range (answered in its turn)."""
+    """``speed`` if it is a number, in range or not: the session refuses what is out of range, in its turn."""
     return _number(value, key, _bad_speed)
 
 
@@ -227,9 +225,7 @@ def sample_rate(value: object, key: str = "sample_rate") -> int | None:
 
 
 def check_fresh(timestamp: float | None, now: float, max_age_s: float | None) -> None:
-    """Refuses a request older than ``max_age_s`` (the AWS sample's ``MAX_REQUEST_AGE_S``, 56 s: under
-    SageMaker's 60 s invocation limit, so a request that waited in a queue is not spoken to nobody). The message
-    starts with the code: the sample's client classifies WebSocket error frames by that token in ``message``."""
+    """Refuses a request older than ``max_age_s`` (the AWS sample's 56 s); the message starts with the code."""
     if timestamp is None or max_age_s is None:
         return
     age = now - timestamp
@@ -240,3 +236,43 @@ def check_fresh(timestamp: float | None, now: float, max_age_s: float | None) ->
             f"{max_age_s:g} s; its caller has likely given up. Send a fresh request (check the clocks if "
             "this repeats).",
         )
+
+
+TEXT_OPTIONS = ("markup", "urls", "code", "emoji")
+"""The ``TextSettings`` choices a ``config`` may set by name (the lexicon travels as ``lexicon``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """What one ``config`` says about the text options; None leaves a field as it is."""
+
+    lexicon: Lexicon | None = None
+    markup: str | None = None
+    urls: str | None = None
+    code: str | None = None
+    emoji: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return all(getattr(self, name) is None for name in ("lexicon", *TEXT_OPTIONS))
+
+    def applied_to(self, settings: TextSettings, base: Lexicon = EMPTY_LEXICON) -> TextSettings:
+        """``settings`` with this change, a new lexicon merged over ``base``; raises ``TextSettingsError``."""
+        changed = {name: value for name in TEXT_OPTIONS if (value := getattr(self, name)) is not None}
+        if self.lexicon is not None:
+            changed["lexicon"] = self.lexicon.merged_over(base) if base else self.lexicon
+        return replace(settings, **changed) if changed else settings
+
+
+def change_of(settings: TextSettings, base: Lexicon = EMPTY_LEXICON) -> TextChange:
+    """What a client sends so a remote session reads text as ``settings`` do (defaults and ``base`` entries left
+    out)."""
+    own = tuple(entry for entry in settings.lexicon.entries if entry not in base.entries)
+    return TextChange(
+        lexicon=Lexicon(own) if own else None,
+        **{
+            name: value
+            for name in TEXT_OPTIONS
+            if (value := getattr(settings, name)) != getattr(DEFAULT_TEXT_SETTINGS, name)
+        },
+    )

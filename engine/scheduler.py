@@ -1,17 +1,11 @@
-"""Shares one model among many sessions: which session's next sentence is synthesized next.
+"""Shares one model among many sessions, so concurrent sessions do not collapse each other's time to first audio.
 
-Policy (``DeadlineQueue``, pure): the first sentence of an utterance is the most urgent, because a listener is
-waiting in silence for it; among those, the one released earliest goes first. Every other sentence is due when
-the audio already delivered for its utterance runs out (earliest deadline first), so a session with seconds of
-audio buffered yields the model to one whose listener is about to hear a gap. This is what keeps two or four
-concurrent sessions from collapsing each other's time to first audio.
-
-Mechanism (``SynthesisScheduler``): one worker thread per model runs jobs one at a time; torch releases the GIL,
-so the event loop stays free. Cancelling a session removes its queued jobs at once and sets the ``interrupt``
-event of its running job, which the synthesizer checks between model layers (``engine.model.kokoro_synth``): a client
-that vanished, or barged in, frees the model within a fraction of a sentence. ``others_waiting`` tells a session
-whether it should keep its next call short (``engine.text.sentence_split``).
-"""
+``DeadlineQueue`` (pure): first sentences first (a listener waits in silence), then earliest deadline, when the audio
+already delivered runs out. ``SynthesisScheduler`` runs jobs on one worker thread per model (torch releases the GIL);
+cancelling a session drops its queued jobs and interrupts its running one between model layers.
+``should_preempt`` (pure) says when a newcomer's first sentence may stop a long call already on the model, which is
+queued again: only when its own audio is not needed before the redo, what is left of it is not short, and the work
+thrown away stays bounded."""
 
 from __future__ import annotations
 
@@ -27,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
-from voicedesk.engine.preemption import RunningCall, should_preempt
 
 
 @dataclass(order=True, slots=True)
@@ -96,8 +89,7 @@ class DeadlineQueue:
         return {e.session_id for e in self._by_id.values()}
 
     def first_work(self, exclude: str | None) -> int:
-        """The size of the first-of-utterance jobs queued by sessions other than ``exclude``: what a new first
-        sentence would wait behind."""
+        """The first sentences other sessions queued: what a new first sentence would wait behind."""
         return sum(e.size for e in self._by_id.values() if e.key[0] == 0 and e.session_id != exclude)
 
     def waiting_work(self, exclude: str) -> tuple[bool, int | None]:
@@ -112,8 +104,7 @@ class SchedulerClosed(RuntimeError):
 
 
 BatchRunner = Callable[[list[Any], Callable[[], bool]], list[Any]]
-"""Runs several jobs' batch items as one call (``engine.model.batch``): returns their results in order. Its
-second argument says whether to stop (every session of the batch was cancelled)."""
+"""Runs several jobs' batch items as one call, results in order; its second argument says whether to stop."""
 
 
 @dataclass(slots=True)
@@ -136,8 +127,8 @@ class _Job:
 
 
 class SynthesisScheduler:
-    """Runs submitted blocking calls on one worker thread, most urgent first; with a ``batch_runner``, jobs that
-    carry a batch item and are ready together run as one call (``engine.model.batch_policy``)."""
+    """Runs blocking calls on one worker thread, most urgent first; with ``batch_runner``, ready batch items
+    together."""
 
     def __init__(
         self,
@@ -161,7 +152,7 @@ class SynthesisScheduler:
         """None: every job runs alone. May be set or cleared between jobs."""
         self.max_batch = max_batch
         self.preemption = True
-        """Whether a first sentence may stop a call of a session far ahead of its listener (``engine.preemption``)."""
+        """Whether a first sentence may stop a call of a session far ahead of its listener (``engine.scheduler``)."""
         self.jobs_run = 0
         self.batches_run = 0
         """Calls that ran more than one job."""
@@ -180,12 +171,9 @@ class SynthesisScheduler:
         batch_item: Any = None,
         share: int = 0,
     ) -> asyncio.Future[Any]:
-        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped.
-
-        ``interrupt`` is set when the session is cancelled while ``call`` runs; a call that checks it may stop early.
-        ``batch_item``: what the batch runner needs to run this job with others (its result must be what ``call``
-        would return); None: the job always runs alone.
-        """
+        """Queues ``call``; the future resolves with its result, or is cancelled if the job is dropped. ``interrupt`` is
+        set when the session is cancelled mid-call; ``batch_item`` lets the batch runner run it with others (None:
+        always alone)."""
         if self._closed:
             raise SchedulerClosed("the synthesizer is shutting down")
         loop = asyncio.get_running_loop()
@@ -207,8 +195,8 @@ class SynthesisScheduler:
         job.future.add_done_callback(lambda f: self._queue.remove(job_id) if f.cancelled() else None)
 
     def _maybe_preempt(self, session_id: str, arrival: float, size: int, share: int) -> None:
-        """Stops the running call for a first sentence that just arrived, when ``engine.preemption`` says so. Only a
-        call that runs alone: a batch holds other sessions' work."""
+        """Stops the running call for a just-arrived first sentence when ``engine.scheduler`` says so (never a
+        batch)."""
         if not self.preemption or len(self._running) != 1:
             return
         job = self._running[0]
@@ -235,8 +223,7 @@ class SynthesisScheduler:
         return len(dropped)
 
     def others_waiting(self, session_id: str) -> tuple[bool, int | None]:
-        """Whether another session has a job queued (then this session's next call should be short), and the size
-        (phonemes) of the smallest first sentence waiting: a call about that long keeps its wait near its own."""
+        """Whether another session has work queued, and the size of the smallest first sentence waiting."""
         return self._queue.waiting_work(session_id)
 
     @property
@@ -279,7 +266,7 @@ class SynthesisScheduler:
 
     @property
     def s_per_phoneme(self) -> float | None:
-        """The model's measured forward cost (None: nothing measured yet), for admission (``engine.admission``)."""
+        """The model's measured forward cost (None: nothing measured yet), for admission (``engine.limits``)."""
         return self._s_per_phoneme
 
     def _learn_speed(self, size: int, elapsed_s: float) -> None:
@@ -343,8 +330,7 @@ class SynthesisScheduler:
             await asyncio.sleep(0)
 
     def _requeue_preempted(self, job: _Job) -> bool:
-        """A call stopped for a first sentence goes back in the queue under its own key (its session never knows);
-        True when it did."""
+        """A call stopped for a first sentence goes back in the queue under its own key; True when it did."""
         if not job.preempted or job.cancelled or job.future.done() or self._closed or job.interrupt is None:
             return False
         job.preempted = False
@@ -366,3 +352,57 @@ class SynthesisScheduler:
             return all(job.interrupt is not None and job.interrupt.is_set() for job in jobs)
 
         return lambda: runner(items, all_cancelled)
+
+
+WORTH_FRACTION = 0.2
+"""Stop a call only when what is left of it is longer than this share of the newcomer's first call (≤ 1.2× its wait)."""
+SLACK_MARGIN_S = 0.5
+"""Audio the stopped session keeps in hand beyond the redo and the first sentences ahead of it (jitter, encoding)."""
+MAX_WASTE_FRACTION = 1.0
+"""The model time one call may lose to being stopped, over all its stops, as a share of its own estimated cost."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunningCall:
+    """The call on the model, as the scheduler sees it."""
+
+    urgent: bool
+    """A first sentence."""
+    deadline: float
+    """When its audio is needed (the session's clock; the queue's deadline)."""
+    size: int
+    """Its work (phonemes, estimated)."""
+    elapsed_s: float
+    """How long it has run."""
+    wasted_s: float = 0.0
+    """Model time already thrown away by earlier stops of this call."""
+    share: int = 0
+    """Sessions its client's address holds (``engine.scheduler``)."""
+
+
+def should_preempt(
+    running: RunningCall,
+    arrival: float,
+    first_size: int,
+    s_per_phoneme: float | None,
+    first_work_ahead: int = 0,
+    share: int = 0,
+) -> bool:
+    """Whether a newcomer's first sentence of ``first_size`` phonemes arriving at ``arrival`` should stop
+    ``running``."""
+    if s_per_phoneme is None or running.size <= 0:
+        return False
+    redo_s = running.size * s_per_phoneme
+    if running.wasted_s + running.elapsed_s > MAX_WASTE_FRACTION * redo_s:
+        return False
+    first_s = first_size * s_per_phoneme
+    left_s = redo_s - running.elapsed_s
+    if left_s <= WORTH_FRACTION * first_s:
+        return False
+    ahead_s = (first_work_ahead + first_size) * s_per_phoneme
+    if running.urgent or arrival + left_s > running.deadline:
+        # Its listener waits for it anyway (a first sentence, or a call that ends late: a model slower than its
+        # speech, e.g. a flood on a CPU): a stop costs that listener the newcomer's call and the work thrown away,
+        # and spares the newcomer what is left of it. The shorter wait goes first, or the quieter address's.
+        return left_s > ahead_s + running.elapsed_s or running.share > share
+    return running.deadline - arrival >= ahead_s + redo_s + SLACK_MARGIN_S

@@ -1,13 +1,6 @@
-"""Sentence seams: trim each sentence's silence to a natural pause and fade its edges, so sentences join
-without clicks or long gaps. Pure numpy, no I/O.
-
-Kokoro pads every chunk with silence of its own (start and end tokens, a final punctuation mark), and that
-padding varies; played back to back, sentences would then sit at uneven distances. Here the edges are found
-by energy (RMS of 10 ms windows above -45 dBFS), the lead-in is cut to at most 40 ms, and the tail is set to
-the pause its closing punctuation calls for (300 ms after ``.!?``, 150 ms after ``,;:``, 100 ms otherwise),
-padding with zeros when the model left less. A 5 ms raised-cosine fade at each cut keeps a cut through low
-noise from clicking. Word timings move with the trimmed lead-in.
-"""
+"""Sentence seams (pure numpy): Kokoro pads each chunk with uneven silence, so the lead-in is cut to 40 ms and the tail
+set to the pause its punctuation calls for (300 ms after ``.!?``, 150 after ``,;:``), with 5 ms fades against
+clicks."""
 
 from __future__ import annotations
 

@@ -1,31 +1,11 @@
 """The session state machine: one implementation of session semantics, with no I/O and no clock of its own.
 
-A ``SessionCore`` turns the caller's inputs (text fragments, whole requests, flush, cancel, configure, close, the
-passing of time, audio the listener has taken) into synthesis jobs and events. It never waits, sleeps, or touches a
-model: an adapter (``engine.local.LocalSession`` in process, ``engine.connection.ServerConnection`` behind the
-WebSocket and HTTP routes) asks it for the next ``SynthesisJob``, runs the job wherever it likes, hands the outcome
-back, and calls ``timer(now)`` when ``next_deadline()`` comes. Every input returns the events it causes, in the
-order they must be emitted. Time is always passed in (``now``, seconds on any monotonic clock).
-
-Ordering rules that every engine inherits from here:
-- sentences get increasing sequence numbers over the whole session, assigned when handed to the model;
-- a sentence's events are ``SentenceStarted`` (when its job is handed out), ``Audio``, ``SentenceFinished``;
-- ``Flushed`` follows the last sentence released before the matching ``flush``; a whole request is framed by
-  ``RequestStarted`` and ``RequestFinished``;
-- ``cancel`` answers every flush and whole request it drops (``Flushed``/``RequestFinished`` marked cancelled),
-  then says ``Cancelled``; after it no event of an earlier sequence number is emitted;
-- ``Closed`` is the last event, after everything asked before ``close`` has finished.
-
-Time and flow control (see docs/protocol.md, "What a client can rely on"):
-- **Release on quiet.** Text whose sentence has ended is handed to the model at most ``SENTENCE_RELEASE_DELAY_MS``
-  after its end arrived, even if nothing follows; other held text after ``max_buffer_delay_ms`` without new text.
-  The chunker stays clock-free: it says what it holds (``held``) and releases on request.
-- **Never outrun the listener.** A job is handed out only while the audio produced and not yet taken by the
-  listener (``audio_consumed``) is under ``SessionLimits.max_audio_ahead_s``; above it the session waits and the
-  model serves other sessions.
-- **Bounded work per call.** ``next_job(split_above_phonemes=...)`` splits a long sentence at a clause boundary
-  when the scheduler says other sessions are waiting, so nobody waits behind a whole long sentence.
-"""
+Adapters (``engine.local``, ``engine.connection``) ask for the next ``SynthesisJob``, run it, hand back its outcome and
+call ``timer(now)`` at ``next_deadline()``; every input returns the events it causes, in order. What every engine
+inherits (docs/protocol.md, "What a client can rely on"): sequence numbers that never restart; ``Flushed`` after the
+sentences before its flush; ``cancel`` answers what it drops, then ``Cancelled``; ``Closed`` last. Held text is released
+on quiet, a job waits while ``max_audio_ahead_s`` of audio is untaken, and a long sentence is split while others wait
+for the model."""
 
 from __future__ import annotations
 
@@ -49,11 +29,11 @@ from voicedesk.engine.events import (
     SessionConfig,
     WordTiming,
 )
+from voicedesk.engine.limits import SessionLimits, check_text
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
-from voicedesk.engine.session_limits import SessionLimits, check_text
 from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
-from voicedesk.engine.text.chunker_held import HeldText
 from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.chunker_rules import HeldText
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
@@ -93,8 +73,7 @@ class SynthesisJob:
     text_settings: TextSettings = DEFAULT_TEXT_SETTINGS
     """How the front-end reads this sentence (the session's at the time the sentence was released)."""
     markup_text: str | None = None
-    """What the synthesizer reads when it is not ``text``: a chunk of an SSML document wrapped as a document of its
-    own (``engine.text.chunk_markup``); ``text`` stays the chunk as sent."""
+    """An SSML chunk wrapped as a document of its own, for the synthesizer; ``text`` stays the chunk as sent."""
 
 
 @dataclass(slots=True)
@@ -162,8 +141,7 @@ class SessionCore:
         self._follow_voice_language()
 
     def _follow_voice_language(self, voice: str | None = None) -> None:
-        """The chunker estimates phonemes the way the voice's language's G2P makes them (``language_rules``):
-        the session's voice, or a whole request's own."""
+        """The chunker estimates phonemes in the voice's language (the session's voice, or a whole request's own)."""
         set_language = getattr(self.chunker, "set_language", None)
         if set_language is None:
             return
@@ -187,11 +165,7 @@ class SessionCore:
     def synthesize(
         self, text: str, now: float, voice: str | None = None, speed: float | None = None, request_id: str | None = None
     ) -> list[Event]:
-        """A whole request (the AWS sample's): speak ``text`` with this voice and speed, then ``RequestFinished``.
-
-        Streamed text still held is spoken first, as its own sentence. The request's text is chunked whole, so
-        its short sentences merge with their neighbours. ``voice`` must already be checked by the adapter.
-        """
+        """A whole request: speak ``text`` with this voice and speed, then ``RequestFinished``; held text goes first."""
         if refusal := self._refuse_if_closing(request_id):
             return refusal
         try:
@@ -256,8 +230,7 @@ class SessionCore:
         text: TextSettings | None = None,
         report_phonemes: bool | None = None,
     ) -> list[Event]:
-        """Applies to sentences released from now on. The adapter checks the voice exists (and builds ``text``
-        from the client's change, so a bad lexicon is refused before it gets here)."""
+        """Applies to sentences released from now on; the adapter checks the voice and builds ``text``."""
         if refusal := self._refuse_if_closing():
             return refusal
         try:
@@ -289,7 +262,7 @@ class SessionCore:
         return events
 
     def wind_down(self, now: float) -> list[Event]:
-        """Server shutdown: the sentence being synthesized finishes, everything else is cancelled (answered), then
+        """Server shutdown: the sentence on the model finishes, the rest is cancelled, then
         ``Closed(SHUTDOWN_REASON)``."""
         if self._closed or self._winding_down:
             return []
@@ -320,12 +293,9 @@ class SessionCore:
     # ---- driving synthesis --------------------------------------------------------------------------
 
     def next_job(self, now: float, split_above_phonemes: int | None = None) -> tuple[SynthesisJob, list[Event]] | None:
-        """Hands out the next sentence to synthesize, with the events that start it; None when none is due: one is
-        in flight, nothing is queued, or the listener is ``max_audio_ahead_s`` behind (backpressure).
-
-        ``split_above_phonemes``: when others are waiting for the model, a longer sentence is split at a clause
-        boundary and only its first part handed out now.
-        """
+        """The next sentence to synthesize with the events that start it; None while one is in flight, none is queued,
+        or the listener is ``max_audio_ahead_s`` behind. ``split_above_phonemes`` splits a long one while others
+        wait."""
         if self._in_flight is not None or not self._queue or self._closed or self._winding_down or self.throttled:
             return None
         pending = self._queue[0]
@@ -439,15 +409,13 @@ class SessionCore:
 
     @property
     def backlog_phonemes(self) -> int:
-        """The work a new request of this session waits behind: queued and in-flight sentences (estimated phonemes)
-        and held text (a phoneme a character)."""
+        """The work a new request waits behind: queued, in-flight and held text, in estimated phonemes."""
         pending = self._in_flight_pending
         in_flight = pending.phonemes if pending is not None and self._in_flight is not None else 0
         return self._queued_phonemes + in_flight + self.chunker.buffered_chars
 
     def upcoming(self) -> tuple[str, str, TextSettings] | None:
-        """The sentence queued next as the synthesizer will get it (text as rendered, voice, text settings), so its
-        CPU half can be prepared while the current one is on the model; None when nothing is queued."""
+        """The sentence queued next, as the synthesizer will get it, so it can be prepared ahead; None if none."""
         if not self._queue:
             return None
         pending = self._queue[0]
@@ -455,8 +423,7 @@ class SessionCore:
         return text, pending.voice, pending.text_settings
 
     def arriving(self) -> tuple[str, str, TextSettings] | None:
-        """The sentence still arriving (held by the chunker), as ``upcoming`` gives a queued one, so the front-end
-        can start on its finished numbers and units; None when nothing is held or it is SSML (framed later)."""
+        """The sentence still arriving, so its numbers can be normalized ahead; None when none or it is SSML."""
         text = getattr(self.chunker, "held_text", "")
         if not text.strip() or "<" in text:
             return None

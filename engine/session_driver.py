@@ -1,10 +1,5 @@
-"""Drives one ``SessionCore`` on asyncio: its sentences on the shared scheduler's worker, its timers on the loop.
-
-The core decides what to synthesize and when held text is due; this adapter only keeps the clock, runs the jobs
-and hands every event the core emits to ``emit`` (the in-process session's event stream, or the server
-connection's frame queue). Whoever owns the driver calls ``apply`` with the events of each input it gives the core,
-so the driver can start the next job and re-arm the release timer afterwards.
-"""
+"""Drives one ``SessionCore`` on asyncio: its sentences on the shared scheduler's worker, its timers on the loop; the
+owner calls ``apply`` with each input's events so the next job starts."""
 
 from __future__ import annotations
 
@@ -41,8 +36,7 @@ class Timers(Protocol):
 SPLIT_ABOVE_PHONEMES = 100
 """While other sessions wait for the model, no call of this session is longer than this."""
 FIRST_FRAGMENT_PHONEMES = 40
-"""The size of a typical early first fragment (a few words): while others use the model, calls are cut about this
-short, so a newcomer's first sentence waits about as long as its own synthesis takes."""
+"""A typical early first fragment: while others wait, calls are cut about this short."""
 MIN_SPLIT_PHONEMES = 30
 """Parts are never cut shorter than about this, whoever waits."""
 QUICK_CALL_S = 0.15
@@ -52,10 +46,8 @@ QUICK_CALL_S = 0.15
 def split_threshold(
     waiting: bool, smallest_first: int | None, estimated_call_s: Callable[[int], float | None] | None = None
 ) -> int | None:
-    """How long one call of this session may be (phonemes; None: unbounded). Unbounded when nobody else has work
-    queued, or when the model is so fast that a long call costs no one anything. Otherwise about the size of the
-    smallest first sentence waiting (else of a typical one), within [MIN_SPLIT, SPLIT_ABOVE]: a newcomer arriving
-    during the call then waits about as long as its own first call takes."""
+    """How long one call of this session may be (phonemes; None: unbounded, when nobody else waits or the model is
+    fast): about the smallest first sentence waiting, within [MIN_SPLIT, SPLIT_ABOVE]."""
     if not waiting:
         return None
     if estimated_call_s is not None:
@@ -121,8 +113,7 @@ class SessionDriver:
         self.core = core
         self._timers: Timers = timers if timers is not None else core
         self._in_hand = in_hand
-        """Audio its listener has and has not heard yet (the server connection's): a new utterance starts after it,
-        so its first sentence is urgent only when that is nothing."""
+        """Audio its listener has not heard yet: a new utterance's first sentence is urgent only when it is none."""
         self._share = share
         """Sessions its client's address holds (the server's): a quieter address's first sentence goes first."""
         self.session_id = session_id
@@ -210,15 +201,13 @@ class SessionDriver:
         future.add_done_callback(lambda f: self._on_synthesized(job, f))
 
     def _prepare_upcoming(self) -> None:
-        """While a sentence is on the model, the next one's front-end and G2P run beside it, so its first audio waits
-        only for the model (a synthesizer that cannot prepare ahead is left alone)."""
+        """The next sentence's front-end and G2P run beside the model, so its first audio waits only for the model."""
         upcoming = self.core.upcoming()
         if upcoming is not None and isinstance(self._synthesizer, PreparesAhead):
             self._synthesizer.prepare_ahead(*upcoming)
 
     def _warm_arriving(self) -> None:
-        """The sentence still arriving has its finished numbers and units normalized now (a hint that never changes
-        a result), so the first sentence of an utterance does not pay for them when it is released."""
+        """The arriving sentence's numbers and units are normalized now, so its release does not pay for them."""
         if isinstance(self._synthesizer, WarmsAhead) and (arriving := self.core.arriving()) is not None:
             self._synthesizer.warm(*arriving)
 
@@ -232,8 +221,7 @@ class SessionDriver:
         return BatchJob(text, job.voice, job.speed, job.text_settings), SynthesizedSentence
 
     def _on_synthesized(self, job: SynthesisJob, future: asyncio.Future[SynthesizedSentence]) -> None:
-        """The model is done with the sentence: its PCM16 is made on an executor thread (not on the event loop, nor on
-        the model's thread, free for the next forward meanwhile), then it is delivered."""
+        """Makes the sentence's PCM16 on an executor thread (off the loop and the model's thread), then delivers it."""
         if self._stopped or future is not self._in_flight or future.cancelled() or future.exception() is not None:
             self._on_rendered(job, future)  # type: ignore[arg-type]
             return

@@ -52,7 +52,7 @@ bash tests/support/install_wyoming_asr.sh .venv/bin/python
 if [ ! -f .cache/offline-ja/.done ]; then
   echo "tests/run.sh: downloading the offline Japanese set-up folder (.cache/offline-ja)"
   .venv/bin/python -m pip download -q -d .cache/offline-ja $(.venv/bin/python -c \
-    'from voicedesk.engine.model.language_setup import download_requirements as d; print(*d("j"))')
+    'from voicedesk.engine.model.languages import download_requirements as d; print(*d("j"))')
   touch .cache/offline-ja/.done
 fi
 # A real Home Assistant (its own Python 3.13 venv, .cache/ha-venv, kept between runs) for

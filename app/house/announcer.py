@@ -29,6 +29,7 @@ from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
 
 if TYPE_CHECKING:
+    from voicedesk.app.house.listening import ListenConfig
     from voicedesk.app.player import PlayerEvent
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class AnnouncerConfig:
     """The pronunciations every announcement uses (the window's file by default), read again when it changes."""
     failover: bool = True
     opener: EngineOpener = open_engine
+    listen: ListenConfig | None = None
+    """The microphone, with push-to-talk from the house and a wake word (``app.house.listening``)."""
 
 
 class HeadlessListener:
@@ -101,7 +104,14 @@ class Announcer:
         core = ConsoleCore(house.policy)
         self.runner = ConsoleRunner(self.controller, core, house.chimes, loudness, before=self._before)
         self.listener.runner = self.runner
-        self.link = HouseLink(self.runner, house)
+        self.ears = None
+        if config.listen is not None:
+            from voicedesk.app.house.listening import HouseEars
+
+            self.ears = HouseEars(
+                self.runner, config.listen, self.audio_player, self._publish_heard, config.voice.voice
+            )
+        self.link = HouseLink(self.runner, house, self.ears.listen if self.ears is not None else None)
         self._health: asyncio.Task[None] | None = None
         self._lexicon_read: float | None = None
         self._read_lexicon()
@@ -123,6 +133,8 @@ class Announcer:
                 log.error("%s (tried again before each announcement)", exc)
         self.runner.start()
         await self.link.start()
+        if self.ears is not None:
+            self.ears.start()
         with contextlib.suppress(VoicedeskError):  # the hub reports why; announcements retry
             await self.controller.use_engine(self.config.engine)
         self._health = asyncio.ensure_future(self._check_engine())
@@ -130,11 +142,17 @@ class Announcer:
     async def aclose(self) -> None:
         if self._health is not None:
             self._health.cancel()
+        if self.ears is not None:
+            await self.ears.aclose()
         await self.link.aclose()
         await self.runner.aclose()
         await self.controller.aclose()
         if self.audio_player is not None:
             self.audio_player.close()
+
+    def _publish_heard(self, heard: dict[str, object]) -> None:
+        if self.mqtt is not None:
+            self.mqtt.publish_heard(heard)
 
     def _player_event(self, event: PlayerEvent) -> None:
         self.controller.on_player_event(event)

@@ -1,9 +1,5 @@
-"""Attention sounds played before an announcement, in the same stream as the speech (no gap, no second stream).
-
-The built-in chimes are generated here (sine partials with a soft attack and an exponential decay), so nothing is
-downloaded or shipped as an asset; an operator's WAV file (any rate, mono or stereo, 16/24/32-bit PCM) is read
-with the standard library and resampled with soxr. Each priority has a default chime (``DEFAULT_CHIMES``).
-"""
+"""Chimes played before an announcement in the speech's own stream: built-in ones generated (no asset to ship),
+or an operator's PCM WAV file."""
 
 from __future__ import annotations
 
@@ -17,10 +13,8 @@ from voicedesk.app.console.announcement import Priority
 from voicedesk.engine.events import SAMPLE_RATE
 
 NONE = "none"
-PEAK = 0.5
-"""Chimes peak at -6 dBFS: noticeable, not louder than the speech that follows."""
-TAIL_S = 0.12
-"""Silence between the chime and the first word."""
+PEAK = 0.5  # -6 dBFS: noticeable, not louder than the speech that follows
+TAIL_S = 0.12  # silence before the first word
 
 
 def _note(freq: float, seconds: float, decay_s: float, rate: int) -> np.ndarray:
@@ -94,8 +88,6 @@ def load_wav(path: Path, rate: int = SAMPLE_RATE) -> np.ndarray:
 
 
 class Chimes:
-    """The chimes an announcer can play: the built-in ones, plus the operator's WAV files by name."""
-
     def __init__(self, files: Mapping[str, Path] | None = None, defaults: Mapping[Priority, str] | None = None) -> None:
         self._sounds = {name: built_in(name) for name in BUILT_IN}
         for name, path in (files or {}).items():
@@ -113,6 +105,5 @@ class Chimes:
         return ", ".join(sorted(self.names))
 
     def for_announcement(self, name: str | None, priority: Priority) -> np.ndarray | None:
-        """The samples to play before an announcement: its own chime, else its priority's (None: no chime)."""
         chosen = self.defaults.get(priority, NONE) if name is None else name
         return None if chosen == NONE else self._sounds[chosen]

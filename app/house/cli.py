@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 from voicedesk.app.console.announcement import Priority
@@ -42,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "MQTT. See docs/house.md.",
     )
     add_input_arguments(parser)
+    add_listen_arguments(parser)
     sound = parser.add_argument_group("sound")
     sound.add_argument("--output-device", help="audio output device name (default: the system default)")
     sound.add_argument("--no-audio", action="store_true", help="no sound device: synthesize and report only")
@@ -78,6 +80,65 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"variable holding the bearer token ({HTTP_TOKEN_ENV}); required off loopback",
     )
     add_rule_arguments(parser)
+
+
+def add_listen_arguments(parser: argparse.ArgumentParser) -> None:
+    ears = parser.add_argument_group("listening (docs/voice.md)")
+    ears.add_argument(
+        "--listen",
+        action="store_true",
+        help="open the microphone: push-to-talk from the house (MQTT <topic>/listen, HTTP POST /listen)",
+    )
+    ears.add_argument(
+        "--wake-word", metavar="NAME", help="okay_nabu, hey_jarvis, hey_mycroft or alexa (implies --listen)"
+    )
+    ears.add_argument("--input-device", help="the microphone (default: the system's)")
+    ears.add_argument(
+        "--stt-model", default="small.en", help="faster-whisper model (small.en; voicedesk models fetch --stt NAME)"
+    )
+    ears.add_argument("--stt-device", default="auto", help="cpu, cuda or auto (default)")
+    ears.add_argument("--wyoming-stt", metavar="URI", help="a Wyoming ASR server (tcp://HOST:10300) instead")
+    ears.add_argument("--end-silence", type=float, default=0.6, metavar="S", help="silence that ends a turn (0.6)")
+    ears.add_argument("--ha-url", help="ask Home Assistant's conversation agent what is heard; say its answer")
+    ears.add_argument(
+        "--ha-token-env", default="HASS_TOKEN", metavar="NAME", help="variable with its token (HASS_TOKEN)"
+    )
+    ears.add_argument("--ha-agent", default="", metavar="ID", help="one of its conversation agents (default Assist)")
+    ears.add_argument("--language", default="", help="what is spoken (default: the voice's language)")
+
+
+def listen_from_args(args: argparse.Namespace):
+    """The ``ListenConfig`` the options ask for, or None (``UsageError`` saying what to change)."""
+    if not (args.listen or args.wake_word):
+        return None
+    try:
+        from voicedesk.app.house.listening import ListenConfig
+        from voicedesk.app.voice.turns import Mode
+        from voicedesk.app.voice.voice_input import VoiceSettings
+        from voicedesk.app.voice.wake_word import WAKE_WORDS
+    except ImportError as exc:
+        raise UsageError(f"Listening needs the voice packages ({exc}).", 'pip install "voicedesk[voice]"') from None
+    if args.wake_word and args.wake_word not in WAKE_WORDS:
+        raise UsageError(f"--wake-word {args.wake_word}: no such model.", f"Use one of {', '.join(WAKE_WORDS)}.")
+    if not args.ha_url and not args.mqtt:
+        raise UsageError("What is heard would go nowhere.", "Give --ha-url (Home Assistant answers) or --mqtt.")
+    agent = None
+    if args.ha_url:
+        from voicedesk.app.sources.home_assistant import HomeAssistantSource, assist_language
+        from voicedesk.app.urls import AGENT_SCHEMES, check_url
+
+        url = check_url(args.ha_url, AGENT_SCHEMES, "--ha-url", "http://homeassistant.local:8123")
+        token = os.environ.get(args.ha_token_env)
+        if not token:
+            raise UsageError(f"--ha-url needs a token in ${args.ha_token_env}.", "Set it to a long-lived access token.")
+        language = args.language or assist_language(args.voice)
+        agent = HomeAssistantSource(url, token, language, args.ha_agent)
+    values = {"input_device": args.input_device or "", "end_silence_s": args.end_silence, "stt_device": args.stt_device}
+    values |= {"stt": "wyoming", "wyoming_uri": args.wyoming_stt} if args.wyoming_stt else {}
+    values |= {"stt_model": args.stt_model} if args.stt_model else {}
+    settings = VoiceSettings.from_dict({**values, "language": args.language or None})  # UsageError: what to fix
+    settings = replace(settings, enabled=True, mode=Mode.PUSH_TO_TALK)
+    return ListenConfig(settings, agent, args.wake_word)
 
 
 def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
@@ -211,6 +272,7 @@ def build_config(args: argparse.Namespace):
         output_device=args.output_device,
         media_role=None if args.media_role == "none" else args.media_role,
         failover=not args.no_failover,
+        listen=listen_from_args(args),
     )
 
 

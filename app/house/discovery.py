@@ -1,10 +1,5 @@
-"""Home Assistant MQTT discovery: the console as a device with a "speaking" binary sensor, a "say" text entity,
-a "stop" button and a "state" sensor, announced by retained config messages (no YAML on the Home Assistant side).
-
-Pure: topics and payloads only; ``app.house.mqtt`` publishes them on every (re)connect, and clears them (empty
-retained payloads) when asked to. Keys follow Home Assistant's MQTT discovery schema (full names, no
-abbreviations): https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery
-"""
+"""Home Assistant MQTT discovery topics and payloads (pure), so the console appears with no YAML on that side (a
+listening console adds a Listen button and a Heard sensor): https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery"""
 
 from __future__ import annotations
 
@@ -15,44 +10,27 @@ DISCOVERY_PREFIX = "homeassistant"
 
 
 def node_id_of(name: str) -> str:
-    """A discovery node id from a host or console name (Home Assistant allows [a-zA-Z0-9_-])."""
+    """Home Assistant allows [a-zA-Z0-9_-]."""
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_") or "voicedesk"
 
 
 @dataclass(frozen=True, slots=True)
 class Topics:
-    base: str
-    """e.g. voicedesk/kitchen; every topic of one console is under it."""
+    base: str  # voicedesk/kitchen
 
-    @property
-    def say(self) -> str:
-        return f"{self.base}/say"
-
-    @property
-    def stop(self) -> str:
-        return f"{self.base}/stop"
-
-    @property
-    def state(self) -> str:
-        return f"{self.base}/state"
-
-    @property
-    def outcome(self) -> str:
-        return f"{self.base}/outcome"
-
-    @property
-    def error(self) -> str:
-        return f"{self.base}/error"
-
-    @property
-    def availability(self) -> str:
-        return f"{self.base}/availability"
+    say = property(lambda self: f"{self.base}/say")
+    stop = property(lambda self: f"{self.base}/stop")
+    state = property(lambda self: f"{self.base}/state")
+    outcome = property(lambda self: f"{self.base}/outcome")
+    error = property(lambda self: f"{self.base}/error")
+    listen = property(lambda self: f"{self.base}/listen")
+    heard = property(lambda self: f"{self.base}/heard")
+    availability = property(lambda self: f"{self.base}/availability")
 
 
 def discovery_messages(
-    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX
+    topics: Topics, node_id: str, name: str, version: str, prefix: str = DISCOVERY_PREFIX, listens: bool = False
 ) -> dict[str, dict[str, object]]:
-    """Config topic → payload, for each entity of the console."""
     device = {
         "identifiers": [f"voicedesk_{node_id}"],
         "name": name,
@@ -107,9 +85,18 @@ def discovery_messages(
         "json_attributes_topic": topics.state,
         "icon": "mdi:information-outline",
     }
-    return {
+    messages = {
         f"{prefix}/binary_sensor/{node_id}/speaking/config": speaking,
         f"{prefix}/text/{node_id}/say/config": say,
         f"{prefix}/button/{node_id}/stop/config": stop,
         f"{prefix}/sensor/{node_id}/state/config": state,
     }
+    if listens:
+        listen = {**stop, "name": "Listen", "unique_id": f"voicedesk_{node_id}_listen", "icon": "mdi:microphone"}
+        heard = {**state, "name": "Heard", "unique_id": f"voicedesk_{node_id}_heard", "icon": "mdi:account-voice"}
+        listen |= {"command_topic": topics.listen, "payload_press": "start"}
+        heard |= {"state_topic": topics.heard, "value_template": "{{ value_json.text[:255] }}"}
+        heard.pop("json_attributes_topic")
+        messages[f"{prefix}/button/{node_id}/listen/config"] = listen
+        messages[f"{prefix}/sensor/{node_id}/heard/config"] = heard
+    return messages

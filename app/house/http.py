@@ -2,7 +2,8 @@
 
 ``POST /announce``: a JSON announcement (``app.house.payload``) or plain text → 202 with the id (or the id it was
 merged into); 400 with the reason for a bad payload, 503 when the queue is full. ``POST /stop`` stops what is
-being said. ``GET /state``: the console's state as JSON.
+being said. ``GET /state``: the console's state as JSON. ``POST /listen`` (body ``start``, the default, or ``stop``):
+push-to-talk when the console listens (409 when it does not, 503 while its microphone is not open).
 
 Bound to 127.0.0.1 by default. A token (``Authorization: Bearer …``) is then optional; it is required for every
 request from another address, and the server refuses to listen beyond loopback without one.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+from collections.abc import Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
@@ -22,7 +24,7 @@ from starlette.routing import Route
 from voicedesk.app.console.announcement import Source
 from voicedesk.app.console.core import QueueFull
 from voicedesk.app.console.runner import ConsoleRunner
-from voicedesk.app.house.payload import PayloadError, parse_payload
+from voicedesk.app.house.payload import PayloadError, parse_listen, parse_payload
 from voicedesk.engine.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -64,7 +66,9 @@ async def read_body(request: HttpRequest) -> bytes | None:
     return bytes(body)
 
 
-def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Starlette:
+def create_announce_app(
+    runner: ConsoleRunner, token: str | None = None, listen: Callable[[bool], str] | None = None
+) -> Starlette:
     def authorized(request: HttpRequest) -> JSONResponse | None:
         client = request.client.host if request.client is not None else None
         given = request.headers.get("authorization", "")
@@ -108,6 +112,21 @@ def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Star
         await runner.stop()
         return JSONResponse({"stopped": True})
 
+    async def listen_now(request: HttpRequest) -> Response:
+        refused = authorized(request)
+        if refused is not None:
+            return refused
+        if listen is None:
+            return JSONResponse({"error": "this console does not listen: start the announcer with --listen"}, 409)
+        body = await read_body(request)
+        try:
+            start = parse_listen(body if body is not None else b"(too long)")
+        except PayloadError as exc:
+            return JSONResponse({"error": str(exc)}, 400)
+        if refused := listen(start):
+            return JSONResponse({"error": refused}, 503, headers={"Retry-After": "10"})
+        return JSONResponse({"listening": start}, 202)
+
     async def state(request: HttpRequest) -> Response:
         refused = authorized(request)
         if refused is not None:
@@ -118,12 +137,15 @@ def create_announce_app(runner: ConsoleRunner, token: str | None = None) -> Star
         routes=[
             Route("/announce", announce, methods=["POST"]),
             Route("/stop", stop, methods=["POST"]),
+            Route("/listen", listen_now, methods=["POST"]),
             Route("/state", state, methods=["GET"]),
         ]
     )
 
 
-async def serve_announce(runner: ConsoleRunner, host: str, port: int, token: str | None):
+async def serve_announce(
+    runner: ConsoleRunner, host: str, port: int, token: str | None, listen: Callable[[bool], str] | None = None
+):
     """Starts uvicorn on the running loop; returns the server (``.port``: where it listens; ``should_exit = True``
     then await ``.task`` to stop it)."""
     import asyncio
@@ -142,7 +164,9 @@ async def serve_announce(runner: ConsoleRunner, host: str, port: int, token: str
         raise UsageError(
             f"The announce endpoint cannot listen on {host}:{port}: {exc.strerror}.", "Pick another --http-port."
         ) from None
-    config = uvicorn.Config(create_announce_app(runner, token), log_level="warning", lifespan="off", access_log=False)
+    config = uvicorn.Config(
+        create_announce_app(runner, token, listen), log_level="warning", lifespan="off", access_log=False
+    )
     server = uvicorn.Server(config)
     server.port = sock.getsockname()[1]  # type: ignore[attr-defined]
     server.task = asyncio.ensure_future(server.serve(sockets=[sock]))  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ and outputs (MQTT with discovery, the HTTP endpoint) around one ``ConsoleRunner`
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -51,9 +52,11 @@ def product_version() -> str:
 class HouseLink:
     """MQTT and HTTP for ``runner``: started before the model loads, so the house is heard from the first moment."""
 
-    def __init__(self, runner: ConsoleRunner, inputs: HouseInputs) -> None:
+    def __init__(self, runner: ConsoleRunner, inputs: HouseInputs, listen: Callable[[bool], str] | None = None) -> None:
         self.runner = runner
         self.inputs = inputs
+        self.listen = listen
+        """Push-to-talk from the house (MQTT ``listen``, HTTP ``POST /listen``) when the console listens."""
         self.mqtt: MqttBridge | None = None
         self.http = None
 
@@ -62,9 +65,10 @@ class HouseLink:
         if inputs.http_port is not None:
             from voicedesk.app.house.http import serve_announce
 
-            self.http = await serve_announce(self.runner, inputs.http_host, inputs.http_port, inputs.http_token)
+            where = (inputs.http_host, inputs.http_port, inputs.http_token)
+            self.http = await serve_announce(self.runner, *where, self.listen)
         if inputs.mqtt is not None:
-            self.mqtt = MqttBridge(self.runner, inputs.mqtt, product_version())
+            self.mqtt = MqttBridge(self.runner, inputs.mqtt, product_version(), self.listen)
             self.mqtt.start()
 
     async def aclose(self) -> None:

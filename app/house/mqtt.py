@@ -7,7 +7,8 @@ Messages arrive on paho's thread and are handed to the asyncio loop, where the r
 
 Topics (``Topics``): ``<base>/say`` (JSON or plain text), ``<base>/stop``, ``<base>/state`` (retained JSON),
 ``<base>/outcome`` (one JSON per announcement), ``<base>/error`` (refused payloads; also sent to an MQTT 5
-request's response topic), ``<base>/availability`` (online/offline, retained, the last will).
+request's response topic), ``<base>/availability`` (online/offline, retained, the last will); a console that listens
+also takes ``<base>/listen`` (start/stop) and publishes what it heard on ``<base>/heard`` (``app.house.listening``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +24,7 @@ from voicedesk.app.console.announcement import Report, Source
 from voicedesk.app.console.core import QueueFull
 from voicedesk.app.console.runner import ConsoleRunner, State
 from voicedesk.app.house.discovery import DISCOVERY_PREFIX, Topics, discovery_messages
-from voicedesk.app.house.payload import PayloadError, parse_payload
+from voicedesk.app.house.payload import PayloadError, parse_listen, parse_payload
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +49,18 @@ class MqttSettings:
 
 
 class MqttBridge:
-    def __init__(self, runner: ConsoleRunner, settings: MqttSettings, version: str = "") -> None:
+    def __init__(
+        self,
+        runner: ConsoleRunner,
+        settings: MqttSettings,
+        version: str = "",
+        listen: Callable[[bool], str] | None = None,
+    ) -> None:
         import paho.mqtt.client as mqtt
 
         self.runner = runner
+        self.listen = listen
+        """Push-to-talk (True: start) when the console listens; None: it does not."""
         self.settings = settings
         self.topics = Topics(settings.base)
         self.version = version
@@ -112,11 +122,13 @@ class MqttBridge:
         if reason.is_failure:
             log.warning("the MQTT broker %s refused the connection: %s", self._where, reason)
             return
-        client.subscribe([(self.topics.say, 1), (self.topics.stop, 1)])
+        listen = [(self.topics.listen, 1)] if self.listen is not None else []
+        client.subscribe([(self.topics.say, 1), (self.topics.stop, 1), *listen])
         client.publish(self.topics.availability, "online", qos=1, retain=True)
         if self.settings.discovery:
+            settings = self.settings
             messages = discovery_messages(
-                self.topics, self.settings.node_id, self.settings.name, self.version, self.settings.discovery_prefix
+                self.topics, settings.node_id, settings.name, self.version, settings.discovery_prefix, bool(listen)
             )
             for topic, payload in messages.items():
                 client.publish(topic, json.dumps(payload), qos=1, retain=True)
@@ -161,18 +173,25 @@ class MqttBridge:
             task.add_done_callback(self._tasks.discard)
             return
         try:
+            if topic == self.topics.listen and self.listen is not None:
+                if refused := self.listen(parse_listen(payload)):
+                    self.refuse(refused, payload, reply_to, topic)
+                return
             request = parse_payload(payload, Source.MQTT, self.runner.chimes.names)
             self.runner.submit(request)
         except (PayloadError, QueueFull) as exc:
-            self.refuse(str(exc), payload, reply_to)
+            self.refuse(str(exc), payload, reply_to, topic)
 
-    def refuse(self, reason: str, payload: bytes, reply_to: str | None) -> None:
-        log.warning("refused an MQTT announcement: %s", reason)
+    def refuse(self, reason: str, payload: bytes, reply_to: str | None, topic: str) -> None:
+        log.warning("refused an MQTT message on %s: %s", topic, reason)
         shown = payload[:200].decode("utf-8", "replace")
-        body = json.dumps({"error": reason, "payload": shown, "topic": self.topics.say})
+        body = json.dumps({"error": reason, "payload": shown, "topic": topic})
         self.client.publish(self.topics.error, body, qos=1)
         if reply_to:
             self.client.publish(reply_to, body, qos=1)
+
+    def publish_heard(self, heard: dict[str, object]) -> None:
+        self.client.publish(self.topics.heard, json.dumps(heard), qos=1)
 
     def publish_report(self, report: Report) -> None:
         if not report.source.house:

@@ -1,9 +1,4 @@
-"""What an input may ask for: a JSON object (``text``, optional ``voice``, ``priority``, ``chime``, ``ttl_s``,
-``id``) or plain text (anything else, inline pronunciations included). Shared by MQTT and HTTP, so both refuse
-the same things with the same words.
-
-A refusal says what was wrong and what to send instead; nothing is queued from a refused payload.
-"""
+"""What a house input may ask for (a JSON object or plain text), shared by MQTT and HTTP so both refuse alike."""
 
 from __future__ import annotations
 
@@ -12,19 +7,17 @@ import math
 
 from voicedesk.app.console.announcement import Priority, Request, Source
 
-MAX_TEXT_CHARS = 2_000
-"""An announcement is a sentence or a few, not a book; a longer one is refused (``voicedesk say`` reads books)."""
+MAX_TEXT_CHARS = 2_000  # an announcement is a sentence or a few (``voicedesk say`` reads books)
 MAX_TTL_S = 24 * 3600.0
 FIELDS = ("text", "voice", "priority", "chime", "ttl_s", "id")
 EXAMPLE = '{"text": "The washer is done.", "priority": "normal"}'
 
 
 class PayloadError(ValueError):
-    """A payload that cannot be announced; the message is sent back to whoever sent it."""
+    """Its message goes back to the sender."""
 
 
 def parse_payload(raw: bytes | str, source: Source, chimes: frozenset[str] | None = None) -> Request:
-    """A ``Request`` from an MQTT payload or an HTTP body; raises ``PayloadError`` with the reason."""
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
@@ -87,3 +80,13 @@ def _text(text: str) -> str:
     if len(text) > MAX_TEXT_CHARS:
         raise PayloadError(f"the text has {len(text)} characters; an announcement may have at most {MAX_TEXT_CHARS}")
     return text
+
+
+def parse_listen(raw: bytes | str) -> bool:
+    """A listen command: True to start (``start``, Home Assistant's button ``PRESS``, or nothing), False to stop."""
+    word = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw).strip().lower()
+    if word in ("", "start", "press", "on"):
+        return True
+    if word in ("stop", "off"):
+        return False
+    raise PayloadError(f"a listen command is 'start' or 'stop', not {word[:40]!r}")

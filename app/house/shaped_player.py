@@ -1,16 +1,5 @@
-"""The announcer's player: the speech at its voice's loudness and its priority's volume, after its chime, in one
-stream; and the stream marked to the sound server as an announcement.
-
-``ShapedPlayer`` wraps ``app.player.AudioPlayer`` with what ``SpeechController`` needs of a player. Before each
-announcement the runner calls ``prepare(gain, chime)``; ``begin_utterance`` then queues the chime first, so it is
-played gaplessly before the first word (same buffer, same stream). Positions and "heard" times are reported
-without the chime, so the controller's "heard up to …" and word timings still line up with the speech.
-
-Role-based ducking: PulseAudio (and PipeWire's pulse server) read ``media.role`` from a stream's properties;
-PortAudio has no API for stream properties, but ALSA's pulse plugin creates its libpulse context in this process,
-and libpulse takes properties from the ``PULSE_PROP`` environment variable, which the server merges into every
-stream of the client. ``mark_announcement_role`` sets it before the first stream opens.
-"""
+"""The announcer's player: the chime, then the speech at its loudness and volume, in one stream; positions leave the
+chime out, so "heard up to …" and word timings line up with the speech."""
 
 from __future__ import annotations
 
@@ -27,7 +16,7 @@ ROLE = "announcement"
 
 
 def mark_announcement_role(environ: dict[str, str] | None = None, role: str = ROLE) -> str:
-    """Adds ``media.role=<role>`` to PULSE_PROP (keeping what is there); returns the new value."""
+    """``media.role`` in PULSE_PROP reaches every stream (PortAudio cannot set one's), so the server can duck."""
     env = os.environ if environ is None else environ
     parts = [p for p in env.get("PULSE_PROP", "").split() if not p.startswith("media.role=")]
     env["PULSE_PROP"] = " ".join([*parts, f"media.role={role}"])
@@ -39,8 +28,7 @@ class ShapedPlayer:
         self.player = player
         self.gain = 1.0
         self._chime: np.ndarray | None = None
-        self._lead_in = 0
-        """Samples of chime at the start of the current utterance."""
+        self._lead_in = 0  # samples of chime before the current utterance
 
     @property
     def buffer(self) -> PlaybackBuffer:
@@ -52,8 +40,7 @@ class ShapedPlayer:
         return getattr(self.player, name)
 
     def prepare(self, loudness_gain: float, volume: float, chime: np.ndarray | None) -> None:
-        """The next utterance: the voice's loudness gain, the priority's volume (speech and chime), its chime
-        (samples at the player's rate; None: none)."""
+        """For the next utterance; ``chime`` at the player's rate."""
         self.gain = loudness_gain * volume
         self._chime = None if chime is None else chime * volume
 

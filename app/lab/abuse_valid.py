@@ -41,7 +41,7 @@ _PACED_WYOMING = """
 import asyncio
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, probe_voices
-from voicedesk.endpoint.wyoming.info import build_info
+from voicedesk.endpoint.wyoming.conversation import build_info
 from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
 from voicedesk.engine.local import LocalEngine
 async def main():

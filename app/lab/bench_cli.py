@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from types import ModuleType
 
-from voicedesk.app.lab import announcer_soak, bench_abuse, bench_engine, bench_flow
+from voicedesk.app.lab import announcer_soak, bench_abuse, bench_engine, bench_flow, bench_voice
 from voicedesk.app.lab import cli as lab_cli
 from voicedesk.app.lab import frontend as frontend_bench
 
@@ -20,6 +20,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     bench_abuse,  # bench abuse
     frontend_bench,  # bench frontend
     announcer_soak,  # bench announcer
+    bench_voice,  # bench voice
 )
 
 

@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from voicedesk.endpoint.runner import serve_forever
     from voicedesk.endpoint.server import create_app
     from voicedesk.endpoint.settings import ServerSettings
-    from voicedesk.engine.session_limits import ConnectionLimits
+    from voicedesk.engine.limits import ConnectionLimits
 
     settings = ServerSettings(
         port=args.port,

@@ -1,9 +1,5 @@
-"""Where agent text comes from: anything that streams a reply as text fragments while it is being written.
-
-Every source implements ``TextSource``: ``reply(messages)`` is an async iterator of fragments, raising
-``engine.errors.VoicedeskError`` with a message a person can act on when the source cannot answer.
-Closing the iterator early (an interrupt) stops the generation at the source.
-"""
+"""Agents: a ``TextSource`` streams its reply as fragments, raises ``VoicedeskError`` saying what to do, and stops
+generating when the iterator is closed early (an interrupt)."""
 
 from __future__ import annotations
 
@@ -19,8 +15,7 @@ class ChatMessage:
 
 
 class TextSource(Protocol):
-    name: str
-    """Shown in the window ("Bedrock · claude-3-haiku")."""
+    name: str  # "Bedrock · claude-3-haiku"
 
     def reply(self, messages: Sequence[ChatMessage]) -> AsyncIterator[str]: ...
 

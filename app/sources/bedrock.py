@@ -1,8 +1,5 @@
-"""Amazon Bedrock as the agent: ``converse_stream`` through boto3 (model id, region, named profile).
-
-boto3 is blocking, so the stream is read on a worker thread and handed to the event loop fragment by
-fragment. Closing the iterator (an interrupt) closes the HTTP stream, which stops generation at Bedrock.
-"""
+"""Amazon Bedrock as the agent: boto3's blocking ``converse_stream`` read on a worker thread; an interrupt closes
+the stream, which stops generation at Bedrock."""
 
 from __future__ import annotations
 
@@ -30,7 +27,7 @@ class BedrockSource:
         if not model_id.strip():
             raise UsageError(
                 "Name the Bedrock model to ask (e.g. anthropic.claude-3-haiku-20240307-v1:0 or an inference "
-                "profile id such as us.anthropic.claude-3-5-haiku-20241022-v1:0).",
+                "profile id such as us.anthropic.claude-3-5-haiku-20241022-v1:0)."
             )
         self.model_id = model_id.strip()
         self.region = region.strip()
@@ -41,7 +38,6 @@ class BedrockSource:
         self.name = f"Bedrock · {self.model_id}"
 
     def client(self) -> Any:
-        """A bedrock-runtime client for the chosen profile and region (raises with a clear message)."""
         import boto3
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ProfileNotFound
@@ -121,38 +117,28 @@ class BedrockSource:
                     yield delta["text"]
                 if "messageStop" in event:
                     return
-        except ClientError as exc:
-            raise _explain(exc, self) from exc
-        except BotoCoreError as exc:
+        except (ClientError, BotoCoreError) as exc:
             raise _explain(exc, self) from exc
 
 
 def _explain(exc: Exception, source: BedrockSource) -> VoicedeskError:
-    """botocore's exceptions, said in terms of what to do."""
-    from botocore.exceptions import (
-        ClientError,
-        EndpointConnectionError,
-        NoCredentialsError,
-        NoRegionError,
-        PartialCredentialsError,
-        TokenRetrievalError,
-    )
+    from botocore import exceptions as errors
 
     where = f"profile {source.profile!r}" if source.profile else "the default AWS credentials"
-    if isinstance(exc, NoRegionError):
+    if isinstance(exc, errors.NoRegionError):
         return UsageError("No AWS region is set for Bedrock: fill in the region (e.g. us-east-1).")
-    if isinstance(exc, NoCredentialsError | PartialCredentialsError | TokenRetrievalError):
+    if isinstance(exc, errors.NoCredentialsError | errors.PartialCredentialsError | errors.TokenRetrievalError):
         return VoicedeskError(
             ErrorCode.UNAUTHORIZED,
             f"No usable AWS credentials ({where}): {exc}. Run `aws configure` or `aws sso login`, "
             "or pick a profile that has Bedrock access.",
         )
-    if isinstance(exc, EndpointConnectionError):
+    if isinstance(exc, errors.EndpointConnectionError):
         return ConnectionFailed(
             f"Could not reach Bedrock in {source.region or 'the configured region'} ({exc}). "
-            "Check the network, and that Bedrock is offered in this region.",
+            "Check the network, and that Bedrock is offered in this region."
         )
-    if isinstance(exc, ClientError):
+    if isinstance(exc, errors.ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
         message = exc.response.get("Error", {}).get("Message", str(exc))
         if code in ("AccessDeniedException", "UnrecognizedClientException", "ExpiredTokenException"):
@@ -164,7 +150,7 @@ def _explain(exc: Exception, source: BedrockSource) -> VoicedeskError:
         if code in ("ValidationException", "ResourceNotFoundException"):
             return UsageError(
                 f"Bedrock did not accept the request for {source.model_id!r}: {message}. Check the model id "
-                "(some models need an inference profile id such as us.anthropic.…) and the region.",
+                "(some models need an inference profile id such as us.anthropic.…) and the region."
             )
         if code in ("ThrottlingException", "ServiceQuotaExceededException", "ModelNotReadyException"):
             return ConnectionFailed(f"Bedrock is busy ({code}: {message}); try again shortly.")

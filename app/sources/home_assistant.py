@@ -1,9 +1,5 @@
-"""Home Assistant as the agent: the question goes to its conversation API (Assist), which carries out commands
-("turn off the kitchen light") and answers with one spoken sentence or a few, all at once.
-
-Home Assistant keeps a conversation under the id it returns; the source sends it back with each question and lets
-it go when the app starts a new conversation (a question with nothing before it).
-"""
+"""Home Assistant's conversation API (Assist) as the agent: it carries out commands and answers all at once; its
+conversation id goes back with each question until the app starts a new conversation."""
 
 from __future__ import annotations
 
@@ -16,11 +12,9 @@ from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, Voi
 from voicedesk.engine.model.languages import LANGUAGES
 from voicedesk.engine.model.voices import language_of
 
-TOKEN_ENV = "HASS_TOKEN"
-"""Where the token comes from when the Token field is empty (the name Home Assistant's own CLI reads)."""
+TOKEN_ENV = "HASS_TOKEN"  # when the Token field is empty (what Home Assistant's own CLI reads)
 PROCESS_PATH = "/api/conversation/process"
-TIMEOUT = httpx.Timeout(60.0, connect=5.0)
-"""Its own agent answers in milliseconds; one backed by a language model can take many seconds."""
+TIMEOUT = httpx.Timeout(60.0, connect=5.0)  # an agent backed by a language model can take many seconds
 TOKEN_HELP = (
     "Create a long-lived access token in Home Assistant (your profile › Security) and paste it into the Token "
     f"field of the Agent settings, or set {TOKEN_ENV}."
@@ -28,7 +22,7 @@ TOKEN_HELP = (
 
 
 def assist_language(voice: str) -> str:
-    """The language Assist is asked in when none is set: the voice's (Home Assistant's tags)."""
+    """The voice's language, as Home Assistant tags it, when none is set."""
     code = language_of(voice)
     return {"a": "en-US", "b": "en-GB", "p": "pt-BR", "z": "zh-CN"}.get(code, LANGUAGES[code].tag)
 
@@ -62,26 +56,25 @@ class HomeAssistantSource:
                 )
         except httpx.TimeoutException as exc:
             raise ConnectionFailed(
-                f"Home Assistant at {self.base_url} did not answer within {TIMEOUT.read:g} s.",
+                f"Home Assistant at {self.base_url} did not answer within {TIMEOUT.read:g} s."
             ) from exc
         except httpx.HTTPError as exc:
             raise ConnectionFailed(
                 f"Could not reach Home Assistant at {self.base_url} ({exc}). Is it running? Check the URL in the "
-                "Agent settings.",
+                "Agent settings."
             ) from exc
         speech = self._speech(response)
         if speech:
             yield speech
 
     def _speech(self, response: httpx.Response) -> str:
-        """The answer's spoken text, or an error saying what Home Assistant refused and what to do."""
         where = f"Home Assistant at {self.base_url}"
         if response.status_code in (401, 403):
             raise VoicedeskError(ErrorCode.UNAUTHORIZED, f"{where} refused the access token. {TOKEN_HELP}")
         if response.status_code == 404:
             raise UsageError(
                 f"{where} has no conversation API ({PROCESS_PATH} answered 404). Is this Home Assistant's address, "
-                "and is Assist on (`conversation:` or `default_config:` in its configuration.yaml)?",
+                "and is Assist on (`conversation:` or `default_config:` in its configuration.yaml)?"
             )
         try:
             data = response.json()
@@ -91,7 +84,7 @@ class HomeAssistantSource:
         if response.status_code == 400 and self.agent_id and "agent" in str(data.get("message", "")):
             raise UsageError(
                 f"{where} has no conversation agent {self.agent_id!r}. Leave Agent empty for Home Assistant's own, "
-                "or copy an agent's id from Settings › Voice assistants.",
+                "or copy an agent's id from Settings › Voice assistants."
             )
         if response.status_code != 200:
             detail = data.get("message") or response.text[:200]

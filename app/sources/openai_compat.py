@@ -1,7 +1,4 @@
-"""An OpenAI-compatible chat server as the agent (llama.cpp's server, Ollama, vLLM, LM Studio…): works offline.
-
-Streams ``/v1/chat/completions`` through the official ``openai`` client; each delta's text is a fragment.
-"""
+"""An OpenAI-compatible chat server as the agent (llama.cpp, Ollama, vLLM, LM Studio…): works offline."""
 
 from __future__ import annotations
 
@@ -13,17 +10,11 @@ from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, Voi
 
 
 class OpenAICompatibleSource:
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        system_prompt: str = "",
-        api_key: str | None = None,
-    ) -> None:
+    def __init__(self, base_url: str, model: str, system_prompt: str = "", api_key: str | None = None) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise UsageError(
                 f"The server URL {base_url!r} must start with http:// or https:// "
-                "(e.g. http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp).",
+                "(e.g. http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp)."
             )
         if not model.strip():
             raise UsageError("Name the model to ask (e.g. llama3.2 for Ollama).")
@@ -53,12 +44,12 @@ class OpenAICompatibleSource:
         except openai.APIConnectionError as exc:
             raise ConnectionFailed(
                 f"Could not reach the chat server at {self.base_url} ({exc.__cause__ or exc}). "
-                "Is llama.cpp, Ollama or vLLM running there? Check the URL in the Agent settings.",
+                "Is llama.cpp, Ollama or vLLM running there? Check the URL in the Agent settings."
             ) from exc
         except openai.NotFoundError as exc:
             raise UsageError(
                 f"The chat server at {self.base_url} has no model {self.model!r} or no chat endpoint "
-                f"({_detail(exc)}). Check the model name (Ollama: `ollama list`).",
+                f"({_detail(exc)}). Check the model name (Ollama: `ollama list`)."
             ) from exc
         except openai.AuthenticationError as exc:
             raise VoicedeskError(
@@ -67,14 +58,13 @@ class OpenAICompatibleSource:
             ) from exc
         except openai.APIStatusError as exc:
             raise ConnectionFailed(
-                f"The chat server at {self.base_url} answered {exc.status_code}: {_detail(exc)}",
+                f"The chat server at {self.base_url} answered {exc.status_code}: {_detail(exc)}"
             ) from exc
         finally:
             await client.close()
 
 
 def _detail(exc: Exception) -> str:
-    """The server's own error message when it sent one (OpenAI's ``{"error": {"message": …}}`` shape)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error")

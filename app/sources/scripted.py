@@ -1,9 +1,5 @@
-"""A scripted agent: replays a text at N tokens per second, like an LLM streaming its reply.
-
-For demos and latency tests: the timing is exact and repeatable. Token ``i`` is due at ``start + i / rate``
-(scheduled against the start, so waiting never accumulates drift); the clock and the sleep are injectable so a
-test can drive time itself.
-"""
+"""A scripted agent replaying a text at N tokens per second, for demos and latency tests: each token is due at
+``start + i / rate``, so waiting never accumulates drift."""
 
 from __future__ import annotations
 
@@ -41,7 +37,6 @@ class ScriptedSource:
         self.name = f"Scripted · {tokens_per_s:g} tokens/s"
 
     async def reply(self, messages: Sequence[ChatMessage]) -> AsyncIterator[str]:
-        """Replays ``script``, or else the last user message."""
         text = (
             self.script
             if self.script is not None

@@ -1,16 +1,13 @@
-"""The console column: saved phrases (one click each), the announcement queue, and the history with replay.
-
-Widgets only: they show what ``app.console``, ``app.phrases`` and ``app.history`` hold and emit what
-the person asked for; the window acts on it.
-"""
+"""The console column's widgets: saved phrases, the announcement queue, and the history with replay."""
 
 from __future__ import annotations
+
+import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -25,7 +22,7 @@ from voicedesk.app.console.announcement import Item
 from voicedesk.app.history import HistoryEntry
 from voicedesk.app.phrases import Phrase
 from voicedesk.app.ui.forms import PageSwitcher
-from voicedesk.app.ui.widgets import Card, Segmented, hint
+from voicedesk.app.ui.widgets import Card, Segmented, hint, label
 
 STATE_MARKS = {"done": "", "cut": "✂ ", "failed": "⚠ "}
 
@@ -83,12 +80,7 @@ class PhrasesCard(Card):
         menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
 
 
-EMPTY: frozenset[str] = frozenset()
-
-
 class QueueCard(Card):
-    """The queue (what is being said, what waits) and, on the other page, the history."""
-
     now_requested = Signal(str)
     remove_requested = Signal(str)
     clear_requested = Signal()
@@ -103,14 +95,8 @@ class QueueCard(Card):
         self.switch.changed.connect(self._page)
         self.body.addWidget(self.switch)
         self.pages = PageSwitcher()
-        self.now = QLabel()
-        self.now.setObjectName("Message")
-        self.now.setWordWrap(True)
-        self.queue = QListWidget()
-        self.queue.setObjectName("Queue")
-        self.queue.setMinimumHeight(60)
-        self.queue.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.queue.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.now = label("", "Message", wrap=True)
+        self.queue = _list("Queue")
         self.speak_now = QPushButton("Speak now")
         self.speak_now.setToolTip("Stop what is being said and say this next")
         self.remove = QPushButton("Remove")
@@ -122,20 +108,8 @@ class QueueCard(Card):
         for button in (self.speak_now, self.remove, self.clear):
             button.setObjectName("Small")
             row.addWidget(button)
-        queue_page = QWidget()
-        queue_layout = QVBoxLayout(queue_page)
-        queue_layout.setContentsMargins(0, 0, 0, 0)
-        queue_layout.setSpacing(6)
-        queue_layout.addWidget(self.now)
-        queue_layout.addWidget(self.resume)
-        queue_layout.addWidget(self.queue, 1)
-        queue_layout.addLayout(row)
-        self.pages.addWidget(queue_page)
-        self.history = QListWidget()
-        self.history.setObjectName("History")
-        self.history.setMinimumHeight(60)
-        self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.history.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.pages.addWidget(_column(self.now, self.resume, self.queue, row))
+        self.history = _list("History")
         self.replay = QPushButton("↻ Replay")
         self.replay.setToolTip("Say it again, in the voice it was said in")
         self.history_clear = QPushButton("Clear history")
@@ -144,13 +118,7 @@ class QueueCard(Card):
         self.history_clear.setObjectName("Small")
         history_row.addWidget(self.replay)
         history_row.addWidget(self.history_clear)
-        history_page = QWidget()
-        history_layout = QVBoxLayout(history_page)
-        history_layout.setContentsMargins(0, 0, 0, 0)
-        history_layout.setSpacing(6)
-        history_layout.addWidget(self.history, 1)
-        history_layout.addLayout(history_row)
-        self.pages.addWidget(history_page)
+        self.pages.addWidget(_column(self.history, history_row))
         self.body.addWidget(self.pages, 1)
         self.speak_now.clicked.connect(lambda: self._selected(self.queue, self.now_requested))
         self.remove.clicked.connect(lambda: self._selected(self.queue, self.remove_requested))
@@ -184,7 +152,7 @@ class QueueCard(Card):
         if current is not None:
             origin = f" ({current.origin})" if current.origin else ""
             what = "Speaking:" if speaking else "Starting:"
-            self.now.setText(f"<b>{what}</b> {_escape(current.label)}{_escape(origin)}")
+            self.now.setText(f"<b>{what}</b> {html.escape(current.label)}{html.escape(origin)}")
         elif paused and waiting:
             self.now.setText("<b>Paused</b> after a stop. Resume to carry on, or clear the queue.")
         else:
@@ -221,10 +189,27 @@ class QueueCard(Card):
         self.history_clear.setEnabled(bool(entries))
 
 
-def _escape(text: str) -> str:
-    import html
+def _list(name: str) -> QListWidget:
+    widget = QListWidget()
+    widget.setObjectName(name)
+    widget.setMinimumHeight(60)
+    widget.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    widget.setTextElideMode(Qt.TextElideMode.ElideRight)
+    return widget
 
-    return html.escape(text)
+
+def _column(*items: QWidget | QHBoxLayout) -> QWidget:
+    """A page of ``items`` stacked; the list among them takes the height."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(6)
+    for item in items:
+        if isinstance(item, QHBoxLayout):
+            layout.addLayout(item)
+        else:
+            layout.addWidget(item, 1 if isinstance(item, QListWidget) else 0)
+    return page
 
 
 class ConsolePanel(QScrollArea):
@@ -234,7 +219,7 @@ class ConsolePanel(QScrollArea):
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setMinimumWidth(230)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are stops
         body = QWidget()
         body.setObjectName("SidebarBody")
         layout = QVBoxLayout(body)

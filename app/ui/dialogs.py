@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 
 async def ask(parent: QWidget, title: str, text: str, yes: str, no: str) -> bool:
-    """A yes/no question; True for ``yes``. Closing the box counts as ``no``."""
+    """True for ``yes``; closing the box counts as ``no``."""
     box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
     yes_button = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
     no_button = box.addButton(no, QMessageBox.ButtonRole.RejectRole)

@@ -1,7 +1,5 @@
-"""The engine side of the window: choosing and connecting (with consent before a token travels unencrypted),
-the background health check, downloading the model or a voice, importing model files, and which voices the
-selected engine has.
-"""
+"""The window's engine actions: connecting (asking before a token travels unencrypted), the health check, model
+and voice downloads, and which voices the selected engine has."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from voicedesk.app.choices import engine_spec
-from voicedesk.app.engines import EngineState, EngineStatus
-from voicedesk.app.health import HealthMonitor, HealthRecord
+from voicedesk.app.engines import EngineState, EngineStatus, HealthMonitor, HealthRecord
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.ui.dialogs import ask
@@ -56,8 +53,7 @@ class EngineActions:
         model_fetcher: Callable[..., object] | None,
         model_importer: Callable[..., object] | None,
     ) -> None:
-        """``parent``: the dialogs' parent; ``refresh_desktop``: the tray shows the engine's health;
-        ``voice_changed``: a downloaded voice is used at once."""
+        """``refresh_desktop``: the tray shows the engine's health; ``voice_changed``: a downloaded voice is used."""
         self.parent, self.settings, self.hub, self.controller = parent, settings, hub, controller
         self.sidebar, self.status, self.consent, self.spawn = sidebar, status, consent, spawn
         self.refresh_desktop, self.voice_changed = refresh_desktop, voice_changed
@@ -73,11 +69,8 @@ class EngineActions:
             interval_s=settings.engine.health_interval_s,
         )
 
-    # ---- choosing and connecting --------------------------------------------------------------------
-
     async def select(self, clicked: bool = False) -> None:
-        """Uses the engine the card describes (Connect, Enter, a tab): connects at once, always trying again.
-        ``clicked``: Connect was pressed (a refused consent is asked again)."""
+        """Connects to the engine the card describes; ``clicked``: Connect was pressed (a refusal is asked again)."""
         self.sidebar.store(self.settings)
         card = self.sidebar.engine
         if card.ws_url.text() != self.settings.engine.websocket_url:
@@ -98,7 +91,6 @@ class EngineActions:
         self.health.check_now()
 
     async def _may_send_token(self, url: str, token: str, clicked: bool) -> bool:
-        """A token goes over ws:// to another machine only with the person's yes (asked once per host)."""
         if not (token or os.environ.get(TOKEN_ENV)) or url_problem(url, ENGINE_SCHEMES) is not None:
             return True
         consent = self.consent
@@ -123,9 +115,7 @@ class EngineActions:
         if spec.kind == "websocket" and self.consent.decided(spec.target or "") is False:
             return False
         if self.hub.status.code == ErrorCode.UNAUTHORIZED:
-            # The same token would be refused again, and each try would wipe the card's "Type it in the Token
-            # field": wait for the person (Enter or Connect with a token).
-            return False
+            return False  # the same token would be refused again, and wipe the card's "Type it in the Token field"
         return await self.controller.reconnect()
 
     def _health_changed(self, record: HealthRecord) -> None:
@@ -136,7 +126,6 @@ class EngineActions:
         self.refresh_desktop()
 
     def status_changed(self, status: EngineStatus) -> None:
-        """Reacts to a new engine status: voices, health line."""
         if status.state is EngineState.READY:
             self.status.clear(Topic.ENGINE)
             if status.kind == "local":
@@ -149,10 +138,7 @@ class EngineActions:
         if status.kind == "local":
             self.sidebar.engine.show_health("")
 
-    # ---- voices -------------------------------------------------------------------------------------
-
     async def show_local_voices(self) -> None:
-        """The local engine's voices, as ``Engine.voices()`` lists them."""
         self.sidebar.voice.set_note("")
         engine = self.hub.local_engine
         if engine is None:
@@ -170,7 +156,7 @@ class EngineActions:
         self.sidebar.voice.set_voices(names, usable, missing_hint, unready_languages=unready)
 
     async def show_remote_voices(self) -> None:
-        """The WebSocket server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
+        """The server's own list (``GET /v1/audio/voices``): voices it lacks are marked."""
         spec = self.hub.spec
         token = spec.token or os.environ.get(TOKEN_ENV)
         if token and self.consent.decided(spec.target or "") is not True:
@@ -206,8 +192,6 @@ class EngineActions:
         self.voice_changed()
         self.status.post(f"The voice {name} is downloaded.", "info", Topic.VOICE)
 
-    # ---- model files --------------------------------------------------------------------------------
-
     async def download_model(self) -> None:
         loop = asyncio.get_running_loop()
         try:
@@ -218,7 +202,6 @@ class EngineActions:
         self.status.post("The model is downloaded and loaded.", "info", Topic.MODEL)
 
     async def import_models(self, folder: Path) -> bool:
-        """``voicedesk models import`` from the window: checks every file, copies, then loads the model."""
         from voicedesk.engine.model.model_import import import_dir
 
         loop = asyncio.get_running_loop()

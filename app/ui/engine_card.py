@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QProgressBar, QPushButton
 
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
-from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint
+from voicedesk.app.ui.widgets import Card, Segmented, StatusPill, field_label, hint, label
 from voicedesk.app.urls import engine_url
 
 ENGINE_PAGES = ("local", "websocket", "sagemaker")
@@ -28,15 +28,11 @@ class EngineCard(Card):
         self.body.addWidget(self.switch)
         self.status = StatusPill(stacked=True)
         self.body.addWidget(self.status)
-        self.message = QLabel()
-        self.message.setObjectName("Message")
-        self.message.setWordWrap(True)
+        self.message = label("", "Message", wrap=True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
         self.body.addWidget(self.message)
-        self.health = QLabel()
-        self.health.setObjectName("Hint")
-        self.health.setWordWrap(True)
+        self.health = hint("")
         self.health.hide()
         self.body.addWidget(self.health)
         row = QHBoxLayout()
@@ -153,7 +149,7 @@ class EngineCard(Card):
         self.progress.setVisible(state == "downloading")
 
     def point_at_token(self, pointed: bool) -> None:
-        """Marks the Token field (and moves the keyboard there) when the server asked for a token or refused it."""
+        """The server asked for a token or refused it: the Token field is marked and takes the keyboard."""
         self.ws_token.setObjectName("Invalid" if pointed else "")
         self.ws_token.setStyleSheet("")  # re-polish with the new object name
         if pointed:
@@ -161,6 +157,5 @@ class EngineCard(Card):
             self.ws_token.setFocus()
 
     def show_health(self, text: str) -> None:
-        """The background check's line ("Checked every 15 s · last seen healthy 14:03:05"); empty hides it."""
         self.health.setText(text)
         self.health.setVisible(bool(text))

@@ -1,8 +1,4 @@
-"""The File menu: save the last reply as WAV, export the latency timelines (the turn's or the session's) as JSON or
-CSV, quit.
-
-These work with no audio device and no engine: whatever was made last can always be written out.
-"""
+"""The File menu: the last reply as WAV, the latency timelines as JSON or CSV (no device or engine needed), quit."""
 
 from __future__ import annotations
 
@@ -25,24 +21,18 @@ class FileActions:
         notice: Callable[[str, str], None],
     ) -> None:
         self._window = window
-        self._export = export
-        """Writes one of ``app.ui.latency_panel.EXPORTS`` (the latency panel's ``save``)."""
+        self._export = export  # writes one of the latency panel's EXPORTS
         self._reply_wav = reply_wav
         self._notice = notice
         menu = window.menuBar().addMenu("&File")
-        save_wav = QAction("Save last reply as WAV…", window)
-        save_wav.triggered.connect(self.save_wav_dialog)
-        export_json = QAction("Export latency (JSON)…", window)
-        export_json.triggered.connect(lambda: self.export_dialog("json"))
-        export_csv = QAction("Export latency (CSV)…", window)
-        export_csv.triggered.connect(lambda: self.export_dialog("csv"))
-        export_session = QAction("Export the session's latency (JSON)…", window)
-        export_session.triggered.connect(lambda: self.export_dialog("session-json"))
-        quit_action = QAction("Quit", window)
+        menu.addAction("Save last reply as WAV…", self.save_wav_dialog)
+        menu.addAction("Export latency (JSON)…", lambda: self.export_dialog("json"))
+        menu.addAction("Export latency (CSV)…", lambda: self.export_dialog("csv"))
+        menu.addAction("Export the session's latency (JSON)…", lambda: self.export_dialog("session-json"))
+        menu.addSeparator()
+        quit_action = QAction("Quit", window)  # the window's: its shortcut works wherever the window has the focus
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(window.close)
-        menu.addActions([save_wav, export_json, export_csv, export_session])
-        menu.addSeparator()
         menu.addAction(quit_action)
 
     def export_timeline(self, kind: str, path: Path) -> None:

@@ -1,6 +1,4 @@
-"""A layout that places its items left to right and wraps them onto more lines when the width runs out (Qt ships
-no such layout; this is its documented "Flow Layout" example, in Python). The latency panel's headline chips use
-it, so a narrow window shows them on two lines instead of behind a horizontal scroll bar."""
+"""Qt's "Flow Layout" example in Python (Qt ships none): items wrap onto more lines when the width runs out."""
 
 from __future__ import annotations
 
@@ -41,7 +39,6 @@ class FlowLayout(QLayout):
         self._place(rect, move=True)
 
     def sizeHint(self) -> QSize:
-        """One line of everything (the widest it would like to be)."""
         visible = [item for item in self._items if not item.isEmpty()]
         width = sum(item.sizeHint().width() for item in visible) + self._spacing * max(len(visible) - 1, 0)
         height = max((item.sizeHint().height() for item in visible), default=0)
@@ -49,7 +46,6 @@ class FlowLayout(QLayout):
         return QSize(width + margins.left() + margins.right(), height + margins.top() + margins.bottom())
 
     def minimumSize(self) -> QSize:
-        """As narrow as its widest item (everything else wraps)."""
         size = QSize()
         for item in self._items:
             size = size.expandedTo(item.minimumSize())

@@ -19,8 +19,7 @@ WHEEL_CONTROLS = (QComboBox, QAbstractSlider, QAbstractSpinBox)
 
 
 class PageSwitcher(QWidget):
-    """Shows one of several pages and is exactly as tall as that page (a QStackedWidget keeps the height of its
-    tallest page once word-wrapped labels are involved)."""
+    """As tall as the page shown (a QStackedWidget keeps its tallest page's height once labels wrap)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -74,8 +73,7 @@ def page(form: QFormLayout, *extra: QWidget) -> QWidget:
 
 
 class FocusedWheel(QObject):
-    """The mouse wheel changes a control only when the control has the focus; over any other control it scrolls
-    the column (an operator scrolling the settings must not change, and save, every slider the pointer passes)."""
+    """The wheel changes only the focused control, else scrolls the column (not every slider the pointer passes)."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.Wheel or not isinstance(watched, QWidget) or watched.hasFocus():

@@ -1,11 +1,5 @@
-"""Python's cyclic garbage collector, run on Qt's thread only.
-
-The collector normally runs on whichever thread happens to allocate when a threshold is crossed: a model worker,
-PortAudio's callback, a shortcut listener. If the garbage it frees holds a Qt object (a window's helpers, a
-widget, an object with a running timer), that object is destroyed on the wrong thread, and Qt later delivers an
-event or a timer to freed memory: a segfault far from its cause. So automatic collection is turned off and the
-same thresholds are checked from a timer on Qt's thread (the approach pyqtgraph's ``GarbageCollector`` takes).
-"""
+"""Python's cyclic garbage collector, run on Qt's thread only (as pyqtgraph's ``GarbageCollector`` does): run on
+whichever thread allocates, it would destroy Qt objects there, a segfault far from its cause."""
 
 from __future__ import annotations
 
@@ -26,7 +20,6 @@ class MainThreadGarbageCollector(QObject):
         self._timer.start()
 
     def stop(self) -> None:
-        """Collects what is left, here, and gives collection back to Python."""
         self._timer.stop()
         gc.collect()
         gc.enable()

@@ -1,4 +1,5 @@
-"""Saved phrases: said through the announcement queue, added and edited in ``PhraseDialog``, deleted."""
+"""Saved phrases: said through the announcement queue, edited in ``PhraseDialog`` (a shortcut someone else has is
+refused with its owner's name), deleted."""
 
 from __future__ import annotations
 
@@ -6,23 +7,120 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QKeySequenceEdit,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
 from voicedesk.app.console.announcement import Item, Request, Source
-from voicedesk.app.phrases import Phrase
-from voicedesk.app.ui.phrase_dialog import PhraseDialog
+from voicedesk.app.phrases import Phrase, phrase_problem, shortcut_owner
+from voicedesk.app.ui.forms import form_layout, picker
 from voicedesk.app.ui.sidebar import voice_title
+from voicedesk.app.ui.widgets import field_label, label
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
-
     from voicedesk.app.settings import AppSettings
     from voicedesk.app.ui.output_actions import OutputActions
 
 
+class PhraseDialog(QDialog):
+    recording = Signal(bool)  # the shortcut field has the focus: global shortcuts rest, or recording one fires it
+
+    def __init__(
+        self,
+        phrase: Phrase,
+        voices: list[tuple[str, str]],
+        outputs: list[tuple[str, str]],
+        parent: QWidget | None = None,
+        taken: dict[str, str] | None = None,
+    ) -> None:
+        """``voices`` / ``outputs``: (value, title) pairs; ``taken``: shortcut → who has it ("the phrase “Dinner”")."""
+        super().__init__(parent)
+        self._taken = dict(taken or {})
+        self.setWindowTitle("Saved phrase")
+        self.setMinimumWidth(420)
+        layout = QVBoxLayout(self)
+        form = form_layout()
+        self.name = QLineEdit(phrase.name)
+        self.name.setPlaceholderText("e.g. Dinner")
+        self.text = QPlainTextEdit(phrase.text)
+        self.text.setFixedHeight(70)
+        self.voice = picker(12)
+        self.voice.addItem("The voice chosen in the window", "")
+        for value, title in voices:
+            self.voice.addItem(title, value)
+        self._select(self.voice, phrase.voice)
+        self.output = picker(12)
+        self.output.addItem("The output chosen in the window", "")
+        for value, title in outputs:
+            self.output.addItem(title, value)
+        self._select(self.output, phrase.output)
+        self.shortcut = QKeySequenceEdit(QKeySequence(phrase.shortcut))
+        self.shortcut.setMaximumSequenceLength(1)
+        self.shortcut.setClearButtonEnabled(True)
+        self.shortcut.installEventFilter(self)
+        self.finished.connect(lambda _result: self.recording.emit(False))
+        form.addRow(field_label("Name"), self.name)
+        form.addRow(field_label("Text"), self.text)
+        form.addRow(field_label("Voice"), self.voice)
+        form.addRow(field_label("Output"), self.output)
+        form.addRow(field_label("Shortcut"), self.shortcut)
+        layout.addLayout(form)
+        self.problem = label("", "ErrorText", wrap=True)
+        self.problem.hide()
+        layout.addWidget(self.problem)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._save)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.buttons = buttons
+
+    @staticmethod
+    def _select(combo, value: str) -> None:
+        index = combo.findData(value)
+        if index < 0 and value:
+            combo.addItem(value, value)
+            index = combo.count() - 1
+        combo.setCurrentIndex(max(index, 0))
+
+    def phrase(self) -> Phrase:
+        return Phrase(
+            name=self.name.text().strip(),
+            text=self.text.toPlainText().strip(),
+            voice=self.voice.currentData() or "",
+            output=self.output.currentData() or "",
+            shortcut=self.shortcut.keySequence().toString(QKeySequence.SequenceFormat.PortableText),
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.shortcut and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+            self.recording.emit(event.type() == QEvent.Type.FocusIn)
+        return False
+
+    def _save(self) -> None:
+        phrase = self.phrase()
+        problem = phrase_problem(phrase)
+        owner = shortcut_owner(phrase.shortcut, self._taken) if problem is None else None
+        if owner is not None:
+            problem = f"{phrase.shortcut} is already the shortcut of {owner}; pick another, or clear it there first"
+            self.shortcut.setFocus()
+        if problem is not None:
+            self.problem.setText(f"This phrase cannot be saved: {problem}.")
+            self.problem.show()
+            return
+        self.accept()
+
+
 @dataclass(eq=False)
 class PhraseActions:
-    """``parent``: the dialog's; ``submit``: the announcement queue's; ``draft``: the composer's text (a new phrase
-    starts from it); ``suspend_shortcuts``: the global ones rest while the dialog records one; ``changed``: after the
-    phrases change (shown, bound, saved)."""
+    """``draft``: the composer's text, where a new phrase starts; ``changed``: the phrases are shown, bound, saved."""
 
     parent: QWidget
     settings: AppSettings
@@ -43,7 +141,7 @@ class PhraseActions:
         return self.submit(request, interrupt)
 
     def edit(self, number: int | None) -> PhraseDialog:
-        """Opens the editor (``number`` None: a new phrase, from the composer's text); saves on Save."""
+        """``number`` None: a new phrase."""
         phrases = self.settings.phrases
         phrase = phrases[number] if number is not None else Phrase(text=self.draft().strip())
         voices = [(v, voice_title(v)) for v in self.voice_names()]

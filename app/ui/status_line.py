@@ -1,7 +1,4 @@
-"""The status bar's message: one line, cut with "…" when long, and a button that shows every recent message in full.
-
-What is shown, and when it goes, is decided by ``app.notices.NoticeBoard``; this widget only draws it.
-"""
+"""Draws ``NoticeBoard``'s message in one line, cut with "…", with a button showing recent messages in full."""
 
 from __future__ import annotations
 
@@ -60,7 +57,6 @@ class StatusLine(QWidget):
 
     @property
     def text(self) -> str:
-        """The whole message shown now ("" when none)."""
         return self._shown.text if self._shown is not None else ""
 
     def refresh(self) -> None:
@@ -93,7 +89,6 @@ class StatusLine(QWidget):
         self.more.setText("Details" if shown == notice.text else "More…")
 
     def show_log(self) -> None:
-        """A small window with the recent messages, newest first, selectable and complete."""
         if self.dialog is None:
             self.dialog = QDialog(self.window())
             self.dialog.setWindowTitle("voicedesk — messages")

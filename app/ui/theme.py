@@ -23,7 +23,6 @@ class Palette:
     accent_text: str = "#312E81"
     highlight: str = "#C7D2FE"
     success: str = "#15803D"
-    success_soft: str = "#DCFCE7"
     warning: str = "#B45309"
     warning_soft: str = "#FEF3C7"
     error: str = "#B91C1C"

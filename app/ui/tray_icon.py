@@ -1,8 +1,4 @@
-"""The tray icon: speaking / idle and the engine's health at a glance, and a menu to stop or speak a phrase.
-
-``tray_look`` decides what it shows (pure), ``tray_pixmap`` draws it. ``TrayIcon.available`` is False where the
-desktop has no tray (then the window says so and nothing is drawn).
-"""
+"""The tray icon: speaking / idle and the engine's health at a glance, and a menu to stop or speak a phrase."""
 
 from __future__ import annotations
 
@@ -21,10 +17,8 @@ HEALTH_COLORS = {"ok": PALETTE.success, "busy": PALETTE.warning, "down": PALETTE
 
 @dataclass(frozen=True, slots=True)
 class TrayLook:
-    activity: str
-    """'speaking' or 'idle': the icon's shape."""
-    health: str
-    """'ok', 'busy' or 'down': the icon's badge colour."""
+    activity: str  # 'speaking' or 'idle'
+    health: str  # a key of HEALTH_COLORS
     tooltip: str
 
 
@@ -43,7 +37,6 @@ def tray_look(speaking: bool, queued: int, paused: bool, engine: str, state: Eng
 
 
 def tray_pixmap(look: TrayLook, size: int = 64) -> QPixmap:
-    """The voicedesk mark (waveform bars when speaking, a flat line when idle) with a health dot."""
     pixmap = QPixmap(size, size)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
@@ -76,8 +69,7 @@ class TrayIcon(QObject):
         self.available = QSystemTrayIcon.isSystemTrayAvailable()
         self.look: TrayLook | None = None
         self.icon = QSystemTrayIcon(self) if self.available else None
-        # Parented, so Qt deletes them with the window, on its thread: a Python-owned widget would be freed by
-        # Python's garbage collector on whichever thread it happens to run (a segfault waiting to happen).
+        # Parented, so Qt deletes them on its thread, not Python's collector on whichever thread it runs.
         self.menu = QMenu(parent)
         self.phrases_menu = QMenu("Speak a phrase", self.menu)
         show = QAction("Show voicedesk", self.menu)

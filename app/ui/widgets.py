@@ -7,16 +7,7 @@ from typing import ClassVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import (
-    QButtonGroup,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSizePolicy,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QButtonGroup, QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from voicedesk.app.ui.theme import PALETTE, STATE_COLORS
 
@@ -30,22 +21,22 @@ class Card(QFrame):
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(14, 12, 14, 14)
         self.body.setSpacing(8)
-        heading = QLabel(title.upper())
-        heading.setObjectName("CardTitle")
-        self.body.addWidget(heading)
+        self.body.addWidget(label(title.upper(), "CardTitle"))
+
+
+def label(text: str = "", name: str = "", wrap: bool = False) -> QLabel:
+    widget = QLabel(text)
+    widget.setObjectName(name)
+    widget.setWordWrap(wrap)
+    return widget
 
 
 def field_label(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("FieldLabel")
-    return label
+    return label(text, "FieldLabel")
 
 
 def hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("Hint")
-    label.setWordWrap(True)
-    return label
+    return label(text, "Hint", wrap=True)
 
 
 class Segmented(QFrame):
@@ -115,8 +106,7 @@ class StatusPill(QFrame):
         self.dot = StatusDot()
         self.title = QLabel()
         self.title.setStyleSheet("font-weight: 600;")
-        self.detail = QLabel()
-        self.detail.setObjectName("Message")
+        self.detail = label("", "Message")
         if stacked:
             grid = QVBoxLayout(self)
             grid.setContentsMargins(0, 0, 0, 0)
@@ -259,15 +249,10 @@ class AppHeader(QFrame):
         layout.setContentsMargins(18, 10, 20, 10)
         layout.setSpacing(10)
         layout.addWidget(AppMark())
-        name = QLabel("voicedesk")
-        name.setObjectName("AppName")
-        tagline = QLabel("Streaming speech for voice agents · Kokoro-82M")
-        tagline.setObjectName("AppTagline")
-        layout.addWidget(name)
-        layout.addWidget(tagline)
+        layout.addWidget(label("voicedesk", "AppName"))
+        layout.addWidget(label("Streaming speech for voice agents · Kokoro-82M", "AppTagline"))
         layout.addStretch(1)
-        self.engine = QLabel()
-        self.engine.setObjectName("Hint")
+        self.engine = label("", "Hint")
         self.status = StatusPill()
         layout.addWidget(self.engine)
         layout.addWidget(self.status)

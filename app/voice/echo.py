@@ -22,6 +22,8 @@ MAX_WAIT_S = 0.5
 LAG_WINDOW = RATE  # one second of microphone per lag check
 LAG_SEARCH = RATE // 2
 LAG_EVERY = RATE // 4
+UNCLEAR_S = 2.0
+"""Playing this long with no clear echo heard: there is none to wait for (a headset)."""
 MIN_LAG, TARGET_LAG, MAX_LAG = RATE // 50, RATE // 10, RATE * 2 // 5  # 20 ms, 100 ms, 400 ms
 
 
@@ -46,6 +48,10 @@ class EchoCanceller:
         self._mic = np.zeros(0, np.float32)
         self._started = False
         self._moved_to: int | None = None  # a lag out of range seen at the last check
+        self._unclear = 0  # checks in a row that found no clear echo
+        self.locked = False
+        """The echo was found where the canceller can follow it (or none was heard for a while: a headset). Until
+        then, and after each move, what leaks is not told from a person (``Listener`` ignores speech over it)."""
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
@@ -125,17 +131,20 @@ class EchoCanceller:
         """The device played silence the tap never saw (an underrun), or the streams' clocks drift: the echo then
         comes sooner after its reference, until before it, and the canceller cannot follow. So find the lag (the
         cross-correlation's peak, phase transform) and, when it leaves a safe range, move the reference back into it."""
-        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6 or float(np.mean(self._heard**2)) < 1e-7:
-            return  # nothing played, or nothing heard: nothing to measure
+        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6:
+            return  # nothing played: nothing to measure
         n = 2 * (LAG_WINDOW + LAG_SEARCH)
         spectrum = np.conj(np.fft.rfft(self._heard, n)) * np.fft.rfft(self._fed, n)
         correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + 1]
         # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late.
         lag = LAG_SEARCH - int(np.argmax(correlation))
         self.lag_s = lag / RATE
-        if correlation.max() < 6 * np.std(correlation):
-            return  # no clear echo (speech over it, or too little of it)
-        moved, self._moved_to = self._moved_to, None
+        if float(np.mean(self._heard**2)) < 1e-7 or correlation.max() < 6 * np.std(correlation):
+            self._unclear += 1
+            self.locked |= self._unclear * LAG_EVERY >= UNCLEAR_S * RATE
+            return  # no clear echo (none heard, speech over it, or too little of it)
+        moved, self._moved_to, self._unclear = self._moved_to, None, 0
+        self.locked |= MIN_LAG <= lag <= MAX_LAG
         if not MIN_LAG <= lag <= MAX_LAG:
             if moved is None or abs(lag - moved) > FRAME // 5:
                 self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
@@ -146,6 +155,7 @@ class EchoCanceller:
             else:
                 self._reference = self._reference[-shift:]
             self.realigned += 1
+            self.locked = False  # the canceller must find the echo again
             self._fed[:] = 0.0  # what was fed before the move says nothing about the lag after it
             self._heard[:] = 0.0
 

@@ -53,6 +53,8 @@ class Listener:
         self.recordings = recordings
         """Where each utterance is kept as a WAV; None (the default): nothing is written."""
         self._on_event = on_event
+        self.taps: list[Callable[[np.ndarray], None]] = []
+        """Each echo-cancelled block, as the VAD hears it (the wake word listens here)."""
         self._vad = SpeechDetector()
         self._blocks: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue()
         self._audio = np.zeros(0, np.float32)
@@ -115,6 +117,8 @@ class Listener:
     def _hear(self, block: np.ndarray, captured: float) -> None:
         clean = self.echo.process(block) if self.echo is not None else block
         raw = self.echo.consumed if self.echo is not None else block
+        for tap in self.taps:
+            tap(clean)
         self._audio = np.concatenate([self._audio, clean])
         excess = len(self._audio) - int(self._keep_s * RATE)
         if excess > 0:
@@ -138,7 +142,9 @@ class Listener:
         raw, clean = raws[i * WINDOW : (i + 1) * WINDOW], cleans[i * WINDOW : (i + 1) * WINDOW]
         taken_db = 10 * np.log10((float(raw @ raw) + 1e-7) / (float(clean @ clean) + 1e-7))
         age = len(cleans) - (i + 1) * WINDOW
-        return taken_db > ECHO_DOMINATED_DB or self.echo.echo_likeness(clean, age) > ECHO_LIKENESS  # type: ignore[union-attr]
+        echo = self.echo
+        assert echo is not None
+        return not echo.locked or taken_db > ECHO_DOMINATED_DB or echo.echo_likeness(clean, age) > ECHO_LIKENESS
 
     def _handle(self, events: list[TurnEvent]) -> None:
         for event in events:

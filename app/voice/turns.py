@@ -41,6 +41,10 @@ class TurnConfig:
     barge_in_min_s: float = 0.5
     barge_in_keywords: tuple[str, ...] = ()
     """When set, only an utterance whose transcript has one of these words interrupts (not its length)."""
+    press_until_silence: bool = False
+    """A press opens a turn that the silence after speech ends (a wall button or a wake word: nobody holds a key);
+    a release ends it sooner, and ``press_wait_s`` with nothing said ends it empty."""
+    press_wait_s: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,7 @@ class TurnDetector:
         """One VAD window ending at ``now`` (push-to-talk uses them for partials and the cap only)."""
         cfg, u = self.config, self._current
         hands_free = cfg.mode is Mode.HANDS_FREE
+        by_silence = hands_free or (self._pressed and cfg.press_until_silence)
         if u is None:
             if not hands_free or probability < cfg.start_threshold:
                 return []
@@ -148,9 +153,13 @@ class TurnDetector:
         if now - u.start >= cfg.max_utterance_s:
             self._pressed = False
             events += self._end(u, now if voiced else u.last_voiced, now, "capped")
-        elif hands_free and now - u.last_voiced >= cfg.end_silence_s:
+        elif by_silence and not u.voiced_s and now - u.start >= cfg.press_wait_s:
+            self._pressed = False
+            events += self._end(u, now, now, "silence")  # nothing said: its transcript is empty, so it is dropped
+        elif by_silence and u.voiced_s and now - u.last_voiced >= cfg.end_silence_s:
+            self._pressed = False
             events += self._end(u, u.last_voiced, now, "silence")
-        elif hands_free and not voiced and now - u.last_voiced >= cfg.speculate_s:
+        elif by_silence and u.voiced_s and not voiced and now - u.last_voiced >= cfg.speculate_s:
             events += self._request(u, self._span_end(u), final=False)
         elif cfg.partial_every_s and voiced and now - u.last_partial >= cfg.partial_every_s:
             u.last_partial = now

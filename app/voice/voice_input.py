@@ -18,7 +18,16 @@ import numpy as np
 from voicedesk.app.voice.listener import Listener, ListenerError, ListenerEvent
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import Transcriber, open_transcriber, stt_language
-from voicedesk.app.voice.turns import BargeIn, Mode, SpeechEnded, SpeechStarted, Transcript, TurnConfig, TurnDetector
+from voicedesk.app.voice.turns import (
+    BargeIn,
+    Dropped,
+    Mode,
+    SpeechEnded,
+    SpeechStarted,
+    Transcript,
+    TurnConfig,
+    TurnDetector,
+)
 from voicedesk.engine.errors import UsageError, VoicedeskError
 from voicedesk.engine.model.stt_models import DEFAULT_STT_MODEL
 
@@ -115,12 +124,21 @@ class HeardTimes:
     speech_start: float
     speech_end: float
     final_transcript: float
+    decided: float = 0.0
+    """When the end of the turn was decided (the silence timeout, a release): the loop's own work starts here."""
 
 
 @dataclass(frozen=True, slots=True)
 class Heard:
     text: str
     times: HeardTimes
+
+
+@dataclass(frozen=True, slots=True)
+class NotHeard:
+    """An utterance came to nothing (empty, too short to interrupt): a front-end waiting for it stops waiting."""
+
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +154,7 @@ class VoiceProblem:
     message: str
 
 
-VoiceEvent = Listening | Partial | Heard | Interrupted | VoiceProblem
+VoiceEvent = Listening | Partial | Heard | NotHeard | Interrupted | VoiceProblem
 
 
 class VoiceInput:
@@ -170,6 +188,7 @@ class VoiceInput:
         self._quiet: asyncio.TimerHandle | None = None
         self._starts: dict[int, float] = {}
         self._ends: dict[int, float] = {}
+        self._decided: dict[int, float] = {}
         self._interrupting: asyncio.Future[object] | None = None
         self._tasks: set[asyncio.Future[object]] = set()
         self._lost = ""
@@ -269,13 +288,20 @@ class VoiceInput:
             self._starts[event.utterance] = listener.to_monotonic(event.at)
         elif isinstance(event, SpeechEnded):
             self._ends[event.utterance] = listener.to_monotonic(event.at)
+            self._decided[event.utterance] = time.monotonic()
         elif isinstance(event, BargeIn):
             self._interrupting = self._spawn(self._barge(listener.to_monotonic(event.at)))
+        elif isinstance(event, Dropped):
+            self._starts.pop(event.utterance, None)
+            self._ends.pop(event.utterance, None)
+            self._decided.pop(event.utterance, None)
+            self._emit(NotHeard(event.reason))
         elif isinstance(event, Transcript) and not event.final:
             self._emit(Partial(event.text))
         elif isinstance(event, Transcript):
             start = self._starts.pop(event.utterance, 0.0)
-            times = HeardTimes(start, self._ends.pop(event.utterance, start), time.monotonic())
+            end = self._ends.pop(event.utterance, start)
+            times = HeardTimes(start, end, time.monotonic(), self._decided.pop(event.utterance, 0.0))
             heard = Heard(event.text, times)
             if self._interrupting is not None and not self._interrupting.done():
                 self._spawn(self._after_interrupt(heard))  # the interruption is told before what it said

@@ -1,12 +1,9 @@
-"""Deploying the container to a SageMaker real-time endpoint with boto3: apply the plan and wait.
+"""Deploying the container to a SageMaker real-time endpoint with boto3: apply the plan (``deploy.plan``, pure;
+``--dry-run`` prints it) and wait.
 
-Models and endpoint configs are immutable in SageMaker, so every deploy creates a fresh pair named
-``{endpoint}-{stamp}``; a new endpoint is created from it, an existing one is switched to it with
-``update_endpoint`` (no downtime), and the pair it replaced is deleted once the endpoint is back InService.
-An endpoint that scales is registered with Application Auto Scaling once InService (``deploy_scaling``),
-and an update that SageMaker would refuse while it is registered deregisters it first. The calls come from
-``deploy_plan`` (pure), which ``--dry-run`` prints instead of making.
-"""
+Models and endpoint configs are immutable, so each deploy creates a fresh ``{endpoint}-{stamp}`` pair, switches the
+endpoint to it without downtime and deletes the pair it replaced once InService; autoscaling is registered once
+InService and deregistered first for an update SageMaker would refuse."""
 
 from __future__ import annotations
 
@@ -66,8 +63,7 @@ def push_instructions(image_uri: str, region: str) -> str:
 
 
 class Deployer:
-    """Applies plans with boto3 clients (``sagemaker``, ``application-autoscaling``) and waits, reporting
-    progress through ``say``."""
+    """Applies plans with boto3 (``sagemaker``, ``application-autoscaling``) and waits, reporting through ``say``."""
 
     def __init__(
         self,
@@ -144,8 +140,7 @@ class Deployer:
                 done.append(call)
 
     def roll_back(self, done: list[ApiCall], restore: Sequence[ApiCall] = ()) -> None:
-        """Deletes the model and config a failed deploy created and puts back the autoscaling it had removed
-        (best effort: the original error matters more)."""
+        """Deletes what a failed deploy created and restores the autoscaling it removed (best effort)."""
         undo = {
             "create_model": ("delete_model", "ModelName"),
             "create_endpoint_config": ("delete_endpoint_config", "EndpointConfigName"),

@@ -1,8 +1,5 @@
-"""``voicedesk deploy``: create or update the SageMaker endpoint (a fixed size, or autoscaling on open sessions);
-``deploy status | destroy | image``.
-
-Registration is import-light (argparse only); boto3 loads when a command runs.
-"""
+"""``voicedesk deploy``: create or update the SageMaker endpoint (fixed size, or autoscaling on open sessions); ``deploy
+status | destroy | image``. boto3 loads only when a command runs."""
 
 from __future__ import annotations
 

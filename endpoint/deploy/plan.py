@@ -1,10 +1,6 @@
-"""``voicedesk deploy``'s plan, pure: the settings, the state read back, and the exact API calls one deploy
-or destroy makes, in order (``--dry-run`` prints them). ``endpoint.deploy`` applies them.
-
-The image runs CUDA 13.0 (torch's PyPI wheel), which needs NVIDIA driver 580: GPU variants ask for the
-inference AMI that carries it (``InferenceAmiVersion``); the AMI a GPU instance gets by default has an
-older driver (docs/remote.md, "The GPU driver").
-"""
+"""``voicedesk deploy``'s plan, pure: the settings, the state read back, and the exact API calls one deploy or destroy
+makes, in order. GPU variants ask for the inference AMI with NVIDIA driver 580, which the image's CUDA 13.0 needs
+(docs/remote.md, "The GPU driver")."""
 
 from __future__ import annotations
 

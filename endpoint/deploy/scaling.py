@@ -1,26 +1,10 @@
 """Autoscaling the endpoint on open sessions with Application Auto Scaling: plan the calls (pure), read back.
 
-Load on a voicedesk endpoint is a count of open sessions, not a request rate. Each session is one
-bidirectional stream, and SageMaker counts an open stream as one concurrent request to the model container
-for as long as it stays open. Its high-resolution ``ConcurrentRequestsPerModel`` metric (a data point every
-10 s) is therefore "open sessions per instance", and a target-tracking policy on the predefined metric
-``SageMakerVariantConcurrentRequestsPerModelHighResolution`` keeps its average at ``target_sessions``:
-instances are added when sessions pile up and removed, slowly, when they drain.
-
-The target comes from the container's session cap (``serve --max-sessions``, ``VOICEDESK_MAX_SESSIONS``): an
-instance refuses sessions beyond its cap, so the metric never exceeds it and a target at or above the cap
-would never scale out. The default is a quarter of the cap, a conservative guess until ``voicedesk bench``
-has measured how many sessions one instance carries within the latency budget.
-
-SageMaker's rules for endpoints that scale ("Update or delete endpoints that use auto scaling"):
-
-- an ``UpdateEndpoint`` that changes the instance type of a variant that is a scalable target, or removes
-  that variant, fails: the policy is deleted and the target deregistered first, then registered again once
-  the endpoint is back InService;
-- a model-only update is allowed with the target registered; ``RetainAllVariantProperties`` then keeps the
-  instance count autoscaling chose, instead of resetting it to the new config's initial count;
-- a target can only be registered for a variant that exists, so registration follows the endpoint's creation.
-"""
+SageMaker counts an open bidirectional stream as one concurrent request, so ``ConcurrentRequestsPerModel`` (high
+resolution) is open sessions per instance, and target tracking keeps it at ``target_sessions``: by default a quarter of
+the container's session cap (a target at the cap would never scale out). SageMaker refuses an update changing a scalable
+variant's instance type, so the target is deregistered first and registered again once InService; a model-only update
+keeps it, with ``RetainAllVariantProperties`` keeping the count."""
 
 from __future__ import annotations
 
@@ -36,11 +20,9 @@ DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 METRIC = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
 POLICY_TYPE = "TargetTrackingScaling"
 SCALE_IN_COOLDOWN_S = 900
-"""After removing an instance, wait this long before removing another. Sessions last minutes, and every
-instance removed ends its open sessions (they reconnect elsewhere), so scale in slowly."""
+"""Scale in slowly: every instance removed ends its open sessions, which last minutes."""
 SCALE_OUT_COOLDOWN_S = 60
-"""Target tracking may still add capacity during it when the metric keeps rising; a GPU instance takes
-minutes to come up, so a short cooldown only stops it from stacking the same step twice."""
+"""Short: a GPU instance takes minutes to come up, and this only stops the same step stacking twice."""
 CONTAINER_SESSION_CAP = 16
 """``serve --max-sessions`` default (``endpoint.settings.ServerSettings.max_sessions``)."""
 SESSION_CAP_ENV = "VOICEDESK_MAX_SESSIONS"

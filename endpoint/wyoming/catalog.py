@@ -1,12 +1,8 @@
 """The voices a Wyoming server offers, and which one a request gets.
 
-A ``VoiceCatalog`` is fixed when the server starts (Home Assistant gives ``describe`` only a moment to be answered,
-so it must be ready, not probed per ``describe``). Voices are found the same way for every engine: ``probe_voices``
-opens one session and, for each candidate name, sends ``configure(voice)`` then ``flush``; a candidate whose
-``configure`` draws an error before its ``Flushed`` is not usable there. That works unchanged for the local engine
-(the synthesizer checks the pack and its language's G2P), a ``voicedesk serve`` box over a WebSocket and a SageMaker
-endpoint (where the container checks), without a voice-listing route the SageMaker contract lacks.
-"""
+The catalogue is fixed at start (Home Assistant gives ``describe`` only a moment). ``probe_voices`` opens one session
+and sends each candidate ``configure(voice)`` then ``flush``; an error before ``Flushed`` rules it out. That works for
+every engine, without a voice-listing route the SageMaker contract lacks."""
 
 from __future__ import annotations
 
@@ -94,8 +90,7 @@ class VoiceCatalog:
         return tuple(dict.fromkeys(lang for v in self.voices for lang in v.languages))
 
     def resolve(self, name: str | None = None, language: str | None = None) -> str:
-        """The spec to speak with: the named voice, else a voice of the language (the default if it fits), else
-        the default. Raises ``VoiceError`` naming what this server has instead."""
+        """The named voice, else one of the language, else the default; raises ``VoiceError`` naming what there is."""
         if name:
             if name in self.names:
                 return name
@@ -124,8 +119,7 @@ async def probe_voices(
     speed: float = 1.0,
     timeout_s: float = PROBE_TIMEOUT_S,
 ) -> list[str]:
-    """The candidates the engine can speak with, in order. Raises ``VoicedeskError`` when the default voice
-    itself is unusable or the engine cannot be reached."""
+    """The candidates the engine can speak with, in order; raises when the default voice is unusable or unreachable."""
     try:
         session = await engine.open_session(SessionConfig(voice=default, speed=speed))
     except VoiceError as exc:

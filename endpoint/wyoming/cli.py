@@ -1,9 +1,5 @@
-"""``voicedesk wyoming``: serve speech to Home Assistant (or any Wyoming client) over the Wyoming protocol.
-
-Any engine works: the local model, a ``voicedesk serve`` box (``--engine websocket URL``) or a SageMaker endpoint
-(``--engine sagemaker NAME``), so Home Assistant can speak through a shared endpoint without a GPU at home.
-Registration stays import-light: the ``wyoming`` library, zeroconf and torch load only when the server starts.
-"""
+"""``voicedesk wyoming``: serve speech to Home Assistant over Wyoming through any engine (local, a ``serve`` box,
+SageMaker), so a house can speak without a GPU at home. wyoming, zeroconf and torch load only when the server starts."""
 
 from __future__ import annotations
 
@@ -179,8 +175,8 @@ class RunningService:
 async def start_service(plan: ServicePlan, spec) -> RunningService:  # type: ignore[no-untyped-def]
     """Opens the engine, finds its voices, listens, and announces the server unless told not to."""
     from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, probe_voices
+    from voicedesk.endpoint.wyoming.conversation import build_info
     from voicedesk.endpoint.wyoming.discovery import ZeroconfAdvertiser, default_instance_name, plan_advertisement
-    from voicedesk.endpoint.wyoming.info import build_info
     from voicedesk.endpoint.wyoming.server import DEFAULT_PORT as SERVER_PORT
     from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
     from voicedesk.engine.factory import open_engine

@@ -1,28 +1,11 @@
-"""One Wyoming TTS connection as a state machine with no I/O: Wyoming events and session events in, actions out.
+"""One Wyoming TTS connection as a state machine with no I/O: Wyoming and session events in, actions out (``Reply``,
+``Hangup``, session commands); the session does all chunking and scheduling. ``describe`` gets ``build_info``.
 
-The adapter (``endpoint.wyoming.server``) feeds it what the client sent (``client_event``) and what the engine
-session emitted (``session_event``), and carries out the returned actions in order: ``Reply`` (write a Wyoming
-event), ``Hangup`` (close the connection after the replies before it), and the session commands of
-``engine.protocol`` (``Configure``, ``SendText``, ``Flush``) for the connection's one session. The session does
-all chunking, release-on-quiet, scheduling and seams; this class only translates.
-
-The protocol as it is served:
-
-- ``describe`` → ``info``; ``ping`` → ``pong``.
-- ``synthesize`` (text, optional voice) → the text and a flush; its audio comes back as ``audio-start``,
-  ``audio-chunk``… and ``audio-stop`` once the session reports the flush done.
-- ``synthesize-start`` (optional voice), ``synthesize-chunk``… (each fed to the session as it arrives), then
-  ``synthesize-stop`` → a flush; the reply is one ``audio-start`` / ``audio-chunk``… / ``audio-stop`` cycle,
-  started as soon as the first sentence is ready, then ``synthesize-stopped``. The ``synthesize`` a streaming
-  client repeats inside the stream for older servers is ignored.
-- Requests may follow each other on one connection; they are answered in order.
-- ``text_format`` ``ssml`` is read as SSML by the text front-end (``config`` ``markup: ssml``); ``text`` (or none)
-  as the front-end's ``auto`` (markdown, or SSML when the text starts with ``<speak>``).
-- Bad input (an unknown voice or language, empty or oversized text, malformed SSML, a stream event out of place) and any
-  engine failure while a request is open get an ``error`` event (``text`` says what to do, ``code`` is
-  voicedesk's error code) and the connection is closed: Home Assistant ignores ``error`` events, so the close is
-  what ends its wait.
-"""
+``synthesize`` is text and a flush, answered ``audio-start``/``audio-chunk``…/``audio-stop``; a
+``synthesize-start``/``-chunk``/``-stop`` stream feeds each chunk as it comes and ends with ``synthesize-stopped`` (the
+``synthesize`` a streaming client repeats for older servers is ignored). Requests are answered in order; ``ssml`` is
+read as SSML. Bad input or an engine failure gets an ``error`` event and the connection is closed: Home Assistant
+ignores ``error``, so the close ends its wait."""
 
 from __future__ import annotations
 
@@ -30,11 +13,12 @@ import itertools
 import logging
 from collections import deque
 from dataclasses import dataclass
+from importlib import metadata
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error as WyomingError
 from wyoming.event import Event as WyomingEvent
-from wyoming.info import Describe, Info, SelectProgram
+from wyoming.info import Attribution, Describe, Info, SelectProgram, TtsProgram, TtsVoice
 from wyoming.ping import Ping, Pong
 from wyoming.tts import (
     Synthesize,
@@ -304,3 +288,38 @@ class TtsConversation:
     @staticmethod
     def _milliseconds(samples: int) -> int:
         return samples * 1000 // SAMPLE_RATE
+
+
+PROGRAM_NAME = "voicedesk"
+KOKORO = Attribution(name="hexgrad (Kokoro-82M)", url="https://huggingface.co/hexgrad/Kokoro-82M")
+
+
+def voicedesk_version() -> str | None:
+    try:
+        return metadata.version("voicedesk")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def build_info(catalog: VoiceCatalog, engine_description: str, version: str | None = None) -> Info:
+    voices = [
+        TtsVoice(
+            name=voice.name,
+            attribution=KOKORO,
+            installed=True,
+            description=voice.description,
+            version=None,
+            languages=list(voice.languages),
+        )
+        for voice in catalog.voices
+    ]
+    program = TtsProgram(
+        name=PROGRAM_NAME,
+        attribution=KOKORO,
+        installed=True,
+        description=f"Kokoro-82M streaming speech by voicedesk ({engine_description} engine)",
+        version=version or voicedesk_version(),
+        voices=voices,
+        supports_synthesize_streaming=True,
+    )
+    return Info(tts=[program])

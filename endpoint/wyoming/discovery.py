@@ -1,11 +1,6 @@
-"""Zeroconf (mDNS / DNS-SD) advertisement of the server as ``_wyoming._tcp``, which Home Assistant discovers.
-
-The same record wyoming-piper and the ``wyoming`` library's ``HomeAssistantZeroconf`` publish (instance
-``NAME._wyoming._tcp.local.``, one IPv4 address, the port), built with the ``zeroconf`` library directly so it
-can also be withdrawn (a goodbye packet) when the server stops. Where it is announced follows where the server
-listens: on loopback only for a loopback server (only this machine can use it), on that one interface for a
-specific address, and on every interface, with this machine's LAN address, for ``0.0.0.0``.
-"""
+"""Zeroconf advertisement of the server as ``_wyoming._tcp`` (wyoming-piper's record), with the ``zeroconf`` library
+directly so it is withdrawn when the server stops; announced where the server listens (loopback, one interface, or all
+with the LAN address)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""Reading one Wyoming event from a client with the limits ``voicedesk serve`` has: sizes checked before anything
-is buffered, time limits, and a clear ``WyomingInputError`` for whatever is malformed.
+"""Reading one Wyoming event with ``voicedesk serve``'s limits: the library's ``async_read_event`` trusts the header (a
+2 GB ``data_length`` is read into memory, a silent client holds the connection forever, ``NaN`` passes).
 
-The ``wyoming`` library's ``async_read_event`` trusts the header: a ``data_length`` of 2 GB is read into memory as
-it arrives, a header that never ends is buffered up to the stream's limit, a client that declares a payload and
-sends nothing holds the connection forever, ``1e400`` or ``NaN`` pass as numbers, and a header that is not an
-object raises out of the read loop (a traceback per connection). Here:
-
-- the header line is at most ``max_header_bytes``; ``data_length`` and ``payload_length`` must be whole numbers
-  within ``max_data_bytes`` / ``max_payload_bytes``, checked before a byte of them is read;
-- between events a client may be silent for ``idle_timeout_s``; once an event's first byte has arrived, the whole
-  event (header, data, payload) must arrive within ``event_timeout_s``;
-- JSON must be an object with a string ``type``; non-finite numbers (``1e400``, ``NaN``, ``Infinity``) are refused.
-
-The event is built with the library's own ``Event`` type, so everything after the read is the library's.
-"""
+Here the header line is bounded and lengths checked before a byte is read, a client may be idle ``idle_timeout_s``
+between events and must finish an event in ``event_timeout_s``, and the JSON must be an object with a string
+``type`` and finite numbers; anything else is a ``WyomingInputError``. The event is the library's own ``Event``."""
 
 from __future__ import annotations
 
@@ -107,8 +97,7 @@ def parse_header(line: bytes, limits: ReadLimits) -> tuple[str, dict[str, object
 
 
 async def read_event(reader: asyncio.StreamReader, limits: ReadLimits, idle_s: float | None = None) -> Event | None:
-    """The next event; None at the end of the stream; ``ClientIdle`` (after ``idle_s``, by default the limits'
-    idle timeout) or ``WyomingInputError`` otherwise."""
+    """The next event; None at the end of the stream; raises ``ClientIdle`` or ``WyomingInputError``."""
     loop = asyncio.get_running_loop()
     started = False
     try:

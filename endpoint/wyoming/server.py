@@ -1,22 +1,9 @@
 """The Wyoming TCP server: the ``wyoming`` library's ``AsyncTcpServer`` and ``AsyncEventHandler`` around any engine.
 
-Each connection (``TtsConnection``) drives one ``TtsConversation`` and, from its first request on, one engine
-session, whatever the engine (local Kokoro, a ``voicedesk serve`` box, SageMaker). Two tasks share the work: the
-library's read loop hands each client event to the conversation and carries out its actions at once (it never
-waits for audio, so a client that hangs up is noticed while its speech is still being made), and a responder
-task turns the session's events into ``audio-*`` / ``synthesize-stopped`` / ``error`` events.
-
-When the client goes away (or is dropped), the session is cancelled and closed: the scheduler drops its queued
-sentences, a remote engine's stream is aborted, and nothing keeps running for a client that is gone. A client
-that stops reading is dropped once a write has waited ``write_timeout_s``.
-
-Guarded like ``voicedesk serve``: events are read by ``endpoint.wyoming.guarded_read`` (sizes checked before
-they are buffered, an idle timeout between events, a time limit on each started event, no non-finite numbers);
-what cannot be read is answered with an ``error`` event (a code and what to do, never Python's exception text)
-and the connection closed. Connections are admitted by ``serve``'s fair rule (``endpoint.fair_admission``); a
-``ping`` is not activity, and a refused client gets a moment to read why. Warnings are rate-limited (one line per
-kind per interval), so a client opening connections to send junk cannot write the log at its own pace.
-"""
+Each ``TtsConnection`` drives a ``TtsConversation`` and one engine session: the read loop applies client events at once
+(so a hang-up is noticed mid-speech) while a responder task turns session events into Wyoming events. A client that
+leaves, or stops reading for ``write_timeout_s``, has its session cancelled and closed. Reads are guarded
+(``guarded_read``), refusals are ``error`` events, connections follow the fair rule, and warnings are rate-limited."""
 
 from __future__ import annotations
 
@@ -39,13 +26,13 @@ from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
 from voicedesk.endpoint.wyoming.conversation import (
     DEFAULT_MAX_CHARS,
     DEFAULT_SAMPLES_PER_CHUNK,
+    PROGRAM_NAME,
     Action,
     Hangup,
     Reply,
     TtsConversation,
 )
 from voicedesk.endpoint.wyoming.guarded_read import ClientIdle, ReadLimits, WyomingInputError, read_event
-from voicedesk.endpoint.wyoming.info import PROGRAM_NAME
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, DEFAULT_MAX_BUFFER_DELAY_MS, SAMPLE_RATE, SessionConfig
@@ -116,8 +103,7 @@ class WyomingTtsServer:
                 task.cancel()
 
     def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TtsConnection:
-        """Admits by the fair rule ``serve`` uses (``endpoint.fair_admission``): on a full server an idle connection
-        of an address holding clearly more is closed to make room, one that is speaking last."""
+        """Admits by ``serve``'s fair rule (``endpoint.fair_admission``)."""
         connection = TtsConnection(self, reader, writer)
         settings = self.settings
         cap, per_client = settings.max_connections, settings.max_connections_per_client
@@ -238,8 +224,7 @@ class TtsConnection(AsyncEventHandler):
         self.writer.transport.abort()
 
     async def _linger(self) -> None:
-        """Closing with the client's bytes unread would reset the connection, and the reset can destroy the error
-        event before it is read: stop sending, read and drop what still comes, for a moment."""
+        """Closing on unread bytes would reset away the error event: read and drop what comes, for a moment."""
         with contextlib.suppress(OSError, RuntimeError, TimeoutError):
             self.writer.write_eof()
             async with asyncio.timeout(LINGER_S):

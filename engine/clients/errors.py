@@ -1,8 +1,5 @@
-"""Turns what the SageMaker SDKs, boto3 and the network raise into messages a person can act on.
-
-Each failure becomes a ``VoicedeskError`` whose message says what went wrong and what to do. Exceptions are
-matched by class name and fields, so this module imports neither the HTTP/2 SDK nor botocore.
-"""
+"""Turns what the SageMaker SDKs, boto3 and the network raise into a ``VoicedeskError`` a person can act on, matched by
+class name and fields so neither SDK is imported."""
 
 from __future__ import annotations
 

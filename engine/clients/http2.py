@@ -1,13 +1,7 @@
-"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt, a private CA when asked, fail-fast TLS checks.
-
-- ``AWSCRTHTTPClient`` is the only transport of the SDK that streams both ways (the aiohttp default raises
-  ``UnsupportedTransportError``).
-- A private CA (``voicedesk sagemaker-local``'s, or a TLS-inspecting proxy's) is given to awscrt's own TLS
-  context; the SDK deep-copies its config, so the copy must keep that context too.
-- awscrt reports an untrusted certificate only after s2n's error blinding (10–30 s). For endpoint URLs other
-  than AWS's own, ``check_tls`` does one quick handshake with Python's ``ssl`` first, so a wrong CA fails in
-  milliseconds with a message that says which file to use.
-"""
+"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt (the SDK's only transport that streams both ways),
+a private CA kept across the SDK's config copy, and a quick ``ssl`` handshake first on non-AWS URLs, since awscrt
+reports an untrusted certificate only after 10-30 s. Credentials come from boto3, resolved at every signing
+(``BotoCredentialsResolver``): the SDK's own chain lacks SSO, assume-role and instance roles."""
 
 from __future__ import annotations
 
@@ -20,10 +14,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import boto3
 from awscrt import io as crt_io
+from botocore.exceptions import BotoCoreError, NoCredentialsError
+from smithy_aws_core.identity import AWSCredentialsIdentity
 from smithy_http.aio.crt import AWSCRTHTTPClient, AWSCRTHTTPClientConfig, _AWSCRTEventLoop
 
-from voicedesk.engine.clients.errors import untrusted_certificate
+from voicedesk.engine.clients.errors import from_credentials, untrusted_certificate
 from voicedesk.engine.errors import ConnectionFailed
 
 log = logging.getLogger(__name__)
@@ -111,3 +108,34 @@ async def check_tls(url: str, ca_file: Path | None, timeout_s: float) -> None:
         writer.close()
         with contextlib.suppress(ssl.SSLError, OSError):
             await writer.wait_closed()
+
+
+class BotoCredentialsResolver:
+    """An SDK ``IdentityResolver`` backed by ``boto3.Session`` (profiles, SSO, assume-role, env, instance roles)."""
+
+    def __init__(self, session: boto3.Session) -> None:
+        self._session = session
+        self._credentials: Any = None
+
+    @property
+    def profile(self) -> str | None:
+        return self._session.profile_name if self._session.profile_name != "default" else None
+
+    async def get_identity(self, *, properties: object = None, **_: object) -> AWSCredentialsIdentity:
+        try:
+            if self._credentials is None:
+                # The first lookup may read files or call SSO/STS: keep it off the event loop.
+                self._credentials = await asyncio.to_thread(self._session.get_credentials)
+                if self._credentials is None:
+                    raise NoCredentialsError()
+            credentials = self._credentials
+            refresh = getattr(credentials, "refresh_needed", None)
+            if refresh is not None and refresh():
+                frozen = await asyncio.to_thread(credentials.get_frozen_credentials)
+            else:
+                frozen = credentials.get_frozen_credentials()
+        except BotoCoreError as exc:
+            raise from_credentials(exc, self.profile) from exc
+        return AWSCredentialsIdentity(
+            access_key_id=frozen.access_key, secret_access_key=frozen.secret_key, session_token=frozen.token
+        )

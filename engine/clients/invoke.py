@@ -1,11 +1,5 @@
-"""The whole-request path: one text in, its audio out, through boto3's ``sagemaker-runtime`` client.
-
-For callers that want no session: ``InvokeEndpoint`` returns the whole WAV; ``InvokeEndpointWithResponseStream``
-streams the container's SSE events as they are made. Both reach the container's ``POST /invocations`` (the AWS
-Kokoro sample's request shape). SSE events do not line up with the stream's PayloadParts, so bytes are buffered
-and split on blank lines. boto3 honours ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`` and ``AWS_CA_BUNDLE`` itself, so
-``voicedesk sagemaker-local``'s printed environment works here too.
-"""
+"""The whole-request path through boto3's ``sagemaker-runtime`` (``InvokeEndpoint``: the WAV; ``...WithResponseStream``:
+the SSE events, split on blank lines since they do not line up with PayloadParts), for callers that want no session."""
 
 from __future__ import annotations
 

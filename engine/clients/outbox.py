@@ -1,16 +1,9 @@
-"""The frames a remote session sends, in order, by one writer task: text fragments that queue up while a send is in
-flight go out as one ``text`` frame (fewer frames, the same text, in the same order).
+"""The frames a remote session sends, in order, by one writer task: text fragments that queue behind a send in flight go
+out as one ``text`` frame, so a slow connection reads a few large frames instead of a thousand tokens. Other commands
+are never merged or reordered.
 
-An agent streaming LLM tokens calls ``send_text`` once per token. While the connection takes them as fast as they
-come, each goes out at once; when it does not (the server reads no faster than its frame rate, the network is
-slow), the tokens waiting behind the frame in flight are joined, so the client keeps up and the server reads a
-few larger frames instead of a thousand small ones. Other commands (``flush``, ``cancel``, ``close``, ``config``)
-are never merged or reordered: a fragment after a ``flush`` stays after it.
-
-``send`` returns once the frame is queued (it waits only while more than ``max_queued_chars`` are queued:
-backpressure on the caller). A failed send is raised by the next ``send`` or ``drain``; the session's reader sees
-the lost connection in any case.
-"""
+``send`` waits only while over ``max_queued_chars`` (backpressure); a failed send is raised by the next ``send`` or
+``drain``."""
 
 from __future__ import annotations
 
@@ -28,8 +21,7 @@ TEXT_FRAME_PREFIX = '{"type":"text","text":'
 MAX_MERGED_CHARS = 16 * 1024
 """A merged frame stays well under the server's frame limit (256 KiB)."""
 MAX_MERGED_AUDIO_S = 60.0
-"""And reads for at most about a minute: far under a server's compute budget per message (20 min by default),
-which counts digits, symbols and emoji as long as they are read."""
+"""And reads for at most about a minute: far under a server's compute budget per message (20 min by default)."""
 MAX_QUEUED_CHARS = 256 * 1024
 
 

@@ -1,10 +1,5 @@
-"""A ``Session`` whose session runs elsewhere: commands out as protocol frames, events back through ClientProtocol.
-
-The websocket and sagemaker engines differ only in how a frame travels (a ``FrameChannel``); everything a
-session means (chunking, ordering, flush, cancel, close) happens in the container. This class only encodes
-commands, decodes frames, and turns a lost connection into ``Error(connection, fatal)`` + ``Closed`` so a caller
-(the app's failover) can react.
-"""
+"""A ``Session`` whose session runs in the container: commands out as frames, events back through ``ClientProtocol``,
+and a lost connection turned into ``Error(connection, fatal)`` + ``Closed`` so the app can fail over."""
 
 from __future__ import annotations
 
@@ -64,11 +59,7 @@ ChannelOpener = Callable[[str], Awaitable[FrameChannel]]
 
 
 class RemoteSession:
-    """A ``Session`` (engine.api) over a ``FrameChannel``; ``reconnect()`` opens a fresh channel on request.
-
-    ``engine.clients.resuming.ResumingSession`` extends it (its own ``_send``/``_read``) to renew and replace
-    streams under one session.
-    """
+    """A ``Session`` over a ``FrameChannel``; ``ResumingSession`` extends it to renew and replace streams."""
 
     def __init__(self, channel: FrameChannel, opener: ChannelOpener, config: SessionConfig) -> None:
         self._opener = opener
@@ -146,11 +137,7 @@ class RemoteSession:
         await self.channel.abort()
 
     async def reconnect(self) -> None:
-        """Drops this connection (and whatever it still had queued) and opens a new one with the same settings.
-
-        The server-side session is new: text sent before is gone. An ``events()`` iteration begun before ends
-        with ``Closed("aborted")``; call ``events()`` again for the new connection.
-        """
+        """Drops this connection and its queue and opens a new one with the same settings (a new server session)."""
         await self.aclose()
         self._attach(await self._opener(_configure_frame(self._config)))
 

@@ -1,34 +1,10 @@
 """What a remote session must re-send when its stream ends early, and how its events stay one story (pure).
 
-A remote session's text lives on the server until it is spoken. When the stream under it ends unexpectedly (the
-stream's time limit, a container restart, a dropped connection), a fresh stream knows nothing of it; the client
-re-sends what the server had not yet spoken. Two small state machines, no I/O:
-
-``ReplayLog`` keeps the commands sent since the last *confirmed point* and trims them as the server reports:
-
-- a sentence counts as spoken once its audio begins to arrive (``Audio``), or when it ends without audio
-  (``SentenceFinished``, or an ``Error`` for that sentence: the server already said why it was skipped). Its text
-  is then cut from the front of the log. Sentence texts are the sent text minus surrounding whitespace (the
-  chunker's contract), so they are matched on their non-space characters;
-- a ``Flushed`` confirms the oldest pending ``flush`` and everything before it;
-- a ``cancel`` drops everything before it at once (the caller no longer wants it); until its ``Cancelled``
-  arrives, the server's events belong to the cancelled text and trim nothing.
-  A ``Cancelled`` nobody asked for, or a ``Flushed`` marked ``cancelled`` without a cancel of ours, is the server
-  dropping queued text as it shuts down: the text stays in the log, and those events are not passed on.
-
-``replay()`` gives the settings in effect at the start of the log (one ``Configure`` with every field a
-``config`` command can carry) and the commands to send on a new stream.
-
-``EventRelay`` keeps one session's events consistent across streams: sequence numbers go on increasing (each
-stream's server counts from 0, so later streams are shifted past every number used), and a ``SentenceStarted``
-is held until the sentence's first audio (or its end, or its error). A sentence whose stream ends before any of
-its audio arrived was therefore never announced, and saying it on the next stream repeats nothing.
-
-The resulting guarantee, per sentence: audio is delivered at most once. A sentence whose audio had begun to
-arrive is not said again; it ends where its audio stopped, with a ``SentenceFinished`` for what arrived (today a
-sentence's audio travels as one frame, so this loses nothing). A sentence started but without audio, and all
-text after it, is said on the next stream, in order, with any pending ``flush`` (same request id) and ``close``.
-"""
+``ReplayLog`` keeps the commands since the last confirmed point: a sentence is spoken once its audio begins (or it ended
+without any), a ``Flushed`` confirms its flush, a ``cancel`` drops what came before; a cancel the server made as it shut
+down keeps the text. ``EventRelay`` keeps sequence numbers increasing across streams and holds each ``SentenceStarted``
+until its first audio, so a sentence cut off before any audio is said again without being announced twice. Per sentence,
+audio is delivered at most once."""
 
 from __future__ import annotations
 
@@ -92,7 +68,7 @@ class ReplayLog:
 
     def sent(self, command: Command) -> None:
         match command:
-            case SendText(text):
+            case SendText(text=text):
                 if text:
                     self._log.append(_Text(text))
             case Cancel():
@@ -235,7 +211,7 @@ class EventRelay:
 
     def relay(self, event: Event) -> list[Event]:
         match event:
-            case SentenceStarted(seq):
+            case SentenceStarted(seq=seq):
                 started = replace(event, seq=self._seq(seq))
                 self._open, self._open_audio_bytes = started.seq, 0
                 if self._hold_starts:
@@ -247,12 +223,12 @@ class EventRelay:
                 if seq == self._open:
                     self._open_audio_bytes += len(pcm)
                 return [*self._release(seq), replace(event, seq=seq)]
-            case SentenceFinished(seq) | Error(seq=int(seq)):
+            case SentenceFinished(seq=seq) | Error(seq=int(seq)):
                 seq = self._seq(seq)
                 if seq == self._open:
                     self._open = None
                 return [*self._release(seq), replace(event, seq=seq)]
-            case Flushed(last_seq) | Cancelled(last_seq):
+            case Flushed(last_seq=last_seq) | Cancelled(last_seq=last_seq):
                 if isinstance(event, Cancelled):
                     self._held, self._open = None, None  # never announced: nothing of it will follow
                 return [replace(event, last_seq=self._seq(last_seq))]

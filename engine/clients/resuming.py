@@ -1,24 +1,10 @@
-"""A remote session that outlives its stream: it renews the stream between utterances and, when the stream ends
-unexpectedly, opens a new one and re-sends what had not been spoken.
+"""A remote session that outlives its stream: SageMaker ends a stream after 30 minutes and containers go away, while an
+always-on console keeps its session for hours.
 
-SageMaker ends a bidirectional stream after 30 minutes; a stream also ends when its container goes away (scale-in,
-a deploy, a restart: the container says ``closed`` with reason "server shutting down"), when the platform fails
-(``InternalStreamFailure``) or when the connection drops. An always-on console keeps its session for hours, so:
-
-- **Renewal.** Once the stream is older than ``renew_after_s`` (SageMaker: 25 minutes) and nothing is in flight
-  (no text held by the server, no flush, cancel or close awaiting its answer), a new stream is opened, later
-  commands go to it, and the old one is closed gracefully. The caller notices nothing.
-- **Reconnect.** After an unexpected end the session opens a new stream (after each pause in
-  ``reconnect_delays_s``) with the voice and speed the unspoken text was sent with, and re-sends that text, the
-  pending flushes (same request ids), cancels and close (``engine.clients.replay`` says what and why). Events go
-  on in the same ``events()`` iteration, with sequence numbers still increasing.
-- **Guarantee.** Audio of a sentence is delivered at most once; a sentence whose audio had begun is not said
-  again (it ends where its audio stopped); every other sentence sent is said, in order. A ``SentenceStarted`` is
-  held back until the sentence's first audio, so a sentence cut off before it was heard is never announced twice.
-- **Giving up.** A container error (``ModelStreamError`` other than a time limit), a fatal error from the server,
-  a failed reopen, or streams that keep ending without speaking anything (``max_fruitless_reconnects`` in a row)
-  end the session as before: ``Error(fatal)`` + ``Closed("connection lost")``, so the app can fail over.
-"""
+Renewal: after ``renew_after_s`` with nothing in flight a new stream takes over, unnoticed. Reconnect: after an
+unexpected end (pausing ``reconnect_delays_s``) the unspoken text, pending flushes, cancels and close are re-sent
+(``engine.clients.replay``). It gives up, with ``Error(fatal)`` + ``Closed``, on a container error, a failed reopen or
+``max_fruitless_reconnects`` streams in a row that spoke nothing."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
-"""The sagemaker engine: the same container behind a SageMaker endpoint, over InvokeEndpointWithBidirectionalStream.
+"""The sagemaker engine: the container behind a SageMaker endpoint, over InvokeEndpointWithBidirectionalStream.
 
-A session rides one bidirectional stream at a time. Commands go out as ``PayloadPart``s with ``data_type="UTF8"``
-(the sidecar turns them into WebSocket text frames); parts coming back are audio unless marked UTF8, and
-``PARTIAL`` parts are joined before decoding. The input stream stays open until the session said ``closed``
-(closing it early tears the stream down), then the SDK's end frame and END_STREAM finish it.
-
-SageMaker ends a stream after 30 minutes, so sessions are ``ResumingSession``s: the stream is renewed between
-utterances after ``renew_after_s`` (25 minutes), and a stream that ends early (the time limit's
-``ModelStreamError`` ``ModelInvocationTimeExceeded``, ``InternalStreamFailure``, a dropped connection, a
-container shutting down) is replaced without losing or repeating speech. Other container errors end the session.
-
-One SDK client (one awscrt connection pool) per event loop: awscrt's pool is not thread-safe.
-"""
+Commands go out as UTF8 ``PayloadPart``s (text frames to the container), ``PARTIAL`` parts are joined, and the input
+stream stays open until the session says ``closed`` (closing it early tears the stream down). Sessions are
+``ResumingSession``s, since a stream lasts 30 minutes. One SDK client per event loop: awscrt's pool is not
+thread-safe."""
 
 from __future__ import annotations
 
@@ -258,8 +250,7 @@ class SageMakerEngine:
         from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
         from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
 
-        from voicedesk.engine.clients.credentials import BotoCredentialsResolver
-        from voicedesk.engine.clients.http2 import CRTClient, check_tls, is_aws_url
+        from voicedesk.engine.clients.http2 import BotoCredentialsResolver, CRTClient, check_tls, is_aws_url
 
         settings = self.settings
         if not self._checked_tls and not is_aws_url(settings.url):

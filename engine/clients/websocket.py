@@ -1,12 +1,6 @@
-"""The websocket engine: a container's ``/invocations-bidirectional-stream`` reached directly (lab box, LAN, loopback).
-
-One WebSocket per session; JSON commands out as text frames, audio back as binary frames. ``websockets`` sends
-keep-alive pings (a dead peer is noticed within ping_interval + ping_timeout). Failures to connect raise a
-``VoicedeskError`` saying what to check; a connection lost mid-session becomes ``Error(connection, fatal)`` +
-``Closed`` on the session's events, unless the engine was asked to ``reconnect`` (option ``reconnect``): then a
-dropped connection or a server shutting down is replaced by a new one and the unspoken text re-sent
-(``engine.clients.resuming``), and only a failed reconnect ends the session.
-"""
+"""The websocket engine: a container's ``/invocations-bidirectional-stream`` reached directly, one WebSocket per
+session; with ``reconnect`` a dropped connection or a server shutting down is replaced and the unspoken text re-sent
+(``engine.clients.resuming``)."""
 
 from __future__ import annotations
 

@@ -1,70 +1,8 @@
-"""Latency-lab metrics: pure functions of timestamps and samples (no I/O, no clock is read here).
+"""Latency-lab metrics: pure functions of timestamps and samples (no I/O, no clock is read).
 
-Callers pass times as float seconds on one clock of their choosing (usually seconds since the request) and audio as
-PCM16 little-endian ``bytes``, an ``int16`` array, or a float array in [-1, 1]; mono, 24 kHz unless told otherwise.
-
-Level
-    The level of a stretch of samples is its RMS relative to full scale (1.0; PCM16 divides by 32768), in dB:
-    ``10·log10(mean(x²))`` dBFS. A full-scale sine is −3.01 dBFS on this scale. Silence (all zeros) is −inf dBFS.
-
-First audible sample (onset) — ``first_audible_sample``, ``OnsetDetector``
-    Pipecat's rule (10 ms RMS windows, at least 50 ms above −40 dBFS), made sample-exact:
-    1. Cut the signal into consecutive 10 ms windows (240 samples at 24 kHz) counted from sample 0. A window is
-       *loud* when its level is strictly above −40 dBFS. A trailing window that is not complete is not judged.
-    2. A *run* is a maximal sequence of consecutive loud windows. Its *extent* reaches from the first to the last of
-       its samples whose magnitude is above the threshold (|x| > 10^(−40/20) = 0.01); every loud window holds one.
-    3. The onset is the first sample of the extent of the first run whose extent is at least 50 ms (1200 samples).
-    So a sound shorter than 50 ms between samples below the threshold (a click, a breath) is never an onset, and a
-    sound starting from silence is found at its exact first sample above the threshold, provided the window it
-    starts in is loud; a sound starting in the last few samples of a window that stays quiet is found at the next
-    window boundary (less than 10 ms late). ``OnsetDetector`` does the same on streamed chunks (any split, even
-    mid-sample for bytes) and gives the same index as the whole-signal function; it knows the onset as soon as the
-    window that brings the run's extent to 50 ms is complete.
-
-Time of the first audible sample — ``audible_time_s``
-    When a player that starts at the first audio byte and plays in real time reaches the onset sample:
-    ``first_byte + onset / sample_rate`` (pipecat's TTFA = TTFB + leading silence), but never before the chunk that
-    carries that sample arrived.
-
-Real-time factor (RTF) and pacing — ``playback_pacing``
-    Here RTF = seconds of audio produced per second of wall time (×realtime): > 1 is faster than real time. (Some
-    papers use the inverse; we do not.) For audio chunks i = 0…n−1 arriving at t_i (seconds since the request,
-    non-decreasing, in playback order) carrying d_i seconds of audio, with A(i) = d_0 + … + d_i:
-    - per-chunk RTF_i = d_i / (t_i − t_{i−1}), with t_{−1} = 0 (the request); +inf when the interval is 0.
-    - first audio t_f = arrival of the first chunk with d > 0. Chunks with d = 0 carry nothing to play and are left
-      out of everything below (their cumulative entry is None).
-    - cumulative RTF at chunk i (after the first audio chunk) = A(i−1) / (t_i − t_f): the audio that had arrived
-      before chunk i ÷ the time elapsed since the first audio when chunk i arrived (+inf when no time elapsed).
-    - minimum cumulative RTF = the minimum of those (None with fewer than two audio chunks). The stream *fell behind*
-      when some chunk arrived after a player started at t_f with no prebuffer had played out everything before it:
-      t_i > t_f + A(i−1) (a 1 ns tolerance absorbs rounding). That is min cumulative RTF < 1, up to the tolerance.
-    - stalls: the silence a gapless player would insert. It starts once ``prebuffer_s`` of audio has arrived (or at
-      the last chunk, if the stream never holds that much), then plays continuously; when its buffer runs dry it
-      waits and resumes the moment the next chunk arrives, with no new prebuffer (app/playback_buffer.py's policy).
-      Each wait is one stall; ``stall_s`` is their sum. With no prebuffer, stall_count > 0 iff the stream fell behind.
-    - overall RTF = A(n−1) / t_{n−1}: all audio ÷ time from the request to the last chunk.
-
-Percentiles — ``percentile``, ``summarize``
-    numpy's default method ("linear", type 7 of Hyndman & Fan): for sorted values v_0…v_{n−1} the p-th percentile
-    is v at rank (n−1)·p/100, interpolated linearly between neighbours. None entries (a stage not measured) are
-    skipped; no values → None; one value → that value; NaN is an error. ``summarize`` gives n, p50, p90, p95, p99,
-    min, max and mean: the figures ``voicedesk bench`` reports and the app's A/B runner shows.
-
-Gaps at seams — ``seam_gaps``
-    A sample is silent when |x| ≤ 10^(−45/20) (−45 dBFS). For a seam at sample offset s of an utterance's
-    concatenated audio (the first sample of the next sentence), ``silent_before`` counts the consecutive silent
-    samples ending at s−1, ``silent_after`` those starting at s, and the gap is their sum: the silence heard there.
-
-Transport overhead — ``transport_cost``
-    Wire bytes per second of audio, and that ÷ the raw PCM16 rate (48 000 B/s at 24 kHz): 1.0 means no overhead;
-    base64 in JSON is at least 4/3.
-
-Floor — ``latency_floor_s``, ``floor_ratio``
-    The floor is the earliest any design could be audible: the time the first synthesizable fragment finished
-    arriving (since the same origin as the measured time) + one bare model forward of exactly that fragment + the
-    leading silence of that forward's audio (0 if the measured time is to the first byte rather than to the onset).
-    floor ratio = measured time to first audio ÷ floor; 1.0 means no overhead at all (goal: ≤ 1.05 locally).
-"""
+Times are float seconds on one clock of the caller's choosing; audio is PCM16 ``bytes``, an ``int16`` array or a
+float array in [-1, 1], mono, 24 kHz unless told. The definitions (onset, RTF and pacing, percentiles, seam gaps,
+transport, floor) are in docs/bench.md ("Metric definitions"); tests/app/lab/test_docs.py holds the two in step."""
 
 from __future__ import annotations
 
@@ -101,13 +39,6 @@ def as_float_audio(audio: AudioLike | Sequence[float]) -> np.ndarray:
     raise TypeError(f"audio must be PCM16 bytes, an int16 array or a float array in [-1, 1]; got dtype {array.dtype}")
 
 
-def level_dbfs(audio: AudioLike | Sequence[float]) -> float:
-    """RMS level in dBFS (see the module docstring); -inf for silence or no samples."""
-    samples = as_float_audio(audio)
-    power = float(np.mean(samples * samples)) if samples.size else 0.0
-    return 10.0 * math.log10(power) if power > 0.0 else -math.inf
-
-
 def _samples(seconds: float, sample_rate: int, what: str) -> int:
     if not seconds > 0 or sample_rate <= 0:
         raise ValueError(f"{what} and sample_rate must be positive; got {seconds} s at {sample_rate} Hz")
@@ -124,7 +55,7 @@ def first_audible_sample(
     hold_s: float = ONSET_HOLD_S,
     window_s: float = ONSET_WINDOW_S,
 ) -> int | None:
-    """Index of the first audible sample (the onset rule of the module docstring), or None if there is none."""
+    """Index of the first audible sample (the onset rule, docs/bench.md), or None if there is none."""
     samples = as_float_audio(audio)
     window = _samples(window_s, sample_rate, "window_s")
     hold = _samples(hold_s, sample_rate, "hold_s")
@@ -208,11 +139,8 @@ def audible_time_s(
     sample_rate: int = SAMPLE_RATE,
     chunk_arrivals: Sequence[tuple[int, float]] = (),
 ) -> float:
-    """When the onset sample is heard by a real-time player started at the first byte (module docstring).
-
-    ``chunk_arrivals``: (index of the chunk's first sample, arrival time) per chunk, in sample order; when given,
-    the result is never earlier than the arrival of the chunk holding the onset sample.
-    """
+    """When the onset sample is heard by a real-time player started at the first byte, never before the chunk holding it
+    arrived (``chunk_arrivals``: first sample index and arrival time per chunk)."""
     if onset_sample < 0:
         raise ValueError(f"onset_sample must be >= 0; got {onset_sample}")
     heard = first_byte_s + onset_sample / sample_rate
@@ -233,7 +161,7 @@ class Stall:
 
 @dataclass(frozen=True, slots=True)
 class PlaybackPacing:
-    """How a chunked stream kept up with playback (definitions in the module docstring)."""
+    """How a chunked stream kept up with playback (definitions in docs/bench.md)."""
 
     rtf_per_chunk: tuple[float, ...]
     cumulative_rtf: tuple[float | None, ...]
@@ -376,7 +304,7 @@ def seam_gaps(
     sample_rate: int = SAMPLE_RATE,
     threshold_dbfs: float = SEAM_SILENCE_DBFS,
 ) -> list[SeamGap]:
-    """The silence heard around each seam of an utterance's concatenated audio (module docstring)."""
+    """The silence heard around each seam of an utterance's concatenated audio (docs/bench.md)."""
     samples = as_float_audio(audio)
     offsets = [int(s) for s in seams]
     if any(not 0 <= s <= len(samples) for s in offsets):
@@ -435,7 +363,7 @@ def floor_ratio(
     bare_forward_s: float,
     leading_silence_s: float = 0.0,
 ) -> float:
-    """Measured time to first audio ÷ the floor (module docstring); 1.0 = nothing added beyond the model."""
+    """Measured time to first audio ÷ the floor (docs/bench.md); 1.0 = nothing added beyond the model."""
     floor = latency_floor_s(fragment_arrival_s, bare_forward_s, leading_silence_s)
     if floor <= 0:
         raise ValueError("the floor is 0 s (no arrival time, no forward time): the ratio is undefined")

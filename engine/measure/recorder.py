@@ -1,41 +1,11 @@
-"""One utterance's record, for the app and the latency lab alike (pure: no I/O, and no clock is read).
+"""One utterance's record, for the app and the latency lab alike (pure: no I/O, no clock read).
 
-A caller — the app's turn (``app.turn_run``) or the lab's probe (``app.lab.probe``) — tells an
-``UtteranceRecorder`` what the client did (text in, handed to the session, flushed), what the engine sent back
-(sentence started, audio, finished, errors) and what the player did (a sentence's first sample at the DAC, an
-underrun), each with the time it happened on one clock of its choosing. ``build`` turns that into an
-``engine.measure.timeline.UtteranceTimeline`` (all latency arithmetic lives there and in
-``engine.measure.metrics``), plus the facts a timeline has no field for: audio segments per sentence, errors, notes.
-
-Rows
-    One row per sentence the engine announced, keyed by its position in the utterance: 0, 1, 2 … in playback
-    order (the timeline's ``seq``). Not by the engine's own sequence number: one utterance may be spoken by two
-    engine sessions (a failover continues a reply on another engine, whose numbers start again), and a persistent
-    session's numbers keep counting across utterances. The engine's number and name stay on the row
-    (``engine_seq``, ``engine``).
-
-Legs and the mirror chunker
-    Each engine session that speaks part of the utterance is a ``Leg``. The session chunks text itself and does
-    not say when a sentence became complete, so the client runs its own copy of the chunker (``MirrorChunker``)
-    on the same fragments: with the same chunker (the local engine, or a server of the same version) it releases
-    the same chunks at the same fragments, whatever the fragmentation. The k-th sentence a leg's engine announces
-    is matched to the k-th chunk that leg's mirror released, which gives its fragment_in (the first fragment of
-    its text; the releasing fragment when that already carried its start), chunk_released and sent (when the
-    ``send_text`` or ``flush`` that carried its last text returned) marks. A text that differs is noted, never
-    hidden.
-
-Underruns — the one rule (``underrun_row``)
-    An underrun at time t (the player ran dry mid-utterance) is charged to the sentence the listener was waiting
-    for: the first row, in playback order, with audio still to come at t — a chunk of it arrived after t, or it
-    has no audio yet and has not ended (a sentence that ends without audio, failed or empty, keeps nobody waiting
-    and is passed over). When no row has audio still to come, the underrun waits for the next sentence to start;
-    if none does (the reply ended), it is charged to none.
-    Why this rule: an underrun is the listener waiting, and what kept them waiting is the sentence whose audio came
-    late — the same sentence ``engine.measure.metrics.playback_pacing`` charges a modelled stall to (the chunk whose
-    arrival ended it), so a row's ``underruns`` (counted by the real player) and ``stalls`` (modelled) measure
-    the same thing two ways. The sentence that was playing when the buffer ran dry did nothing wrong: it played
-    to its end. Rows have an ``underruns`` count (0 or more) only when a player played the utterance.
-"""
+A caller (``app.turn_run``, ``app.lab.probe``) tells an ``UtteranceRecorder`` what the client did, what the engine sent
+and what the player did, with times on its own clock; ``build`` makes the ``UtteranceTimeline``. Rows are keyed by
+position in the utterance, not the engine's number: a failover continues a reply on an engine whose numbers start again.
+Each engine session is a ``Leg`` with a ``MirrorChunker``, the session's chunker run on the same fragments, whose k-th
+chunk gives the k-th announced sentence its fragment, release and send marks. An underrun is charged to the sentence the
+listener was waiting for (``underrun_row``), the one ``playback_pacing`` charges a modelled stall to."""
 
 from __future__ import annotations
 
@@ -76,12 +46,8 @@ class ReleasedChunk:
 
 
 class MirrorChunker:
-    """The client's copy of the session's chunker, stamping when each chunk's text arrived, was released and sent.
-
-    It replays release on quiet too (``engine.text.quiet_release``, the session's own rule): a sentence the session
-    released because the agent paused is stamped released at that rule's deadline, once the next fragment (or the
-    flush) shows the pause really happened.
-    """
+    """The client's copy of the session's chunker, stamping when each chunk's text arrived, was released and sent; it
+    replays release on quiet (``engine.text.quiet_release``) once the next fragment shows the pause happened."""
 
     def __init__(
         self,
@@ -115,8 +81,7 @@ class MirrorChunker:
         return self._release_chunks([ReleasedChunk(text, flushed_s if opened is None else opened, flushed_s)])
 
     def catch_up(self, now: float) -> None:
-        """Records what the session released on quiet before ``now``, each at its deadline. Its text was handed to
-        the session before; the sentence is dispatched when released, so that is its sent time too."""
+        """Records what the session released on quiet before ``now``, each at its deadline (also its sent time)."""
         while (deadline := self._release.next_deadline()) is not None and deadline <= now:
             opened = deadline if self._open_since is None else self._open_since
             chunks = [ReleasedChunk(text, opened, deadline, deadline) for text in self._release.due(deadline)]
@@ -202,10 +167,8 @@ class UtteranceRecord:
 
 
 def underrun_row(rows: Sequence[tuple[Sequence[float], bool]], t: float) -> int | None:
-    """The underrun rule (module docstring): which row an underrun at ``t`` is charged to, or None (none yet).
-
-    ``rows``: per row in playback order, (arrival times of its audio chunks, whether it has ended).
-    """
+    """The row an underrun at ``t`` is charged to: the first, in playback order, with audio still to come (a chunk after
+    ``t``, or none yet and not ended); None if none yet. ``rows``: (audio arrival times, ended) per row."""
     for index, (arrivals, ended) in enumerate(rows):
         if any(at > t for at in arrivals) or not (arrivals or ended):
             return index
@@ -233,11 +196,8 @@ class UtteranceRecorder:
     # ---- what the engine sent back ----------------------------------------------------------------
 
     def sentence_started(self, seq: int, text: str, leg: Leg | None = None, index: int | None = None) -> int:
-        """The engine began sentence ``seq``; returns its row.
-
-        ``index``: the row it takes (default: the next one). Rows from there on are forgotten: after a failover
-        the engine taking over says again the sentences whose audio never arrived.
-        """
+        """The engine began sentence ``seq``; returns its row. ``index``: the row it takes; rows from there on are
+        forgotten (after a failover the new engine says again the sentences never heard)."""
         leg = leg or self.leg
         if leg not in self._legs:
             for earlier in self._legs:
@@ -254,8 +214,7 @@ class UtteranceRecorder:
         return index
 
     def audio(self, seq: int, pcm: bytes, t: float, leg: Leg | None = None) -> tuple[int, bool] | None:
-        """Audio of ``seq`` arrived at ``t``: (its row, whether it is the row's first audio), or None when that
-        sentence was never announced (the audio is not recorded: there is no row to put it in)."""
+        """Audio of ``seq`` at ``t``: (its row, whether first), or None for a sentence never announced."""
         row = self._row_of(leg or self.leg, seq)
         if row is None:
             self._note(f"audio for sentence {seq} of {leg.engine if leg else self.leg.engine}, never announced")
@@ -307,7 +266,7 @@ class UtteranceRecorder:
                 self.done = True
             case Flushed():
                 self.done = True
-            case Closed(reason):
+            case Closed(reason=reason):
                 if not self.done:
                     self.errors.append(f"the session closed before the utterance ended ({reason})")
                 self.done = True
@@ -322,7 +281,7 @@ class UtteranceRecorder:
             row.dac_s = t if row.dac_s is None else min(row.dac_s, t)
 
     def underrun(self, t: float) -> None:
-        """The player ran dry at ``t``; charged by the rule of the module docstring when the timeline is built."""
+        """The player ran dry at ``t``; charged by ``underrun_row``'s rule when the timeline is built."""
         self._underruns.append(t)
 
     def on_player(self, kind: str, index: int | None, t: float) -> None:
@@ -339,8 +298,7 @@ class UtteranceRecorder:
         return len(self._rows)
 
     def measure_seams(self) -> None:
-        """The silence heard at each seam between consecutive sentences of the audio as it arrived (call once the
-        audio is in: it reads all of it)."""
+        """The silence heard at each seam between sentences of the audio as it arrived (call once it is all in)."""
         voiced = [row for row in self._rows if row.pcm]
         if len(voiced) < 2:
             return

@@ -1,56 +1,7 @@
 """Utterance timelines: raw timestamped marks in, a per-sentence latency waterfall out (pure; no clock is read).
 
-Stages (one mark each per sentence; times on any one clock; a stage marked twice keeps its earliest time):
-    fragment_in     the first text fragment of this sentence reached the chunker
-    chunk_released  the chunker released the sentence for synthesis
-    sent            the sentence was handed to the engine (local) or written to the socket (remote)
-    first_byte      the sentence's first audio byte arrived
-    first_audible   its first audible sample (engine.metrics' onset rule) would be heard by a real-time player
-                    started at first_byte; when not marked it is derived from first_byte + leading_silence_s,
-                    never before the chunk carrying the onset arrived
-    dac             its first sample reached the DAC (PortAudio's output time), when played
-The stages form a tree: fragment_in → chunk_released → sent → first_byte, then first_byte → first_audible and
-first_byte → dac (a player may start before or after the onset). Every stage must be at or after its nearest marked
-ancestor; a missing stage is None and is skipped by the checks.
-
-Origin: all ``*_at_s`` values are seconds since the utterance's origin: ``origin_s`` if given to the builder (e.g. the
-agent's first token), else the earliest fragment_in mark, else the earliest mark or chunk of any kind.
-
-Per-sentence values (CSV columns, in this order; JSON ``sentences[]`` keys, with the step durations under ``steps``):
-    label, seq (the sentence's position in the utterance: 0, 1, 2 … in playback order), text
-    fragment_in_at_s, chunk_released_at_s, sent_at_s, first_byte_at_s, first_audible_at_s, dac_at_s
-    chunking_s = chunk_released − fragment_in     dispatch_s = sent − chunk_released
-    ttfb_s     = first_byte − sent (pipecat's TTFB)
-    onset_s    = first_audible − first_byte        output_s = dac − first_byte
-    ttfa_s     = first_audible − sent (pipecat's TTFA = TTFB + leading silence)
-    heard_at_s = dac_at_s + leading_silence_s: the first audible sample at the DAC (assumes no stall before it)
-    audio_s (seconds of audio), synthesis_s (synthesizer wall time), rtf = audio_s / synthesis_s (×realtime)
-    leading_silence_s = onset sample / sample rate; seam_gap_s = silence heard at the seam before this sentence
-    underruns (counted by the player; charged by engine.recorder's rule to the sentence the listener waited for);
-    stalls, stall_s: a gapless player's stalls caused by this sentence's chunks (engine.metrics.playback_pacing
-    over all chunks in playback order; None when no chunk was recorded)
-    engine (the engine that spoke it, as the caller names it), engine_seq (that engine's own number for it)
-A step or derived value is None when one of its inputs is None.
-
-Utterance JSON (``UtteranceTimeline.to_dict``; ``schema`` = "voicedesk.timeline/1"; non-finite numbers are null):
-    {schema, label, origin_s, prebuffer_s,
-     summary: {first_byte_at_s, first_audible_at_s, dac_at_s, heard_at_s (each the earliest over sentences; the
-               utterance's time to first audio is first_audible_at_s), audio_s, synthesis_s, rtf (over sentences
-               with both), min_cumulative_rtf, fell_behind, stall_count, stall_s, underruns, seam_gaps_s[]},
-     sentences: [per-sentence values above], chunks: [{seq, at_s, audio_s}],
-     pacing: {rtf_per_chunk[], cumulative_rtf[], min_cumulative_rtf, fell_behind, first_audio_s, playback_start_s,
-              prebuffer_s, stalls: [{chunk, start_s, duration_s}], stall_count, stall_s, audio_s, overall_rtf} | null,
-     problems: [consistency problems, in words],
-     speech: {speech_start_at_s, speech_end_at_s, final_transcript_at_s} | absent}
-A spoken turn (issue 29) is timed from the end of the person's speech: ``origin_s`` is the VAD's speech end, so
-``speech_start_at_s`` is negative, the first sentence's ``fragment_in_at_s`` is the agent's first token, its
-``chunk_released_at_s`` the first chunk released and ``summary.first_audible_at_s`` end of speech → first sound.
-Several utterances (the app's whole session): ``{schema: "voicedesk.timelines/1", timelines: [utterance JSON]}``
-(``timelines_document``; ``timelines_from_document`` reads it, or a single utterance's JSON).
-``UtteranceTimeline.from_dict`` reads the inputs back and recomputes everything derived; a document written before
-``engine`` and ``engine_seq`` existed reads with both None (they were added without changing the schema's name:
-every earlier key keeps its meaning).
-"""
+The stages, the per-sentence values and the JSON schema (``SCHEMA``) are defined in docs/bench.md ("Timeline
+definitions"); tests/app/lab/test_docs.py holds the two in step."""
 
 from __future__ import annotations
 
@@ -197,7 +148,7 @@ class UtteranceTimeline:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-able form (schema in the module docstring)."""
+        """The JSON-able form (schema in docs/bench.md)."""
         pacing = None
         if self.pacing is not None:
             pacing = asdict(self.pacing) | {"stall_count": self.pacing.stall_count, "stall_s": self.pacing.stall_s}
@@ -260,7 +211,7 @@ def spoken(timeline: UtteranceTimeline, speech_start: float, speech_end: float, 
 
 
 def timelines_document(timelines: Iterable[UtteranceTimeline]) -> dict[str, Any]:
-    """Several utterances in one JSON document (schema in the module docstring)."""
+    """Several utterances in one JSON document (schema in docs/bench.md)."""
     return {"schema": TIMELINES_SCHEMA, "timelines": [t.to_dict() for t in timelines]}
 
 

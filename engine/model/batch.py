@@ -1,28 +1,10 @@
 """One padded forward of Kokoro's ``KModel`` for several sentences (of different sessions) at once.
 
-``KModel.forward_with_tokens`` takes a batch dimension but is only right for one item: its prosody LSTMs run over
-padding unpacked, its instance norms take their statistics over the padded length, and its vocoder's STFT and
-noise source see the padding too, so a short sentence batched with a long one would come out changed. This module
-runs the same layers (the model's own modules and weights) with what makes padding harmless:
-
-- text side: an attention mask for ALBERT, packed sequences for every LSTM (``pack_padded_sequence``), and each
-  item's own durations (its speed) and alignment matrix;
-- acoustic side: every layer's output is zeroed beyond each item's length before the next convolution reads it
-  (so a convolution sees the zeros its unbatched run pads with), instance norms take masked statistics, and the
-  lengths follow each upsampling;
-- the harmonic source (which draws random numbers) and the STFTs run per item at its exact length, in item order:
-  seeded, item *k* draws what the *k*-th of the same sentences run one by one would draw.
-
-So each item's audio equals its unbatched forward within float tolerance (``tests/engine/model/test_batch.py``).
-Whether one padded forward is faster than the same forwards one by one depends on the device: on a GPU the
-batched matrix products are nearly free; on a CPU the padding is pure extra work. ``engine.model.batch_policy``
-decides when to use it.
-
-``batch_runner`` is the scheduler's runner for the Kokoro synthesizer: each sentence prepared as
-``KokoroSynthesizer.synthesize`` prepares it (pieces of at most 510 phonemes), every piece in one forward (its
-voice's style vector for its length, its speed times the piece's rate), and each sentence put together from its own
-pieces as ``render`` does.
-"""
+``KModel.forward_with_tokens`` is only right for one item: its LSTMs, instance norms, vocoder STFT and noise source all
+see the padding. This runs the model's own layers with what makes padding harmless (attention mask, packed LSTMs,
+outputs zeroed past each length, masked norms, the harmonic source and STFTs per item in order), so each item equals its
+unbatched forward within float tolerance (``tests/engine/model/test_batch.py``). ``engine.model.batch_policy`` decides
+when it pays; ``batch_runner`` is the scheduler's runner for it."""
 
 from __future__ import annotations
 
@@ -73,8 +55,7 @@ def item_of(model: nn.Module, phonemes: str, ref_s: torch.Tensor, speed: float =
 def forward_batch(
     model: nn.Module, items: Sequence[BatchItem], check: Callable[[], None] | None = None
 ) -> list[BatchOutput]:
-    """Runs ``items`` as one padded forward; the outputs are in the items' order. ``check`` is called at the
-    start of every block (it may raise to stop the forward, as the synthesizer's interrupt hooks do)."""
+    """Runs ``items`` as one padded forward, outputs in order; ``check`` may raise at each block to stop it."""
     if not items:
         return []
     run = _Run(model, check or (lambda: None))
@@ -187,8 +168,7 @@ class _Run:
         ]
 
     def _harmonics(self, f0_curve: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The harmonic source's spectrum per item at its exact length (it draws random numbers: item order),
-        zero-padded into one batch; and each item's frame count."""
+        """The harmonic source per item at its exact length, in item order (it draws random numbers), padded."""
         gen = self.m.decoder.generator
         spectra = []
         for row, length in enumerate(n.tolist()):
@@ -269,12 +249,6 @@ def _transposed_length(n: torch.Tensor, conv: nn.ConvTranspose1d) -> torch.Tenso
     return (n - 1) * stride - 2 * pad + dilation * (k - 1) + extra + 1
 
 
-def padded_work(items: Sequence[BatchItem]) -> float:
-    """How much of a padded batch is padding: the batch's tokens over the items' own (1.0: none)."""
-    lengths = [len(item.input_ids) for item in items]
-    return len(lengths) * max(lengths) / sum(lengths) if lengths else 1.0
-
-
 def synthesize_batch(
     synthesizer: KokoroSynthesizer, jobs: Sequence[BatchJob], should_stop: Callable[[], bool] | None = None
 ) -> list[SynthesisResult]:
@@ -306,8 +280,7 @@ def synthesize_batch(
 
 
 def batch_runner(synthesizer: KokoroSynthesizer) -> Callable[[list[Any], Callable[[], bool]], list[Any]]:
-    """The scheduler's batch runner: items are ``(BatchJob, finish)``, where ``finish(result, seconds)`` turns a
-    job's ``SynthesisResult`` into what its unbatched call returns (the session driver's rendered sentence)."""
+    """The scheduler's batch runner: ``finish(result, seconds)`` turns each job's result into its unbatched call's."""
 
     def run(items: list[Any], should_stop: Callable[[], bool]) -> list[Any]:
         started = time.perf_counter()
@@ -328,8 +301,7 @@ CALIBRATION_TEXTS = (
 
 
 def measure_speedup(synthesizer: KokoroSynthesizer, voice: str, repeats: int = 2) -> float:
-    """One-by-one time over batched time for ``CALIBRATION_TEXTS`` on this device (best of ``repeats``): above 1,
-    batching pays here. Runs the model; call it on the model's thread, after warm-up."""
+    """One-by-one time over batched time on this device (above 1: batching pays); run it on the model's thread."""
     jobs = [BatchJob(text, voice, 1.0) for text in CALIBRATION_TEXTS]
     alone = batched = float("inf")
     for _ in range(repeats):
@@ -346,8 +318,7 @@ def measure_speedup(synthesizer: KokoroSynthesizer, voice: str, repeats: int = 2
 def choose_batch_runner(
     synthesizer: KokoroSynthesizer, mode: BatchMode, voice: str
 ) -> tuple[Callable[[list[Any], Callable[[], bool]], list[Any]] | None, float | None]:
-    """The batch runner to serve with (None: run one by one) and the speed-up measured (None: not measured, as
-    on a CPU, where batching does not pay). Runs the model when it measures: on the model's thread."""
+    """The batch runner to serve with (None: one by one) and the speed-up measured (None on a CPU)."""
     speedup = None
     if mode is BatchMode.AUTO and synthesizer.device.startswith("cuda"):
         speedup = measure_speedup(synthesizer, voice)

@@ -1,19 +1,8 @@
-"""When sentences of different sessions share one padded forward (``engine.model.batch``), and which ones. Pure.
+"""When sentences of different sessions share one padded forward (``engine.model.batch``), and which (pure).
 
-Batching pays where one forward of several sentences takes less than the same forwards one by one: on a GPU,
-where a forward of one short sentence leaves most of the device idle (Kokoro-FastAPI measured about 8 % more
-throughput at batch 1 and about 50 % at 128); not on a CPU, where padding is extra work and the cores are already
-busy. So it is off unless the device is CUDA and a measurement there found it faster (``BatchMode``), or a test
-forces it.
-
-Which jobs join the one the scheduler picked (``companions``) keeps the scheduler's promises:
-
-- first-chunk priority: a first sentence (urgent) is batched only with other first sentences, and a later
-  sentence only with later ones (when a later one heads the queue, no first sentence is waiting);
-- the bounded call: a companion is never much longer than the head (``max_stretch``), so the batch takes about
-  as long as the head's own forward on a device where batching pays, and a newcomer waits no longer behind it
-  than behind the head alone; at most ``max_items`` jobs.
-"""
+It pays on a GPU, where one short sentence leaves the device idle, not on a CPU, where padding is extra work: off unless
+CUDA and a measurement found it faster (``BatchMode``). ``companions`` keeps the scheduler's promises: first sentences
+only with first sentences, no companion much longer than the head (``max_stretch``), at most ``max_items``."""
 
 from __future__ import annotations
 

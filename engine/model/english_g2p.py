@@ -1,11 +1,6 @@
-"""misaki's English G2P on its own, for ``voicedesk phonemes``: the same G2P ``KPipeline`` builds (same options,
-same espeak fallback), without importing kokoro or torch, so a preview starts in about a second.
-
-Two costs are skipped. spaCy imports torch when it can (thinc, and the entry points of spacy-curated-transformers,
-a pipeline the English G2P never loads): about 1.5 s. misaki rebuilds its 200 k-word lexicon from JSON on every
-start (0.6 s): it is kept pickled beside voicedesk's data, keyed by misaki's version. Text over 510 phonemes is
-cut by kokoro's own ``en_tokenize``, imported then.
-"""
+"""misaki's English G2P as ``KPipeline`` builds it, without importing kokoro or torch, so ``voicedesk phonemes`` starts
+in about a second: spaCy is kept from importing torch (1.5 s) and misaki's lexicon is kept pickled by version (0.6
+s)."""
 
 from __future__ import annotations
 

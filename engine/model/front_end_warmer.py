@@ -1,9 +1,5 @@
-"""Warms the front-end's memo on a thread of its own while a sentence is still arriving (the adapter around the pure
-``FrontEnd.warm``), so the first sentence of an utterance finds its numbers and units already normalized.
-
-Bounded: one thread, one warm-up at a time, and only the newest fragment waits (a fragment grows; the older one is
-contained in it). A hint only: it never changes a result, and its errors are dropped.
-"""
+"""Warms the front-end's memo on a thread of its own while a sentence is still arriving, so its numbers and units are
+ready when it ends. One thread, only the newest fragment waits; a hint that never changes a result."""
 
 from __future__ import annotations
 
@@ -31,8 +27,7 @@ class FrontEndWarmer:
         """Fragments warmed (for tests and benchmarks)."""
 
     def hint(self, text: str, voice: str, settings: TextSettings) -> None:
-        """Warms ``text`` soon on the warmer's thread; returns at once. Only its complete words count: a token that
-        only extends the last word (``1,2`` → ``1,20``) asks for nothing new."""
+        """Warms ``text``'s complete words soon on the warmer's thread; returns at once."""
         text = complete_words(text)
         if not text.strip():
             return

@@ -1,18 +1,9 @@
 """The local synthesizer: Kokoro-82M through the ``kokoro`` package (one ``KModel``, a ``KPipeline`` per language).
 
-``KokoroSynthesizer.load()`` finds the model in the Hugging Face cache (``engine.model.weights``: no network, a
-clear ``WeightsMissingError`` when something is missing), puts it on CUDA when there is one, builds the English G2P,
-loads the text front-end's grammars and runs a warm-up.
-
-A sentence is spoken in two steps: ``prepare`` (CPU: the text front-end, misaki G2P through ``KPipeline``, its
-510-phoneme chunking) gives a picklable ``PreparedSentence``; ``render`` runs the model's forwards on its pieces
-(``KPipeline.infer`` and ``join_timestamps``, so word timestamps are Kokoro's own). ``synthesize`` is both.
-With a pool (``use_prepare_pool``, ``serve --prepare-workers``) ``prepare`` runs in worker processes
-(``engine.model.prepare_pool``), so the model's thread only runs forwards.
-
-Voice packs are loaded and blended here and handed to the pipeline as tensors, so ``KPipeline`` never looks
-a voice up on the hub itself.
-"""
+``load()`` finds the model in the Hugging Face cache without network, puts it on CUDA when present and warms up.
+``prepare`` (CPU: front-end, G2P, 510-phoneme pieces; in worker processes with a pool) gives a picklable
+``PreparedSentence``; ``render`` runs the forwards, with Kokoro's own word timestamps. Voice packs are loaded and
+blended here, so ``KPipeline`` never looks a voice up on the hub."""
 
 from __future__ import annotations
 
@@ -75,8 +66,8 @@ MAX_PREPARED_AHEAD = 32
 """Sentences prepared ahead and not yet taken; older ones (a cancelled session's) are dropped past it."""
 
 INTERRUPT_POINTS = frozenset({"AlbertLayer", "LSTM", "AdainResBlk1d", "AdaINResBlock1"})
-"""KModel's layers at whose start a synthesis checks whether it should stop: dozens per forward, so a cancelled
-sentence frees the model within a few percent of its compute, at a cost of a Python call per layer."""
+"""KModel's layers where a synthesis checks whether to stop: a cancelled sentence frees the model within a few
+percent."""
 
 
 class SynthesisInterrupted(Exception):
@@ -115,11 +106,8 @@ def select_device(requested: str | None = None) -> str:
 
 
 def word_timings(tokens: Iterable[Any] | None, offset_s: float, end_s: float) -> list[WordTiming]:
-    """Word timings from misaki ``MToken``s (``start_ts``/``end_ts`` in seconds from the piece's start).
-
-    Tokens without timestamps (no phonemes, or past the model's 510 limit) and punctuation are skipped;
-    times are shifted by ``offset_s`` and kept inside [offset_s, end_s].
-    """
+    """Word timings from misaki ``MToken``s, shifted by ``offset_s`` and kept inside [offset_s, end_s]; tokens without
+    timestamps and punctuation are skipped."""
     found: list[WordTiming] = []
     for token in tokens or ():
         start, end = getattr(token, "start_ts", None), getattr(token, "end_ts", None)
@@ -147,8 +135,7 @@ def make_monotonic(words: Iterable[WordTiming]) -> tuple[WordTiming, ...]:
 
 
 class KokoroSynthesizer:
-    """Implements ``engine.model.synthesis.Synthesizer``. ``synthesize`` is meant for one worker thread; the voice
-    and pipeline caches are locked because ``check_voice`` is called from other threads meanwhile."""
+    """``synthesize`` runs on one worker thread; caches are locked since ``check_voice`` comes from other threads."""
 
     def __init__(
         self,
@@ -248,8 +235,7 @@ class KokoroSynthesizer:
         should_stop: Callable[[], bool] | None = None,
         settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        """``render(prepare(...))``. Raises ``SynthesisInterrupted`` if ``should_stop()`` turns true while the model
-        runs, and ``VoicedeskError`` (``bad_text``) for text that cannot be read (malformed SSML)."""
+        """``render(prepare(...))``; raises ``SynthesisInterrupted`` when ``should_stop()`` turns true."""
         return self.render(self.prepared(text, voice, settings), voice, speed, should_stop)
 
     def prepared(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
@@ -258,8 +244,7 @@ class KokoroSynthesizer:
         return ahead.result() if ahead is not None else self.prepare(text, voice, settings)
 
     def prepare(self, text: str, voice: str, settings: TextSettings | None = None) -> PreparedSentence:
-        """The CPU half: front-end (markup, spoken form, lexicon) and G2P into pieces of at most 510 phonemes; in a
-        worker process when the synthesizer has a pool (``use_prepare_pool``), else here."""
+        """The CPU half: front-end and G2P into pieces of at most 510 phonemes, in the pool when there is one."""
         spec, _pack = self.resolve_voice(voice)
         language = language_of(parse_voice_spec(spec)[0].source)
         if self._workers is not None:
@@ -272,8 +257,7 @@ class KokoroSynthesizer:
         return PreparedSentence(text, spec, language, spoken, pieces)
 
     def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:
-        """Starts preparing a sentence that is coming on a thread of its own (``engine.model.synthesis.PreparesAhead``);
-        ``synthesize`` of the same text, voice and settings takes the result (or its error) instead of preparing."""
+        """Starts preparing a coming sentence on a thread; ``synthesize`` of the same sentence takes the result."""
         key = (text, voice, settings)
         with self._lock:
             if key in self._ahead:
@@ -287,10 +271,8 @@ class KokoroSynthesizer:
                 self._ahead.popitem(last=False)
 
     def warm(self, text: str, voice: str, settings: TextSettings) -> None:
-        """A sentence still arriving: its finished numbers and units are normalized now, off the caller's thread
-        (``engine.model.synthesis.WarmsAhead``; ``FrontEnd.warm``). Never changes a result. With preparation workers
-        the warm goes to the pool (``PreparePool.warm``): the workers' front-ends prepare the sentence, so warming
-        this process's would spend CPU for nothing."""
+        """Normalizes a still-arriving sentence's numbers and units off the caller's thread (in the pool when there is
+        one); never changes a result."""
         with self._lock:
             if self._warmer is None:
                 self._warmer = FrontEndWarmer(self._warm_now)
@@ -435,8 +417,8 @@ class KokoroSynthesizer:
         return path
 
     def _missing_voice(self, name: str) -> VoiceError:
-        """What is wrong (and which voices there are) in the message; the commands that fix it on this machine in
-        the advice, which a client of a remote server does not get (it is the server operator's to follow)."""
+        """What is wrong in the message; the fixing commands in the advice, which a remote server's client does not
+        get."""
         here = self.list_voices()
         here_text = ", ".join(here) if here else "none yet"
         if name in KNOWN_VOICES:
@@ -456,8 +438,7 @@ class KokoroSynthesizer:
 
 
 def assemble_result(prepared: PreparedSentence, outputs: Iterable[Any]) -> SynthesisResult:
-    """The sentence from the model's output for each of its pieces, in order (one forward each, or one padded batch):
-    the pieces' audio with their pauses (SSML breaks) between them, and word timings from the predicted durations."""
+    """The sentence from its pieces' model output, in order: audio with SSML pauses between, word timings."""
     from kokoro import KPipeline
 
     parts: list[np.ndarray] = []

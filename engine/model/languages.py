@@ -1,30 +1,21 @@
-"""Which of Kokoro's languages this machine can speak, what each needs, and the command that brings it.
+"""Which of Kokoro's nine languages this machine can speak, what each G2P needs, and the command that brings it.
 
-Kokoro-82M v1.0 speaks nine languages; each needs its own G2P (text → phonemes) and that G2P's data:
+English: misaki and spaCy's ``en_core_web_sm``; es, fr, hi, it, pt: espeak-ng through ``espeakng_loader``; Japanese:
+fugashi with ``unidic-lite`` (not ``unidic``, whose dictionary downloads at first use) and ``pyopenjtalk-plus``;
+Mandarin: jieba, pypinyin, cn2an. Readiness is checked from module specs and data files, in milliseconds. These
+requirements are the single source of pyproject.toml's language extras (tests/engine/model/test_languages.py).
 
-- English (``a``, ``b``): misaki's English G2P with spaCy's ``en_core_web_sm`` (fetched by ``engine.model.weights``).
-- Spanish, French, Hindi, Italian, Brazilian Portuguese: espeak-ng through ``espeakng_loader``, which bundles
-  the library and its dictionaries (installed with ``misaki[en]``).
-- Japanese: misaki's ``JAG2P`` in its default (cutlet) mode tokenises with fugashi (MeCab), reading the MeCab
-  dictionary of ``unidic-lite`` (bundled in its wheel). misaki's own extra pulls ``unidic``, whose dictionary is a
-  separate download at first use, so voicedesk installs ``unidic-lite`` instead; fugashi prefers ``unidic`` when it
-  is importable, so an ``unidic`` without its dictionary makes Japanese not ready. ``ja.py`` also imports
-  pyopenjtalk; ``pyopenjtalk-plus`` is the PyPI build that ships wheels and bundles Open JTalk's dictionary
-  (plain ``pyopenjtalk`` builds from source and downloads its dictionary on first use).
-- Mandarin: misaki's ``ZHG2P`` (jieba, pypinyin, cn2an; ``ordered_set`` for its number normaliser).
-
-Readiness is checked without importing anything heavy (module specs and data files), so ``models status``, the
-voice list and ``describe`` answer in milliseconds. The pip requirements here are the single source for
-pyproject.toml's language extras (tests/engine/model/test_languages.py holds them equal).
-"""
+``install_language_packages`` sets a language up with pip, from PyPI or, offline, from a folder of wheels
+(``pip download -d DIR`` on a connected machine, then ``voicedesk models import DIR --languages ja``)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
 import importlib.util
+import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -246,3 +237,73 @@ def missing_packages(codes: Iterable[str]) -> list[str]:
         if not language_status(code).ready:
             wanted += LANGUAGES[code].packages
     return list(dict.fromkeys(wanted))
+
+
+BUILD_PACKAGES = ("setuptools", "wheel")
+"""What pip needs in DIR to build a source package (unidic-lite) without the network."""
+
+
+def download_requirements(codes: Iterable[str]) -> list[str]:
+    """What ``pip download -d DIR`` must fetch for those languages' offline set-up."""
+    return [*dict.fromkeys(p for c in codes for p in LANGUAGES[c].packages), *BUILD_PACKAGES]
+
+
+def pip_reason(output: str) -> str:
+    """pip's own reason: its error lines, not its last line ("note: This error originates from a subprocess")."""
+    lines = [line.strip(" │╰─>×") for line in output.splitlines()]
+    errors = [line for line in lines if line.startswith(("ERROR:", "error:")) or "No matching distribution" in line]
+    return " ".join(dict.fromkeys(errors or lines[-3:])).strip()
+
+
+def pip_command(packages: Iterable[str], wheel_dir: Path | None = None) -> list[str]:
+    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
+    if wheel_dir is not None:
+        command += ["--no-index", "--find-links", str(wheel_dir)]
+    return [*command, *packages]
+
+
+def install_language_packages(
+    codes: Iterable[str],
+    wheel_dir: Path | None = None,
+    report: Callable[[str], None] = print,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> list[str]:
+    """Installs the packages of the languages not ready; raises ``VoicedeskError`` with pip's reason when pip fails."""
+    codes = list(codes)
+    packages = missing_packages(codes)
+    if not packages:
+        return []
+    names = ", ".join(LANGUAGES[c].name for c in codes if not language_status(c).ready)
+    source = f"the wheels in {wheel_dir}" if wheel_dir is not None else "PyPI"
+    report(f"Installing the G2P packages for {names} from {source}: {' '.join(packages)}")
+    if wheel_dir is not None and not Path(wheel_dir).is_dir():
+        raise VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"{wheel_dir} is not a folder of wheels.")
+    command = pip_command(packages, wheel_dir)
+    try:
+        done = run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise VoicedeskError(ErrorCode.WEIGHTS_MISSING, f"Could not run pip ({exc}).") from exc
+    if done.returncode != 0:
+        wanted = download_requirements(c for c in codes if not language_status(c).ready)
+        hint = (
+            f"Put what they need in {wheel_dir} (`pip download -d DIR {' '.join(wanted)}` on a machine with "
+            "internet), then run the command again."
+            if wheel_dir is not None
+            else f"Install them yourself with `pip install {' '.join(packages)}`, or check the network."
+        )
+        raise VoicedeskError(
+            ErrorCode.WEIGHTS_MISSING,
+            f"pip could not install {' '.join(packages)}: {pip_reason(done.stderr + done.stdout) or 'no reason given'}",
+            hint,
+        )
+    import importlib
+
+    importlib.invalidate_caches()
+    still = [LANGUAGES[c].name for c in codes if not language_status(c).ready]
+    if still:
+        raise VoicedeskError(
+            ErrorCode.WEIGHTS_MISSING,
+            f"pip installed {' '.join(packages)}, but {', '.join(still)} is still not ready: "
+            + "; ".join(not_ready_message(language_status(c)) for c in codes),
+        )
+    return packages

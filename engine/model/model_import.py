@@ -1,12 +1,5 @@
-"""``voicedesk models import DIR``: fill the Hugging Face cache from a folder, for machines without internet.
-
-The folder holds what ``hexgrad/Kokoro-82M`` holds (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``;
-voice packs may also sit next to the model) and optionally spaCy's ``en_core_web_sm-*.whl``. Every file is
-checked before anything is written (the config parses, the checkpoint loads, each voice pack has the right
-shape), then copied into the cache layout ``hf_hub_download`` reads with ``HF_HUB_OFFLINE=1``:
-``models--hexgrad--Kokoro-82M/refs/main`` naming a revision and ``snapshots/<revision>/<file>``. Files join
-the snapshot ``main`` already points to; a fresh cache gets a revision named after the imported content.
-"""
+"""``voicedesk models import DIR``: fill the Hugging Face cache from a folder, for machines without internet. Every
+file is checked before anything is written, then copied into the layout ``hf_hub_download`` reads offline."""
 
 from __future__ import annotations
 
@@ -141,9 +134,8 @@ def import_dir(
     report: Callable[[str], None] = print,
     languages_only: bool = False,
 ) -> ImportResult:
-    """Validates everything in ``source``, then copies it into the cache. Nothing is written on a bad file.
-    ``languages_only``: the folder may hold only language wheels (``models import DIR --languages``), so finding
-    no Kokoro file in it is no error."""
+    """Validates everything in ``source``, then copies it into the cache; nothing is written on a bad file.
+    ``languages_only``: a folder of language wheels alone is no error."""
     source = Path(source).expanduser()
     plan = find_importable(source, repo_id, allow_empty=languages_only)
     validate(plan, repo_id)

@@ -1,8 +1,4 @@
-"""``voicedesk models fetch | status | import DIR``: get Kokoro's files onto this machine and check them.
-
-Registered by ``engine.commands`` through ``register(subparsers)``; also runnable alone as
-``python -m voicedesk.engine.model.models_cli ...``. Registration imports nothing heavy (``--help`` stays fast).
-"""
+"""``voicedesk models fetch | status | import DIR``: get Kokoro's files onto this machine and check them."""
 
 from __future__ import annotations
 
@@ -84,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from voicedesk.engine.model import language_setup, languages, weights
+    from voicedesk.engine.model import languages, weights
 
     if getattr(args, "stt", None):
         from voicedesk.engine.model.stt_models import fetch_stt_model
@@ -94,9 +90,11 @@ def run_fetch(args: argparse.Namespace) -> int:
     voices = args.voices
     codes = languages.parse_languages(args.languages) if getattr(args, "languages", None) else []
     if codes:
-        language_setup.install_language_packages(codes)
+        languages.install_language_packages(codes)
         named = weights.resolve_fetch_voices(voices) if voices else []
-        voices = ",".join(dict.fromkeys([*named, *language_setup.voices_of(codes)]))
+        from voicedesk.engine.model.voices import KNOWN_VOICES
+
+        voices = ",".join(dict.fromkeys([*named, *(v for v in KNOWN_VOICES if v[0] in codes)]))
     weights.fetch(voices=voices)
     from voicedesk.engine.text.frontend.grammars import build_grammars, nemo_version
 
@@ -115,12 +113,12 @@ def run_status(args: argparse.Namespace, header: bool = True) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from voicedesk.engine.model import language_setup, languages
+    from voicedesk.engine.model import languages
     from voicedesk.engine.model.model_import import import_dir
 
     codes = languages.parse_languages(args.languages) if getattr(args, "languages", None) else []
     if codes:
-        language_setup.install_language_packages(codes, wheel_dir=args.folder.expanduser())
+        languages.install_language_packages(codes, wheel_dir=args.folder.expanduser())
     import_dir(args.folder, languages_only=bool(codes))
     return run_status(argparse.Namespace(all_voices=False), header=False)
 

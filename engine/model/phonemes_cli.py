@@ -1,12 +1,6 @@
-"""``voicedesk phonemes TEXT|-``: what the model will receive for a text, without running the model.
-
-stdout holds one line per model call (each chunk the session would cut, then each piece of at most 510 phonemes)
-with exactly the phoneme string ``KModel`` gets; with ``--lines``, one line per line of stdin, its model calls
-separated by tabs, flushed as each is ready (a script can keep it open). ``--explain`` writes to stderr the spoken
-text of each chunk and every rule that changed something. Only the front-end and the G2P are loaded (English
-without kokoro or torch: ``english_g2p``), so it starts in about a second and works before `voicedesk models
-fetch` has fetched a voice.
-"""
+"""``voicedesk phonemes TEXT|-``: the exact phoneme strings ``KModel`` will get for a text, one line per model call
+(``--lines``: per stdin line; ``--explain``: the rules that changed it), without the model, so it starts in about a
+second and works before any voice is fetched."""
 
 from __future__ import annotations
 
@@ -62,8 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def chunks_of(text: str, language: str | None = None) -> list[tuple[str, bool]]:
-    """The chunks a session speaks this text in with a voice of ``language``, each with whether it continues a
-    line (``engine.text.chunk_markup``); SSML stays whole: its elements must not be cut."""
+    """The chunks a session speaks this text in, each with whether it continues a line; SSML stays whole."""
     if text.lstrip().startswith("<speak"):
         return [(text.strip(), False)]
     from voicedesk.engine.text.chunk_markup import LineStarts
@@ -120,8 +113,7 @@ def run_phonemes(args: argparse.Namespace) -> int:
 
 
 def _front_end_process():
-    """A process of its own for the front-end: the two loads (NeMo, spaCy) take a core each. Forked where that is
-    safe (Linux, one thread: nothing imported twice), else spawned."""
+    """A process of its own for the front-end (NeMo and spaCy load on a core each); forked where safe, else spawned."""
     import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
@@ -147,12 +139,9 @@ def _spoken(text: str, language: str, settings: TextSettings) -> list[tuple[str,
 
 
 def g2p_pipeline(language: str):
-    """The language's G2P as a session builds it, without a model: English is misaki's G2P alone
-    (``english_g2p``); other languages (and runs of their script in English) a ``KPipeline`` built on first use.
-    Both wrapped as the synthesizer wraps them (spoken forms, vocabulary). No weights needed."""
+    """The language's G2P as a session builds and wraps it, without a model or weights (English: misaki alone)."""
     from voicedesk.engine.model import weights
-    from voicedesk.engine.model.g2p_pipelines import G2PPipelines
-    from voicedesk.engine.model.language_g2p import LanguageG2P
+    from voicedesk.engine.model.g2p_pipelines import G2PPipelines, LanguageG2P
 
     pipelines = G2PPipelines(weights.REPO_ID, False, weights.cached_vocab())
     if language not in "ab":

@@ -1,26 +1,11 @@
-"""The CPU side of speech across cores: text front-end and G2P of every session's upcoming sentences in a pool of
-worker processes, so the model's thread only runs forwards and the event loop's process keeps its core.
+"""The CPU side of speech across cores: front-end and G2P of every session's upcoming sentences in worker processes, so
+the model's thread only runs forwards and the event loop keeps its core.
 
-An instance's capacity is set by its CPU before its GPU (the AWS sample's Kokoro load test on ml.g5.xlarge: CPU at
-100 %, GPU at 39 %): misaki's G2P (spaCy) and the text front-end (NeMo's grammars) are pure Python, so in one
-process they share one interpreter lock with the event loop and the model's thread. ``PreparePool`` runs them in
-``workers`` processes (``spawn``: a fresh interpreter, no forked copy of the model or of torch's threads). Each
-worker loads the front-end and the G2P once, when it starts (``start_worker``: NeMo's grammars from their cache,
-misaki and spaCy), never per request; a sentence goes over as (text, language, settings) and comes back as its
-``PreparedText`` (picklable: ``engine.model.prepared``), with the CPU time of each stage.
-
-A sentence still arriving is warmed in the pool too (``warm``): a worker normalizes its finished numbers and units
-(``FrontEnd.warm``) and hands the stretches it normalized back; they travel with the sentence when it is prepared,
-so whichever worker gets it finds them in its memo (each process has its own). A warm is a hint that never delays
-real work: only the newest fragment waits, and it starts only while a worker would still be left idle for a
-sentence arriving meanwhile, so it never sits in the executor's queue ahead of one (on one worker: never).
-
-Errors raised in a worker come back as the same ``VoicedeskError`` (class, code, message, advice), so a client
-sees exactly what it would see with preparation in-process. A worker that dies breaks the executor
-(``BrokenProcessPool``): the pool starts fresh processes and sends each sentence that was in it once more; a
-sentence whose worker dies twice fails with ``synthesis_failed`` saying so. ``close`` cancels what waits, lets
-the workers finish and joins them: no process is left behind.
-"""
+An instance is CPU-bound before GPU-bound (the AWS sample's load test on ml.g5.xlarge: CPU 100 %, GPU 39 %), and
+misaki and NeMo are pure Python. Workers (``spawn``) load the front-end and G2P once. A warm goes to a worker only
+while one would stay idle, so it never delays real work. A worker's error comes back as the same ``VoicedeskError``;
+a dead worker is replaced and its sentences sent once more (a second death fails with ``synthesis_failed``);
+``close`` leaves no process behind."""
 
 from __future__ import annotations
 
@@ -56,11 +41,9 @@ MemoEntries = tuple[tuple[str, str], ...]
 
 
 def auto_workers(device: str, cores: int | None = None) -> int:
-    """``--prepare-workers auto``: one process per core but one when the model runs on a GPU and there are at least
-    three cores; otherwise none (in-process). The core left over keeps the event loop, the model's thread (which
-    launches the GPU's kernels) and the encoders. On one or two cores a pool only moves the same work onto the same
-    cores, plus the pickling and a copy of the front-end per process; with the model on the CPU its forwards already
-    use every core (torch's threads), so processes would take cores from the forward they are meant to feed."""
+    """``--prepare-workers auto``: one process per core but one with the model on a GPU and at least three cores;
+    otherwise none. On fewer cores, or with the model on the CPU, a pool would only take cores from the forward it
+    feeds."""
     if cores is None:
         cores = os.cpu_count() or 1
     return cores - 1 if device.startswith("cuda") and cores >= 3 else 0
@@ -98,8 +81,7 @@ class TextPreparation:
 
 @dataclass(frozen=True, slots=True)
 class WorkerSetup:
-    """What a worker needs to build its G2P: the model's repository and phoneme vocabulary, and the languages to
-    load at start."""
+    """What a worker needs to build its G2P: the model's repository, its vocabulary and the languages to load."""
 
     repo_id: str
     vocab: frozenset[str]
@@ -108,8 +90,7 @@ class WorkerSetup:
 
 @dataclass(frozen=True, slots=True)
 class _Failure:
-    """A ``VoicedeskError`` raised in a worker, carried by value: its subclasses take other arguments than the ones
-    ``Exception`` pickles, so the error is rebuilt on this side with the same class, code, message and advice."""
+    """A worker's ``VoicedeskError`` carried by value and rebuilt here (its subclasses do not pickle)."""
 
     kind: type[VoicedeskError]
     code: str
@@ -162,8 +143,7 @@ def prepare_in_worker(
 
 
 def warm_in_worker(text: str, language: str, settings: TextSettings) -> MemoEntries:
-    """Normalizes the finished stretches of a sentence still arriving (``FrontEnd.warm``) and returns them, so they
-    can go along to whichever worker prepares the sentence. A hint: any error is left for the sentence to meet."""
+    """Normalizes a still-arriving sentence's finished stretches and returns them, to travel with the sentence."""
     assert _preparation is not None, "start_worker runs first"
     memo = _memo(_preparation.front_end, language)
     if memo is None:
@@ -205,10 +185,8 @@ class StageSamples:
 
 
 class PreparePool:
-    """``submit(text, language, settings)`` → a future of its ``PreparedText``, prepared in a worker process.
-
-    ``task``/``initializer`` are the worker's functions (module-level, so ``spawn`` can import them); tests give
-    their own to make a worker die."""
+    """``submit(text, language, settings)`` → a future of its ``PreparedText``, prepared in a worker process;
+    ``task``/``initializer`` are module-level for ``spawn`` (tests give their own)."""
 
     def __init__(
         self,
@@ -252,10 +230,8 @@ class PreparePool:
         )
 
     def start(self) -> None:
-        """Blocks until every worker has started and loaded its front-end and G2P (at server start, not on the
-        first requests). The executor starts a process per task while none is idle, so one task each starts all;
-        but a worker that is ready first may answer every task while another is still loading, so probes go out
-        until each worker has answered one (a worker answers only once its initializer is done)."""
+        """Blocks until every worker has loaded its front-end and G2P; probes go out until each one has answered, since
+        a ready worker may answer all while another still loads."""
         with self._lock:
             executor = self._executor
         answered: set[int] = set()
@@ -281,8 +257,7 @@ class PreparePool:
         return outer
 
     def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> None:
-        """A sentence still arriving, to warm in a worker; returns at once. Only the newest fragment waits (a
-        fragment grows; the older one is contained in it), and it starts only while a worker stays idle beside it."""
+        """A still-arriving sentence to warm in a worker; only the newest waits, and only while a worker stays idle."""
         with self._warm_lock:
             self._warm_next = (text, language, settings)
         self._start_warm()

@@ -1,10 +1,5 @@
-"""What the CPU side hands the model: a sentence's phoneme pieces (each at most 510 symbols, exactly what
-``KModel`` receives) and, for English, its G2P tokens with the source characters each one speaks.
-
-``prepare_pieces`` runs misaki through the language's ``KPipeline`` (its ``g2p`` and ``en_tokenize``, so the
-chunking at 510 phonemes is Kokoro's own); everything here is picklable, so the front-end and G2P can run ahead of
-the model or in another process.
-"""
+"""What the CPU side hands the model: a sentence's phoneme pieces (each at most 510, chunked by Kokoro's own code) and,
+for English, its G2P tokens with their source characters; picklable, so it can run in another process."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Speech-to-text models: faster-whisper's converted Whisper models in the Hugging Face cache, found without network.
-
-``voicedesk models fetch --stt NAME`` downloads one once (faster-whisper's own name → repository table, through
-huggingface_hub) and checks every file against the hub's checksums, fetching again what is damaged. Loading never
-downloads: a missing model is an error that names that command. NAME may also be a folder holding a model.
-"""
+"""Speech-to-text models: faster-whisper's Whisper models in the Hugging Face cache, found without network; ``voicedesk
+models fetch --stt NAME`` downloads one once and checks it."""
 
 from __future__ import annotations
 

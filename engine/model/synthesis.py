@@ -50,10 +50,8 @@ class Synthesizer(Protocol):
         should_stop: Callable[[], bool] | None = None,
         settings: TextSettings | None = None,
     ) -> SynthesisResult:
-        """``should_stop`` is polled while the model runs; when it turns true the call may raise to stop early.
-        ``settings``: how the text front-end reads the text (markup, URLs, code, emoji, lexicon); None: defaults.
-        The session passes it only when a session's text settings are not the defaults, so synthesizers written
-        before the front-end keep working."""
+        """``should_stop`` is polled while the model runs (true: it may raise to stop early); ``settings`` is passed
+        only when not the defaults, so older synthesizers keep working."""
         ...
 
     def check_voice(self, voice: str) -> str:
@@ -71,8 +69,7 @@ class PreparesAhead(Protocol):
 
     @property
     def prepare_workers(self) -> int:
-        """Worker processes that prepare sentences (``engine.model.prepare_pool``); 0: one at a time, in-process.
-        With workers, every sentence is handed over as soon as it is queued for the model, not only the next."""
+        """Worker processes preparing sentences (0: in-process); with workers every queued sentence is handed over."""
         ...
 
     def prepare_ahead(self, text: str, voice: str, settings: TextSettings) -> None:

@@ -1,9 +1,5 @@
-"""Kokoro voices: the catalogue of Kokoro-82M v1.0 voices, voice specs, and voice-pack checks.
-
-A voice spec is what a person types: a name (``af_heart``), a path to a ``.pt`` voice pack, or a weighted
-blend (``af_heart:0.7,am_adam:0.3``; ``af_heart,am_adam`` means equal weights). Parsing is pure and needs no
-torch, so the CLI and the protocol can validate specs cheaply; loading lives in ``engine.model.kokoro_synth``.
-"""
+"""Kokoro voices: the catalogue, and voice specs as a person types them (``af_heart``, a ``.pt`` path, a blend
+``af_heart:0.7,am_adam:0.3``), parsed without torch so specs are checked cheaply."""
 
 from __future__ import annotations
 
@@ -61,8 +57,7 @@ class VoiceInfo:
     known: bool
     """One of the Kokoro-82M v1.0 voices (False: a custom pack found in the local cache)."""
     language_ready: bool = True
-    """Its language's G2P and data are set up here (``engine.model.languages``); a voice is usable when this and
-    ``downloaded`` hold."""
+    """Its language's G2P is set up here; a voice is usable when this and ``downloaded`` hold."""
 
     @property
     def usable(self) -> bool:

@@ -1,19 +1,9 @@
-"""Where Kokoro's files come from: the Hugging Face cache, read without touching the network.
+"""Where Kokoro's files come from: the Hugging Face cache, read without network.
 
-Loading never downloads: it looks files up with ``try_to_load_from_cache`` and, when one is missing, raises
-``WeightsMissingError`` naming the file and the command that fixes it, in milliseconds (an unreachable hub
-would otherwise cost ~23 s of retries per file, and a silent 330 MB download is not something an app should
-start on its own). Downloading happens in ``voicedesk models fetch`` (``fetch``), with huggingface_hub's
-progress bars; ``voicedesk models import DIR`` (``engine.model.model_import``) fills the same cache from a folder
-for machines without internet. Everything honours ``HF_HOME`` / ``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE``.
-
-The G2P's spaCy pipeline (``en_core_web_sm``) is not on PyPI under that name, and misaki would call
-``spacy.cli.download`` (network) to get it. We take the wheel spaCy publishes on the hub
-(``spacy/en_core_web_sm``), through the same cache, and unpack it into voicedesk's data folder
-(``spacy_model_dir()``), which ``activate_spacy_model_dir`` puts on ``sys.path``. Unpacking a pure-Python
-wheel is what installing it means; doing it ourselves works in frozen apps and venvs without pip, and never
-touches the user's site-packages. An ``en_core_web_sm`` installed the usual way (pip) is used as is.
-"""
+Loading never downloads: a missing file raises ``WeightsMissingError`` naming the command that fixes it, in milliseconds
+(an unreachable hub costs ~23 s of retries per file). ``voicedesk models fetch`` downloads. spaCy's ``en_core_web_sm``
+is not on PyPI, and misaki would download it; we take spaCy's wheel from the hub through the same cache and unpack it
+into our data folder (``spacy_model_dir``), which works in frozen apps and never touches site-packages."""
 
 from __future__ import annotations
 
@@ -96,8 +86,7 @@ def cached_file(filename: str, repo_id: str = REPO_ID, cache_dir: str | Path | N
 
 
 def cached_vocab(repo_id: str = REPO_ID, cache_dir: str | Path | None = None) -> frozenset[str] | None:
-    """The model's phoneme vocabulary from the cached config.json, without loading the weights (None: not
-    fetched yet, or unreadable)."""
+    """The model's phoneme vocabulary from the cached config.json (None: not fetched, or unreadable)."""
     import json
 
     config = cached_file(CONFIG_FILE, repo_id, cache_dir)

@@ -1,16 +1,9 @@
-"""What the text front-end should read for each chunk: markup is written for whole documents and lines, and a
-chunk is a piece of them.
+"""What the text front-end reads for each chunk: markup is written for whole documents and lines, and a chunk is a
+piece of them.
 
-``LineStarts`` follows the text as written and says of each chunk whether it begins a line: markdown reads a list
-item, heading or quote only there (a chunk "2025." cut after "March 15," is a year, not an empty list item).
-
-For SSML: the chunker cuts a document between its top-level sentences (``engine.text.chunker_spans``), and inside
-an element only when the element alone is over the phoneme ceiling; so its chunks are ``<speak …>First.``,
-``Second.`` … ``Last.</speak>``, and a long ``<prosody>`` may be cut between words. ``SsmlDocuments`` has the
-session hand the front-end each chunk wrapped in the document's own ``<speak …>`` tag (its ``xml:lang`` and
-namespace kept), the start tags of the elements open before it, and the end tags of those open after it, so every
-piece is well-formed; ``sentence_start.text`` stays the chunk as sent. Pure.
-"""
+``LineStarts`` says whether a chunk begins a line (markdown reads a list item or heading only there: "2025." cut
+after "March 15," is a year). ``SsmlDocuments`` wraps each SSML chunk in its document's ``<speak>`` tag and the
+elements open around it, so every piece is well-formed. Pure."""
 
 from __future__ import annotations
 
@@ -70,8 +63,7 @@ class SsmlDocuments:
 
 
 class LineStarts:
-    """Follows one session's text as fed and its chunks as released (each the next stretch of the text, stripped of
-    whitespace): ``begins_line`` says whether a chunk begins a line as written. Pure."""
+    """Follows a session's text and its chunks: ``begins_line`` says whether a chunk begins a line as written."""
 
     __slots__ = ("_at_line_start", "_text")
 

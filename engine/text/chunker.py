@@ -1,71 +1,39 @@
-"""Incremental sentence chunking: turns a stream of text fragments (LLM tokens) into chunks worth synthesizing.
+"""Incremental sentence chunking: a stream of text fragments (LLM tokens) in, chunks worth one Kokoro call out.
 
-Kokoro speaks a chunk at a time, so where the text is cut decides both latency and prosody. The rules:
+Where text is cut decides both latency and prosody:
 
-- **Early first fragment.** The first chunk of an utterance (after construction, ``flush`` or ``reset``) goes out at
-  the first clause boundary (``,`` ``;`` ``:`` ``—``, a spaced `` - ``, CJK ``，、；：``) or sentence end once it has
-  ``min_first_words`` words, or at its first clause opening (``engine.text.chunker_phrases``: before a
-  conjunction or relative pronoun, with five words before it: "Let me check the lights | and set the heating") as
-  soon as the word after it shows it is one; a bare phrase boundary (a preposition) only in a long first clause,
-  since each cut is a model call whose intonation starts afresh. Failing all,
-  it is forced once it has ``first_fragment_max_words`` words, at a phrase boundary, never inside a phrase ("the
-  living | room", "enough | time"), waiting up to a few more words for one. First audio then waits for a few
-  words, not for a long first sentence (peers' top complaint). Later chunks are whole sentences.
-- **Sentence ends.** ``.`` ``!`` ``?`` ``…`` and runs of them (``?!``, ``...``) end a sentence before whitespace;
-  CJK ``。！？`` end it at once (no space follows them); every newline ends one (list items, agent replies).
-  Closing quotes and brackets after the punctuation stay with their sentence.
-- **Look-ahead, as short as possible.** A run of terminal punctuation is decided by the first non-space character
-  after it (a newline or ``flush`` decides at once): lower-case means the sentence goes on ("wait... what",
-  '"Stop!" she said'); otherwise it ends, unless the word before a single period says otherwise:
-  titles ("Dr. Smith", "St. Louis", "e.g. Paris"), an initial before a capital ("J. R. R. Tolkien"), a number
-  abbreviation before a digit ("No. 5", "Jan. 12"), dotted abbreviations before a word ("the U.S. Army"), or a
-  list marker at the start of a line ("1. First item"). "etc.", "Inc.", "a.m." and the like *do* end a sentence
-  before a capital ("..., pears, etc. The next"), since that is how they are mostly used; before a lower-case
-  word they do not. Periods, colons and question marks with no space after them never cut: decimals, versions,
-  times, URLs, e-mail addresses, file names ("3.14", "v1.2.3", "10:30", "a.b?c=d", "x@y.org", "report.pdf").
-  When a rule is unsure it does not cut: a missed cut costs a little latency, a wrong cut an audible pause.
-- **Floor and ceiling.** A sentence shorter than ``min_sentence_chars`` is held and merged with the next one
-  when that is already in hand ("Ok. Let me look." is one chunk: "Ok." alone sounds odd and costs a model call; a
-  CJK character counts as three, being a syllable); the early first fragment is exempt (it has its word minimum;
-  each CJK character counts as a word), and so is the rest of a sentence cut before its end (by the first
-  fragment, the ceiling or ``release_all``): "for you." goes out at its end, not glued to the next sentence.
-  A chunk whose phoneme estimate (``engine.text.chunker_phonemes``, conservative, no G2P) would exceed
-  ``max_chunk_phonemes`` (Kokoro's 510) is cut at its last sentence end, else its last clause boundary, else its
-  last word boundary, else where it is.
-- **Never sit on finished text: say what is held.** The chunker has no clock. ``held`` (``engine.text.chunker_held``)
-  tells the session how much it holds, whether that ends a sentence as far as it can tell (waiting only for
-  look-ahead, for CJK closers, or to merge a short sentence) and where the last sentence end is; after a quiet
-  spell the session calls ``release_sentences()`` (up to that end) or ``release_all()``. Neither ends the
-  utterance (``flush`` does); the early first fragment is spent once anything was released.
-- **What the front-end reads whole stays whole** (``engine.text.chunker_spans``): no cut inside an inline override
-  ``[word](/phonemes/)`` or a markdown link ``[text](url)``, nor between a number and its unit or the word it
-  counts (``-5 °C``, ``1,200 W``, ``20 km/h``, ``6:45 AM``, unless that word opens a clause or phrase: "at 5 |
-  and"). In an SSML document (``<speak>…</speak>``) only sentence ends at its top level are cut (never inside a
-  tag or an element below the root, never at a clause or newline; a sentence followed by a tag keeps it). The
-  phoneme estimate counts what is spoken: an override costs its phonemes; a link its text and, erring high, its
-  target (one never closed, ``[a](`` repeated, is read whole, and may not let a chunk past the ceiling).
-- **Fragmentation invariance.** Every decision depends only on the characters, never on how they were split
-  into fragments: the same text fed whole, one character at a time, or in any pieces gives the same chunks
-  and the same ``held``.
-- **Linear cost.** Each character is examined once, plus once more after a cut for the characters past the
-  cut (bounded by a chunk: a release, or a first-fragment cut at an earlier phrase boundary); the held text is
-  bounded by the ceiling; ``scanned_chars`` counts the work.
+- Early first fragment: the first chunk of an utterance goes out at its first clause boundary once it has
+  ``min_first_words`` words, or where a clause opens (``chunker_phrases``); failing that it is forced at
+  ``first_fragment_max_words`` words at a phrase boundary, never inside a phrase. Later chunks are whole sentences.
+- Sentence ends: ``. ! ? …`` and runs of them before whitespace, CJK ``。！？`` at once, every newline. A run is
+  decided by the next non-space character (lower-case: the sentence goes on); a single period after a title,
+  initial, number abbreviation or list marker does not end one (``chunker_rules``). Unsure means no cut: a missed
+  cut costs latency, a wrong one an audible pause.
+- Floor and ceiling: a sentence under ``min_sentence_chars`` merges with the next one already in hand; a chunk whose
+  phoneme estimate (``chunker_phonemes``) would pass ``max_chunk_phonemes`` is cut at its last sentence end, else
+  clause, else word boundary.
+- No clock: ``held`` (``chunker_rules.HeldText``) says what is held and why; the session calls
+  ``release_sentences()`` or ``release_all()`` after a quiet spell.
+- No cut inside what the front-end reads whole (``chunker_spans``): overrides, links, a number and its unit, an SSML
+  element.
+- Fragmentation invariance: the same text in any pieces gives the same chunks and the same ``held``; each character
+  is examined about once (``scanned_chars``).
 
-Chunks are the input text between cuts, stripped of surrounding whitespace (inner newlines are kept), never
-empty: concatenated, they hold every non-space character of the input in order.
-"""
+Chunks are the input between cuts, stripped, never empty: together they hold every non-space character in order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
 from voicedesk.engine.text.chunker_phonemes import (
     CJK,
+    CJK_PHRASE_WAIT,
     QUARTERS,
     SPACE,
     PhonemeEstimator,
     char_kind,
+    char_kind_for,
+    cjk_phrase_boundary,
     estimate_phonemes,
     is_cjk,
 )
@@ -81,13 +49,14 @@ from voicedesk.engine.text.chunker_rules import (
     NEWLINES,
     SPACED_CLOSERS,
     TERMINALS,
+    HeldEnd,
+    HeldText,
     clean_word,
     cut_may_follow,
     run_ends_sentence,
     run_ends_unless_lower,
 )
 from voicedesk.engine.text.chunker_spans import SpanGuard, is_number_token, number_binds
-from voicedesk.engine.text.language_rules import CJK_PHRASE_WAIT, char_kind_for, cjk_phrase_boundary
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -192,8 +161,8 @@ class IncrementalSentenceChunker:
         return self._take()
 
     def flush(self) -> str | None:
-        """Ends the utterance: returns what is held as one last chunk (None if only whitespace) and starts over,
-        so the next utterance gets an early first fragment again."""
+        """Ends the utterance: what is held as one last chunk (None if only whitespace); the next gets a first
+        fragment."""
         chunk = None
         if self._start is not None:
             chunk = self._slice(self._start, self._base + len(self._buf)).strip() or None
@@ -205,12 +174,8 @@ class IncrementalSentenceChunker:
         self._reset_utterance()
 
     def release_sentences(self) -> list[str]:
-        """Releases the held text up to and including its last sentence end (``held.sentence_chars``) as the
-        chunks a cut there makes (one: the held text is always under the phoneme ceiling); [] if none.
-
-        For the owner of the clock, once text has waited long enough ("release on quiet"). Unlike ``flush`` it
-        does not end the utterance, except that the early first fragment is spent; the rest stays held and
-        what is fed next continues it."""
+        """Releases the held text up to its last sentence end (``held.sentence_chars``) as one chunk; [] if none. It
+        does not end the utterance (``flush`` does), but spends the early first fragment."""
         end, _ = self._last_end()
         if end is None:
             return []
@@ -219,9 +184,8 @@ class IncrementalSentenceChunker:
         return self._take()
 
     def release_all(self) -> list[str]:
-        """Releases everything held as the chunks a cut at its end makes (one), even mid-sentence; [] if
-        nothing is held. Like ``release_sentences`` it keeps the utterance going: text fed next that finishes
-        the released sentence is a continuation, released at its sentence end however short."""
+        """Releases everything held as one chunk, even mid-sentence; [] if nothing is held. Text fed next continues the
+        released sentence."""
         if self._start is None:
             return []
         _, tail = self._last_end()
@@ -232,8 +196,8 @@ class IncrementalSentenceChunker:
 
     @property
     def held(self) -> HeldText | None:
-        """What is held and how it ends (see ``HeldText`` and ``HeldEnd``), or None when nothing is (whitespace
-        alone is never held). A snapshot: pure, no clock; the session turns it into release deadlines."""
+        """What is held and how it ends (``HeldText``), or None; a clock-free snapshot the session turns into
+        deadlines."""
         if self._start is None:
             return None
         end, tail = self._last_end()
@@ -371,8 +335,7 @@ class IncrementalSentenceChunker:
         self._account(i, c, kind, space, newline)
 
     def _resolve_pending(self, i: int, c: str, newline: bool) -> bool:
-        """``c`` (a newline or the first non-space) decides the pending sentence end or day's comma; returns
-        whether it cut."""
+        """``c`` (a newline or the first non-space) decides the pending sentence end; returns whether it cut."""
         pending = self._pending
         assert pending is not None
         if pending.kind == _TERM and c in SPACED_CLOSERS and not newline:
@@ -480,8 +443,8 @@ class IncrementalSentenceChunker:
             self._split_long(i)
 
     def _cjk_cut_due(self, before: str, after: str) -> bool:
-        """The early first fragment of unspaced text is cut at its limit, at a phrase boundary of the voice's
-        language (``language_rules``) when one comes within a few more characters."""
+        """Cuts unspaced text's first fragment at its limit, at a phrase boundary if one comes within a few
+        characters."""
         if self._words < self._max_first_words:
             return False
         forced = self._words >= self._max_first_words + CJK_PHRASE_WAIT
@@ -502,8 +465,8 @@ class IncrementalSentenceChunker:
         self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".")
 
     def _first_word_done(self, token_start: int, i: int) -> bool:
-        """A token of the early first fragment ended at ``i``: the planner may force the cut (at ``i`` or an
-        earlier phrase boundary); returns whether it did."""
+        """A first-fragment token ended at ``i``: the planner may force the cut there or earlier; returns whether it
+        did."""
         assert self._planner is not None
         if i - token_start > _MAX_WORD:
             token, may_follow = "", True  # too long to be an abbreviation or a function word
@@ -519,8 +482,7 @@ class IncrementalSentenceChunker:
     # ---- cutting --------------------------------------------------------------------------------------
 
     def _cuttable(self, p: int) -> bool:
-        """A word or clause boundary at ``p`` may be cut: not inside a span, nor anywhere in SSML (there only
-        top-level sentence ends are)."""
+        """A word or clause boundary at ``p`` may be cut: not inside a span, and never in SSML."""
         return not self._guard.ssml and not self._guard.inside(p)
 
     def _word_boundary(self, token_start: int, i: int) -> None:
@@ -556,10 +518,8 @@ class IncrementalSentenceChunker:
         return False
 
     def _split_long(self, i: int) -> None:
-        """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary.
-
-        A sentence end beats a clause boundary beats a word boundary, except that a sentence or clause boundary
-        that would release less than a quarter of the ceiling loses to a word boundary (no sliver chunks)."""
+        """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary (sentence,
+        clause, word), never a sliver under a quarter of the ceiling."""
         floor = self._max_quarters // 4
         sentence, clause, word = self._last_sentence, self._last_clause, self._last_word
         for mark, ends in ((sentence, True), (clause, False)):
@@ -574,8 +534,7 @@ class IncrementalSentenceChunker:
             self._cut(i, sentence_end=False)
 
     def _cut(self, p: int, *, sentence_end: bool) -> bool:
-        """Releases the held text up to ``p`` as a chunk and rescans what follows it as a new chunk (which
-        continues a sentence unless ``p`` ends one)."""
+        """Releases the held text up to ``p`` as a chunk and rescans what follows as a new one."""
         assert self._start is not None and p > self._start
         chunk = self._slice(self._start, p).rstrip()
         if chunk:

@@ -1,27 +1,15 @@
-"""A conservative, pure estimate of how many phonemes Kokoro's G2P will produce for a text.
+"""A conservative, pure estimate of how many phonemes Kokoro's G2P will make of a text.
 
-The chunker must keep every chunk under Kokoro's 510-phoneme input, but it cannot run the G2P (misaki needs
-spaCy, ~600 MB and milliseconds per sentence; the chunker runs on every text fragment). So it counts instead,
-erring high, with weights calibrated against misaki 0.9.4 (``tests/engine/text/test_chunker.py`` checks real G2P
-output against this estimate when the spaCy model is installed):
+The chunker keeps every chunk under Kokoro's 510 phonemes but cannot run the G2P on every fragment (spaCy: ~600 MB,
+milliseconds a sentence), so it counts, erring high, with weights calibrated on misaki 0.9.4
+(``tests/engine/text/test_chunker.py`` checks them against the real G2P): letters by word (spelled-out capitals and
+non-ASCII letters cost more), 13 per digit, 10-30 per symbol read as words, 16 per CJK character ("Chinese letter"). On
+English prose the estimate runs 1.2-1.4 times the real count. Weights are integer quarter phonemes, so sums are exact
+and order-independent.
 
-- Letters are counted per *part*, a run of letters (a word, or a piece of a URL/identifier between symbols).
-  A part that reads as a word costs 1.25 per letter plus 0.5 (English prose is ~1.0-1.1 phonemes per character,
-  stress marks included), 2 per "u" ("music" → "mjˈuzɪk", "uvula"), and 4 per extra capital inside it
-  ("JSONParser"); "a"/"I" cost 2, other two-letter words 4 ("ax" → "ˈæks"), "ok" 5 ("ˌOkˈA"). Parts that misaki
-  spells letter by letter (ALL CAPS, no vowel, a single letter: "HTML", "xkcd", "x") cost 4 per letter, 10
-  per W ("dˈʌbᵊlju") and 10 per other non-ASCII letter ("ñ" → "ˌɛntˈɪldə").
-- Digits cost 13 each: "777,777,777" speaks as "seven hundred seventy seven million ...", about 11 per digit.
-- Symbols are read as words ("$" → "dollars and ... cents", "%" → "percent", "≤" → "less or equal to",
-  emoji → their names), so they cost 10-30. CJK characters cost 16 because the English G2P reads each as
-  "Chinese letter"; other scripts it spells by letter name (Thai 19 per letter), so they cost 20, except
-  Cyrillic and Devanagari (5) which come out short.
-- On English prose the estimate runs 1.2-1.4 times the real count, so a chunk cut at the 510 ceiling carries
-  roughly 350-420 real phonemes (~350 characters, about where long inputs start to sound rushed).
-- Every character costs at least 1/4, so a buffer under the limit is bounded in characters too.
-
-Weights are integers in quarter phonemes so sums are exact and order-independent.
-"""
+With the voice's language known (``char_kind_for``), its own script costs what its G2P makes of it, with a margin
+(measured phonemes per character: Japanese 2.9, weight 5; Mandarin 4.1, 6; Hindi 1.4, 2.5): with English weights a
+510-phoneme chunk of Japanese would hold about 30 characters, cut where nobody pauses."""
 
 from __future__ import annotations
 
@@ -155,7 +143,7 @@ class PhonemeEstimator:
     part_head: str = ""
     """The first two letters of the part, lower-cased (short words have their own costs)."""
     kind_of: Callable[[str], tuple[int, int]] = char_kind
-    """Weights per character: ``char_kind``, or the voice language's (``engine.text.language_rules``)."""
+    """Weights per character: ``char_kind``, or the voice language's (``engine.text.chunker_phonemes``)."""
 
     def add(self, c: str) -> None:
         kind, weight = self.kind_of(c)
@@ -221,9 +209,8 @@ class PhonemeEstimator:
 
 
 def estimate_phonemes(text: str) -> int:
-    """A conservative estimate of the phonemes misaki's English G2P makes of ``text`` (see module doc), read as
-    the front-end reads it: an inline override ``[word](/phonemes/)`` costs its phonemes, a link ``[text](url)``
-    its text and its target, erring high (``engine.text.chunker_spans``)."""
+    """A conservative estimate of the phonemes misaki's English G2P makes of ``text``, read as the front-end reads it
+    (an override costs its phonemes, a link its text and target)."""
     estimator = PhonemeEstimator()
     guard = SpanGuard()
     for i, c in enumerate(text):
@@ -241,6 +228,58 @@ second); digits, symbols, emoji and other scripts count as long as they are read
 
 
 def estimated_audio_s(text: str, speed: float) -> float:
-    """Seconds of audio ``text`` will make at ``speed``, counted on what is read ("9,876" and an emoji read as
-    words), not on its length: for compute budgets, never for scheduling."""
+    """Seconds of audio ``text`` will make at ``speed``, counted on what is read: for compute budgets, not
+    scheduling."""
     return estimate_phonemes(text) / SPOKEN_PHONEMES_PER_S / speed
+
+
+CharKind = Callable[[str], tuple[int, int]]
+
+CJK_PHONEMES = {"j": 5.0, "z": 6.0}
+"""Phonemes per CJK character (kana, kanji, hanzi) for the languages whose G2P reads them."""
+DEVANAGARI_PHONEMES = {"h": 2.5}
+
+
+def _quarters(phonemes: float) -> int:
+    return round(phonemes * QUARTERS)
+
+
+@lru_cache(maxsize=16)
+def char_kind_for(language: str | None) -> CharKind:
+    """``char_kind`` with the weights of the voice's language (``None`` or English: the English weights)."""
+    cjk = CJK_PHONEMES.get(language or "")
+    devanagari = DEVANAGARI_PHONEMES.get(language or "")
+    if cjk is None and devanagari is None:
+        return char_kind
+
+    @lru_cache(maxsize=8192)
+    def kind(c: str) -> tuple[int, int]:
+        found = char_kind(c)
+        if cjk is not None and is_cjk(c):
+            return CJK, _quarters(cjk)
+        if devanagari is not None and found[0] == OTHER and 0x0900 <= ord(c) <= 0x097F:
+            return OTHER, _quarters(devanagari) if unicodedata.category(c)[0] in "LM" else found[1]
+        return found
+
+    return kind
+
+
+CJK_PHRASE_WAIT = 8
+"""Characters past the first fragment's limit to wait for a phrase boundary before cutting at any character."""
+
+_ZH_PHRASE_ENDS = frozenset("的了着过和与在是把被就都也还又很")
+"""Mandarin particles and function characters a phrase ends after (没有|, 的|, 了|): jieba is the G2P's, not ours."""
+
+
+def _hiragana(c: str) -> bool:
+    return 0x3040 <= ord(c) <= 0x309F
+
+
+def cjk_phrase_boundary(language: str | None, before: str, after: str) -> bool:
+    """Whether unspaced text's first fragment may be cut between ``before`` and ``after``: Japanese where hiragana
+    meets a content word ("友達と|一緒に"), Mandarin after a particle ("去了|车站")."""
+    if language == "j":
+        return _hiragana(before) and not _hiragana(after)
+    if language == "z":
+        return before in _ZH_PHRASE_ENDS
+    return True

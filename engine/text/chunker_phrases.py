@@ -1,36 +1,10 @@
 """Where to force the first chunk's cut when no clause boundary came: at a phrase boundary, not inside a phrase.
 
-The chunker's early first fragment goes out at the first clause boundary; failing one, it is forced at a word
-boundary once it has ``first_fragment_max_words`` words. Cutting blindly there splits phrases ("the living | room",
-"enough | time"), which Kokoro speaks as two broken halves. ``FirstCutPlanner`` is told each word as it completes
-and picks a better boundary. A boundary lies between a word *before* it and a word *after* it; its tier:
-
-1. the word before does not bind to what follows, and the word after opens a clause: a conjunction, a relative
-   pronoun or complementizer ("…the lights | and set…", "…wondering | whether…");
-2. likewise, but the word after is a preposition or "to" ("…in the living room | for you", "enough time | to");
-3. likewise, but the word after opens a noun phrase or a clause subject ("…check | the current settings");
-4. the word before does not bind: no better reason, but not inside a phrase either ("living | room" is a tier 4
-   the lists cannot tell apart, which is why tier 4 comes last).
-
-A word *binds* to the next when nothing may come between them: determiners, possessives, quantifiers and
-premodifiers ("the", "my", "enough", "more"), prepositions and "to", conjunctions and relative pronouns,
-auxiliaries and modals ("will", "can", "I'm"), subject pronouns, "not"/"also"-like adverbs, verbs that take an
-infinitive ("want", "going") and a few phrasal verbs ("turn | on the lights"). A boundary after a binding word
-is never chosen; nor is one after a title, initial or list marker (``cut_may_follow``).
-
-The decision (``FIRST_CUTS``; each cut is a model call whose intonation starts afresh). **clause** (the default):
-the first tier-1 boundary with at least ``PHRASE_MIN_WORDS`` words before it is cut as soon as the word after it
-shows its tier ("Let me check the lights | and set the heating"); a bare phrase boundary only once the first
-clause is long. **phrase**: tier 2 eagerly too ("…settings | in the living room", but also "Add one half cup of
-water | to the reservoir"). **at-max**: nothing eagerly. Failing an eager cut by ``max_words`` words: the latest
-tier-1 boundary, else the latest tier-2 one (each after at least ``min_words`` words); with neither yet, it waits
-up to ``PHRASE_WAIT_WORDS`` more words for one (a clause boundary or sentence end arriving meanwhile cuts first,
-even better); past that bound it cuts at the latest tier-3 boundary, else the latest tier-4 one, else the latest
-one allowed at all.
-
-The lists are English and small on purpose. Text with no English function word among its first words
-(another language, or "one two three …") keeps the plain rule: the first allowed boundary after ``max_words``.
-"""
+Cutting blindly at ``first_fragment_max_words`` splits phrases ("the living | room"), which Kokoro speaks as two broken
+halves. ``FirstCutPlanner`` is told each word and ranks each boundary: 1 before a conjunction or relative pronoun, 2
+before a preposition, 3 before a noun phrase, 4 anywhere else, never after a word that binds to the next ("the", "will",
+"want"). ``FIRST_CUTS`` decides how eagerly (clause, the default; phrase; at-max). The word lists are English and small
+on purpose: text with no English function word keeps the plain rule."""
 
 from __future__ import annotations
 
@@ -97,8 +71,7 @@ _EDGE = "\"'“”‘’()[]{}«»‹›「」*_`.,;:!?¡¿…-–—"
 
 
 def phrase_word(token: str) -> str:
-    """A token as the word lists spell it: lower-case, curly apostrophes straightened, edge punctuation
-    stripped ('“Don’t,' → "don't")."""
+    """A token as the word lists spell it: lower-case, apostrophes straightened, edge punctuation stripped."""
     return token.replace("’", "'").strip(_EDGE).lower()
 
 
@@ -155,8 +128,7 @@ class FirstCutPlanner:
         """A boundary right after a number, undecided until the word after it shows it is not the number's unit."""
 
     def word_done(self, token: str, position: int, words: int, may_follow: bool) -> int | None:
-        """Takes the token that just ended at the boundary ``position`` (``words`` words so far, the token's
-        included; ``may_follow``: a cut may come right after it). Returns where to cut now, or None to wait."""
+        """Takes the token that ended at ``position``; returns where to cut now, or None to wait."""
         word = phrase_word(token)
         if word in ENGLISH_MARKERS:
             self._english = True

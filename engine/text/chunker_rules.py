@@ -1,11 +1,12 @@
-"""Character classes and the sentence-end decision the chunker applies at each ``.``/``!``/``?`` run.
-
-Kept apart from the state machine in ``engine.text.chunker`` so the rules can be read (and tested) as a table.
-"""
+"""Character classes, the sentence-end decision at each ``.``/``!``/``?`` run, and what the chunker says it holds
+(``HeldText``: the clock-free facts a session turns into "release on quiet" deadlines), kept apart from the chunker's
+state machine so they read as a table."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from enum import StrEnum
 
 NEWLINES = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 """What ``str.splitlines`` splits on: each ends a sentence."""
@@ -37,9 +38,8 @@ NEVER_END = frozenset(
     supt insp det st mt vs v e.g eg i.e ie cf viz approx
     """.split()
 )
-"""Titles and "for example"-like words: a capital after them starts a name or the rest of the sentence
-("Dr. Smith", "St. Louis", "e.g. Paris"). Rarely they do end a sentence ("the Dr. He"); then the sentence
-just runs on into the next one, which costs a little latency, never a wrong pause."""
+"""Titles and "for example"-like words: a capital after them starts a name ("Dr. Smith", "e.g. Paris"). When they do
+end a sentence the chunk just runs on, which costs latency, never a wrong pause."""
 
 BEFORE_NUMBER = frozenset(
     """
@@ -72,11 +72,8 @@ def clean_word(token: str) -> str:
 
 
 def period_ends_sentence(word: str, next_char: str, *, at_line_start: bool) -> bool:
-    """Whether "<word>. <next_char>" ends a sentence; ``next_char`` is not lower-case and not a space.
-
-    ``word`` is the token before the period (quotes stripped); ``at_line_start`` says whether that token is the
-    first on its line (so "1." is a list marker, not a sentence).
-    """
+    """Whether "<word>. <next_char>" ends a sentence (``next_char`` neither lower-case nor a space); "1." at a line
+    start is a list marker."""
     if not word:
         return True
     lower = word.lower()
@@ -95,12 +92,8 @@ def period_ends_sentence(word: str, next_char: str, *, at_line_start: bool) -> b
 
 
 def run_ends_sentence(single_period: bool, word: str, next_char: str, *, at_line_start: bool) -> bool:
-    """Whether a run of terminal punctuation followed by whitespace and then ``next_char`` ends a sentence.
-
-    A lower-case next word means the sentence goes on ("wait... what", '"Stop!" she said', "etc. and so on");
-    so does punctuation that cannot start a sentence. Otherwise "!", "?", "…" and "..." end it, and a single
-    period ends it unless the word before it says otherwise (``period_ends_sentence``).
-    """
+    """Whether a terminal run, whitespace and then ``next_char`` end a sentence: a lower-case word goes on, a single
+    period defers to ``period_ends_sentence``."""
     if next_char.islower() or next_char in ",;:.!?…)]}":
         return False
     if not single_period:
@@ -109,9 +102,8 @@ def run_ends_sentence(single_period: bool, word: str, next_char: str, *, at_line
 
 
 def run_ends_unless_lower(single_period: bool, word: str, *, at_line_start: bool) -> bool:
-    """Whether a terminal run followed by whitespace ends a sentence whatever comes next, short of a lower-case
-    word (which would show the sentence goes on): not after "Dr.", "J.", "No.", "U.S." or a list marker, since a
-    capital or a digit next would make those run on. "!", "?", "..." and "etc." end it."""
+    """Whether a terminal run and whitespace end a sentence whatever comes next short of a lower-case word: not after
+    "Dr.", "J.", "No.", "U.S." or a list marker."""
     if not single_period:
         return True
     return period_ends_sentence(word, "X", at_line_start=at_line_start) and period_ends_sentence(
@@ -125,3 +117,34 @@ def cut_may_follow(token: str, *, at_line_start: bool) -> bool:
     if not word.endswith("."):
         return True
     return run_ends_unless_lower(True, word[:-1], at_line_start=at_line_start)
+
+
+class HeldEnd(StrEnum):
+    """How the held text ends: what the chunker is waiting for at its tail."""
+
+    LOOK_AHEAD = "look-ahead"
+    """A sentence end (terminal punctuation and whitespace) waiting only for the next non-space character: a lower-case
+    word would still make it go on ("wait... what")."""
+    CLOSERS = "closers"
+    """A sentence end: a CJK terminal (``。！？``) held last, its run still open for closers."""
+    MERGING = "merging"
+    """A confirmed sentence end held so a short sentence can merge with the next (under ``min_sentence_chars``, or a
+    first fragment under ``min_first_words``)."""
+    UNSPACED = "unspaced"
+    """Terminal punctuation with nothing after it yet: "3." may become "3.14", so it is not in ``sentence_chars``;
+    ``release_all()`` releases up to it."""
+    OPEN = "open"
+    """Mid-sentence: more text is needed before the held text can end."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldText:
+    """A snapshot of what the chunker holds (``IncrementalSentenceChunker.held``); it does not change later."""
+
+    chars: int
+    """Characters held, as ``buffered_chars``: from the first non-space, trailing whitespace included."""
+    sentence_chars: int
+    """Held characters up to the last sentence end, closers included; what ``release_sentences()`` releases ("Sure. I
+    will" gives 5)."""
+    end: HeldEnd
+    """How the held text ends."""

@@ -1,25 +1,9 @@
-"""Where the chunker must not cut, so that each chunk still means what the text front-end would read in it.
+"""Where the chunker must not cut, so each chunk still means what the text front-end would read in it.
 
-The front-end (``engine.text.frontend``) reads some constructs as a whole; a cut inside one breaks it:
-
-- an inline pronunciation ``[Siobhan](/ʃɪvˈɔn/)`` and a markdown link ``[the docs](https://x.org)``: from the
-  ``[`` to the ``)`` closing the target (brackets and parentheses nest). ``[text]`` with no ``(`` right after
-  it is protected up to its ``]``. A newline, or more than ``MAX_SPAN_CHARS`` characters, gives up on the span
-  (stray brackets in ordinary text must not hold it back);
-- an SSML document ``<speak>…</speak>``: no cut inside a tag ``<…>`` nor inside an element below the root
-  (``<prosody>…</prosody>``, ``<say-as>…</say-as>``); between top-level sentences is allowed, and nothing else
-  (``ssml`` tells the chunker to offer only sentence ends). Outside ``<speak>``, ``<`` is an ordinary character
-  ("a < b").
-
-Numbers and their units (``-5 °C``, ``1,200 W``, ``20 km/h``, ``6:45 AM``) are guarded by the word rules
-instead (``number_binds``): their only boundary is a space, which no clause or sentence rule cuts at.
-
-``SpanGuard`` is fed each character the chunker examines, in order, with its absolute position; ``inside(p)``
-says whether a cut at ``p`` (between characters ``p-1`` and ``p``) would fall inside a span seen so far. The
-guard decides at each character, from the characters alone, so the chunker stays fragmentation-invariant. After
-a cut at ``p`` the chunker rescans from ``p`` with ``restart(p)``, which keeps only what is still open at a
-legal cut: being inside a ``<speak>`` document.
-"""
+``SpanGuard`` protects an inline pronunciation ``[Siobhan](/ʃɪvˈɔn/)`` or link ``[text](url)`` up to its closing ``)``
+(a newline or ``MAX_SPAN_CHARS`` gives up: stray brackets must not hold text back), and inside an SSML ``<speak>``
+document every tag and element below the root. It decides from the characters alone, so the chunker stays
+fragmentation-invariant. Numbers and their units are kept together by ``number_binds``."""
 
 from __future__ import annotations
 
@@ -56,7 +40,6 @@ class SpanGuard:
         "_tag_self_closing",
         "_tag_start",
         "_target_first",
-        "_target_start",
     )
 
     def __init__(self) -> None:
@@ -69,7 +52,6 @@ class SpanGuard:
         self._state = _NONE
         self._start = 0
         self._depth = 0
-        self._target_start = 0
         self._target_first = False
         self._override = False
         self._closed: tuple[int, int] | None = None
@@ -187,7 +169,6 @@ class SpanGuard:
             if c == "(":
                 self._state = _TARGET
                 self._depth = 1
-                self._target_start = i
                 self._target_first = True
                 self._override = False
                 return
@@ -232,9 +213,8 @@ def is_number_token(token: str) -> bool:
 
 
 def number_binds(next_token: str, free_words: frozenset[str]) -> bool:
-    """Whether a number binds to the token after it, so no cut may come between them: a unit or symbol
-    ("°C", "W", "km/h", "AM", "%"), a scale word or the noun it counts ("million", "apples"); not another
-    number, and not a word in ``free_words`` (conjunctions, prepositions, determiners: "at 5 | and then")."""
+    """Whether a number binds to the token after it (a unit, symbol, scale word or counted noun), so no cut comes
+    between them; not another number nor a word in ``free_words`` ("at 5 | and then")."""
     word = next_token.strip(_EDGE)
     if not word:
         return False

@@ -1,21 +1,14 @@
-"""Release on quiet: the clock-aware half of chunking, in one place (pure; time is passed in).
+"""Release on quiet, the clock-aware half of chunking (pure; time is passed in), so a finished sentence never waits for
+an agent that has paused.
 
-The chunker is clock-free: it cuts where the text says so and reports what it still holds and why
-(``IncrementalSentenceChunker.held``). ``QuietRelease`` adds the two rules of time, so a finished sentence is never
-kept waiting for an agent that has paused:
-
-- held text whose sentence has ended (terminal punctuation, with or without the space after it; CJK ``。！？``; a
-  newline) is released ``SENTENCE_RELEASE_DELAY_MS`` after that end arrived, whatever text follows it;
-- any other held text is released ``max_buffer_delay_ms`` after the last fragment arrived (0: at once).
-
-The session core (``engine.session``) releases with it, and a client that mirrors the session's chunking to time
-each sentence's release (``engine.measure.recorder``) replays the same rule, so both agree on when a sentence went out.
-"""
+Held text whose sentence has ended is released ``SENTENCE_RELEASE_DELAY_MS`` after that end arrived; any other held
+text ``max_buffer_delay_ms`` after the last fragment. The session core and the recorder
+(``engine.measure.recorder``) use the same rule, so both agree on when a sentence went out."""
 
 from __future__ import annotations
 
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_held import HeldEnd, HeldText
+from voicedesk.engine.text.chunker_rules import HeldEnd, HeldText
 
 DEFAULT_MAX_BUFFER_DELAY_MS = 1000
 """How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""

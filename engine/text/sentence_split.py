@@ -1,16 +1,8 @@
-"""Splitting a long sentence into shorter calls while others wait for the model (pure).
+"""Splitting a long sentence into shorter calls while other sessions wait for the model (pure): a model call cannot be
+pre-empted.
 
-A model call cannot be pre-empted, so a session that starts speaking while another synthesizes a long sentence
-waits for all of it. When the scheduler has waiting sessions, the session core hands out a long sentence in parts
-no longer than the first sentences waiting (``engine.session_driver.split_threshold``). Where to cut, best first:
-
-1. after clause punctuation (``, ; :``, dashes, CJK ``，、；：``): the speaker pauses there anyway;
-2. at a phrase boundary, before a conjunction or a preposition, never inside a phrase ("the living | room") —
-   the same word lists the chunker's early first cut uses (``engine.text.chunker_phrases``);
-3. failing both within the limit, the earliest clause boundary.
-
-A sentence with no such boundary is never split, and nothing is split when nobody waits (no seam to hear).
-"""
+Cut after clause punctuation, else at a phrase boundary (``chunker_phrases``' word lists), else at the earliest clause
+boundary; a sentence with none is never split, nor is anything when nobody waits."""
 
 from __future__ import annotations
 
@@ -55,8 +47,7 @@ def _phrase_cuts(text: str) -> list[tuple[str, str]]:
 
 
 def _outside_spans(text: str, cuts: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The cuts that fall outside what the front-end reads whole (an inline override, a link: see
-    ``engine.text.chunker_spans``), the place of each taken from its head."""
+    """The cuts outside what the front-end reads whole (an override, a link)."""
     if "[" not in text:
         return cuts
     guard = SpanGuard()
@@ -73,9 +64,8 @@ def _outside_spans(text: str, cuts: list[tuple[str, str]]) -> list[tuple[str, st
 
 
 def split_at_clause(text: str, max_phonemes: int) -> tuple[str, str] | None:
-    """The sentence cut in two, its first part at most ``max_phonemes`` long where a good boundary allows (see
-    module doc); None when no boundary leaves both parts at least ``MIN_PART_WORDS`` words, or when every one
-    falls inside an inline override or a link."""
+    """The sentence cut in two, its first part at most ``max_phonemes`` long where a boundary allows; None when no
+    boundary leaves both parts ``MIN_PART_WORDS`` words or one falls in an override or link."""
     clauses = _outside_spans(text, _clause_cuts(text))
     for cuts in (clauses, _outside_spans(text, _phrase_cuts(text))):
         fitting = [cut for cut in cuts if estimate_phonemes(cut[0]) <= max_phonemes]

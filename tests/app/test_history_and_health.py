@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from voicedesk.app.health import HealthRecord, ping_url
+from voicedesk.app.engines import HealthRecord, ping_url
 from voicedesk.app.history import MAX_ENTRIES, History, HistoryEntry, load_history, save_history
 
 

@@ -13,8 +13,8 @@ from websockets.exceptions import InvalidStatus
 
 from tests.support.endpoint import bidi, receive_all, receive_until, wait_for
 from voicedesk.engine.errors import ErrorCode, WeightsMissingError
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.protocol import Cancel, Flush, SendText, SynthesizeRequest, encode_command
-from voicedesk.engine.session_limits import SessionLimits
 
 
 async def _error_for(ws, frame: str | bytes) -> dict:

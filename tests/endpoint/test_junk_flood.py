@@ -1,7 +1,7 @@
 """A client sending junk frames and reconnecting each time it is closed, over real sockets (a real uvicorn server with
 the test-only fast synthesizer, real ``websockets`` clients, 127.0.0.x loopback addresses as distinct clients).
 
-The junk budget belongs to the client's address (``engine.input_budget.JunkByAddress``), not to one connection: a
+The junk budget belongs to the client's address (``engine.limits.JunkByAddress``), not to one connection: a
 client closed for junk that reconnects finds it empty, and while it is empty the transport refuses the address
 before the WebSocket handshake (429 ``rate_limited``) instead of opening a session and answering its budget again.
 Counts only: answers, sessions opened, refusals.

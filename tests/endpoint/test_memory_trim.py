@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from voicedesk.endpoint.memory_trim import _libc_trim, trim_when_idle
+from voicedesk.endpoint.server import _libc_trim, trim_when_idle
 from voicedesk.engine.scheduler import SynthesisScheduler
 
 

@@ -11,14 +11,13 @@ from wyoming.event import Event as WyomingEvent
 
 from voicedesk.endpoint.speech_request import check_budget, parse_invocation
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
-from voicedesk.endpoint.wyoming.conversation import Reply, TtsConversation
-from voicedesk.endpoint.wyoming.info import PROGRAM_NAME, build_info
+from voicedesk.endpoint.wyoming.conversation import PROGRAM_NAME, Reply, TtsConversation, build_info
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Error, SessionConfig
+from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.protocol import ProtocolError, SynthesizeRequest, decode_command
 from voicedesk.engine.request_fields import check_fresh
 from voicedesk.engine.session import SessionCore
-from voicedesk.engine.session_limits import SessionLimits
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 
 SENT_AT = 1796200000.5

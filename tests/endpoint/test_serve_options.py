@@ -28,7 +28,7 @@ from voicedesk.endpoint.serve_options import (
 )
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import UsageError
-from voicedesk.engine.session_limits import ConnectionLimits
+from voicedesk.engine.limits import ConnectionLimits
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from voicedesk.engine.admission import QueueLoad, judge, refusal_message
 from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.limits import QueueLoad, judge, refusal_message
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
 

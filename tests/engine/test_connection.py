@@ -8,7 +8,7 @@ import json
 from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES, ConnectionLimits, ServerConnection, decode
 from voicedesk.engine.errors import CloseCode, ErrorCode
 from voicedesk.engine.events import Closed, Error, Event, SessionConfig
-from voicedesk.engine.input_budget import JunkBudget, JunkByAddress, TokenBucket
+from voicedesk.engine.limits import JunkBudget, JunkByAddress, TokenBucket
 from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText, encode_command
 from voicedesk.engine.session import SessionCore, SessionLimits
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
@@ -279,7 +279,7 @@ def test_refused_voices_are_counted_as_junk():
 
 
 def test_large_bodies_are_paced_per_address():
-    from voicedesk.engine.input_budget import BucketsByAddress
+    from voicedesk.engine.limits import BucketsByAddress
 
     bodies = BucketsByAddress(per_s=64_000, burst=512_000)
     assert bodies.spend_s("10.0.0.1", 0.0, 250_000) == 0.0

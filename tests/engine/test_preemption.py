@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voicedesk.engine.preemption import MAX_WASTE_FRACTION, SLACK_MARGIN_S, WORTH_FRACTION, RunningCall, should_preempt
+from voicedesk.engine.scheduler import MAX_WASTE_FRACTION, SLACK_MARGIN_S, WORTH_FRACTION, RunningCall, should_preempt
 
 SPEED = 0.001
 """Seconds of model time per phoneme (a fast model)."""

@@ -17,8 +17,8 @@ from voicedesk.endpoint.runner import ServerThread
 from voicedesk.endpoint.server import create_app
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE
+from voicedesk.engine.limits import ConnectionLimits
 from voicedesk.engine.protocol import BIDI_PATH
-from voicedesk.engine.session_limits import ConnectionLimits
 
 # Texts the chunker cuts into exactly these sentences (the first needs 3 words, later ones 20 characters).
 THREE_SENTENCES = ("Good morning to you.", "The sun is up today.", "We can go outside now.")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.endpoint import server_settings
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.config import ContainerTarget, StandInConfig
+from voicedesk.app.lab.sagemaker_local.server import StandInServer
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
-from voicedesk.endpoint.sagemaker_local.server import StandInServer
 from voicedesk.endpoint.server import create_app
 from voicedesk.engine.events import Audio, Closed, Event, Flushed
 

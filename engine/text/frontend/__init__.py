@@ -1,11 +1,8 @@
 """The text front-end, between the chunker and G2P: markup → spoken form → lexicon.
 
-``to_spoken(text, language, settings)`` is a pure function of its arguments (no I/O, no clock; its inputs and its
-``SpokenText`` pickle), so it can run ahead of the model or in worker processes. The spoken form of a language is
-a ``SpokenForm`` in the registry handed to ``FrontEnd``: English (``a``, ``b``) is NeMo plus a few pre-rules
-(``english.py``); other languages pass through markup and the lexicon only until their spoken form is registered.
-The registry is built once by ``load_front_end`` (the adapter that loads NeMo's grammars) at start-up.
-"""
+``to_spoken`` is pure (its inputs and ``SpokenText`` pickle), so it runs ahead of the model or in worker processes. Each
+language's spoken form is a ``SpokenForm`` in the registry ``load_front_end`` builds once at start-up (English: NeMo and
+our pre-rules)."""
 
 from __future__ import annotations
 
@@ -38,8 +35,7 @@ from voicedesk.engine.text.frontend.ssml import ssml_units
 from voicedesk.engine.text.frontend.symbols import say_symbols
 
 SpokenForm = Callable[[Sequence[Unit], str, TextSettings, list[Change]], list[Unit]]
-"""``(units, language, settings, changes) → units``: rewrites TEXT units into what is said (appending to
-``changes`` what it did)."""
+"""``(units, language, settings, changes) → units``: rewrites text units into what is said."""
 
 
 def to_units(text: str, settings: TextSettings) -> tuple[list[Unit], list[Change]]:
@@ -74,10 +70,8 @@ class FrontEnd:
         return SpokenText(text, tuple(units), tuple(changes), self.notes if spoken_form is not None else ())
 
     def warm(self, text: str, language: str, settings: TextSettings = DEFAULT_TEXT_SETTINGS) -> int:
-        """A hint, for a sentence still arriving: normalizes into the spoken form's memo the stretches of ``text``
-        that the rest of the sentence cannot change, so ``to_spoken`` of the whole sentence finds them done. Never
-        changes what ``to_spoken`` returns; text that cannot be read yet (half an SSML document) is left alone.
-        Returns the number of stretches normalized."""
+        """A hint for a sentence still arriving: normalizes into the memo what the rest of it cannot change, so
+        ``to_spoken`` finds it done; never changes a result. Returns the stretches normalized."""
         spoken_form = self.spoken_forms.get(language)
         warm = getattr(spoken_form, "warm", None)
         complete = complete_words(text)
@@ -94,8 +88,7 @@ class FrontEnd:
 
 
 def complete_words(text: str) -> str:
-    """``text`` without a word that may still be typing: its last word is kept only when whitespace or sentence
-    punctuation ends it (``at 3:0`` → ``at``; ``tonight.`` stays)."""
+    """``text`` without a last word that may still be typing (``at 3:0`` → ``at``; ``tonight.`` stays)."""
     if not text or text[-1].isspace() or text[-1] in SENTENCE_PUNCTUATION:
         return text
     cut = max((i for i, ch in enumerate(text) if ch.isspace()), default=0)
@@ -103,8 +96,7 @@ def complete_words(text: str) -> str:
 
 
 def apply_lexicon(units: Sequence[Unit], lexicon: Lexicon, changes: list[Change]) -> list[Unit]:
-    """Whole words (and multi-word entries) of the spoken form replaced by the lexicon's phonemes or respelling;
-    case rules are the entry's (``Lexicon.lookup``)."""
+    """Words of the spoken form replaced by the lexicon's phonemes or respelling (``Lexicon.lookup``)."""
     longest = max((len(e.word.split()) for e in lexicon.entries), default=1)
     out: list[Unit] = []
     index = 0

@@ -1,12 +1,9 @@
-"""The spoken form of English text (American and British voices): NVIDIA NeMo's WFST normalizer does the work; our
-rules (``english_rules``) rewrite what it misses on the same stretch just before it.
+"""The spoken form of English: NeMo's WFST normalizer, after our rules (``english_rules``) on the same stretch.
 
-Only stretches that need it go through NeMo: a word needs it when it holds a digit or a symbol, is a URL, an
-e-mail address or a host, or is in NeMo's TTS whitelist (``Dr.``, ``Mar.``). Each stretch takes
-``CONTEXT_WORDS`` words on either side, so NeMo sees the words that decide a reading (``12 Oak St.``, ``card
-ending in 8876``, ``9:00 am - 5:30 pm``); stretches that would overlap are one. Words NeMo leaves as they were keep
-their own span.
-"""
+Only needy words (a digit, a symbol, a URL, a NeMo whitelist word) go through NeMo, each with ``CONTEXT_WORDS`` words
+either side so it sees what decides a reading (``card ending in 8876``); overlapping stretches are one.
+Without NeMo's grammars ``basic_normalize`` (num2words) reads the commonest numbers and symbols, since misaki alone
+would read ``-5°C`` as "C"."""
 
 from __future__ import annotations
 
@@ -15,6 +12,8 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+
+from num2words import num2words
 
 from voicedesk.engine.text.frontend.english_rules import EMAIL, HOST, PRE_RULES, URL, WORDS, needs_rule
 from voicedesk.engine.text.frontend.settings import TextSettings
@@ -76,8 +75,7 @@ class EnglishSpokenForm:
         return out
 
     def _windows(self, group: Sequence[Unit]) -> list[tuple[int, int]]:
-        """``[low, high]`` of each stretch that goes to NeMo: every word that needs it with ``CONTEXT_WORDS``
-        words on either side; stretches that overlap are one."""
+        """``[low, high]`` of each stretch that goes to NeMo: needy words with their context, overlaps joined."""
         windows: list[tuple[int, int]] = []
         for i in self._needy(group):
             low, high = max(0, i - CONTEXT_BEFORE), min(len(group) - 1, i + CONTEXT_WORDS)
@@ -88,11 +86,9 @@ class EnglishSpokenForm:
         return windows
 
     def warm(self, units: Sequence[Unit], language: str, settings: TextSettings) -> int:
-        """Normalizes (into the memo) the stretches of a sentence still arriving that are likely final: all but
-        the last one while fewer than ``CONTEXT_WORDS`` words follow its last needy word, unless the text so far
-        ends a sentence (``at 20 km/h.``: tried while the chunker waits for the next token to confirm the end).
-        A later word that joins a stretch only wastes the call: ``__call__`` asks the memo for what it needs.
-        ``units`` are the words received so far, a partly typed last word left out."""
+        """Normalizes into the memo the stretches of a still-arriving sentence that are likely final (all but the last
+        while fewer than ``CONTEXT_WORDS`` follow it, unless the text ends a sentence); a wrong guess only wastes the
+        call. ``units``: the words so far, a partly typed last word left out."""
         if self.normalize is None:
             return 0
         groups = _text_groups([_respelled(u, []) for u in units])
@@ -180,3 +176,74 @@ def _align(window: list[Unit], spoken: list[str]) -> list[Unit]:
         out.extend(Unit(w, start, end, SPOKEN, rate=rate) for w in words[:-1])
         out.append(Unit(words[-1], start, end, SPOKEN, rate=rate, pause_after_s=pause if high > low else 0.0))
     return out
+
+
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_MINUS = "-−"
+_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
+_CURRENCY = re.compile(rf"([$€£])\s?({_NUMBER})")
+_CURRENCY_NAMES = {"$": ("dollar", "dollars", "cent", "cents"), "€": ("euro", "euros", "cent", "cents")}
+_CURRENCY_NAMES["£"] = ("pound", "pounds", "penny", "pence")
+_DEGREES = re.compile(rf"(?<![\w.])([{_MINUS}]?)({_NUMBER})\s?°\s?([CF])?(?![A-Za-z])")
+_PERCENT = re.compile(rf"(?<![\w.])([{_MINUS}]?)({_NUMBER})\s?%")
+_ORDINAL = re.compile(r"(?<![\w.])(\d+)(?:st|nd|rd|th)\b")
+_SIGNED = re.compile(rf"(?<![\w.])[{_MINUS}]({_NUMBER})(?![\w])")
+_PLAIN = re.compile(rf"(?<![\w.])({_NUMBER})(?![\d])")
+_SYMBOLS = {"&": " and ", "+": " plus ", "=": " equals ", "×": " times "}
+
+
+def _words(value: str, **options: str) -> str:
+    """num2words' spelling as words misaki reads one by one ("twenty-four" → "twenty four", no commas)."""
+    return num2words(value, lang="en", **options).replace("-", " ").replace(",", "")
+
+
+def _number(written: str) -> str:
+    digits = written.replace(",", "")
+    if "." in digits:
+        whole, fraction = digits.split(".", 1)
+        return f"{_words(whole)} point {' '.join(_words(d) for d in fraction)}"
+    if "," not in written and len(digits) == 4 and 1100 <= int(digits) <= 2099 and not digits.endswith("00"):
+        return _words(digits, to="year")
+    return _words(digits)
+
+
+def _signed(sign: str, written: str) -> str:
+    return ("minus " if sign else "") + _number(written)
+
+
+def _time(match: re.Match[str]) -> str:
+    hour, minute = int(match.group(1)), int(match.group(2))
+    if hour > 24 or minute > 59:
+        return match.group(0)
+    if minute == 0:
+        return f"{_words(str(hour))} o'clock"
+    return f"{_words(str(hour))} {'oh ' if minute < 10 else ''}{_words(str(minute))}"
+
+
+def _currency(match: re.Match[str]) -> str:
+    one, many, small_one, small_many = _CURRENCY_NAMES[match.group(1)]
+    whole, _, fraction = match.group(2).replace(",", "").partition(".")
+    said = f"{_words(whole)} {one if whole == '1' else many}"
+    if fraction and int(fraction[:2].ljust(2, "0")):
+        cents = int(fraction[:2].ljust(2, "0"))
+        said += f" and {_words(str(cents))} {small_one if cents == 1 else small_many}"
+    return said
+
+
+def _degrees(match: re.Match[str]) -> str:
+    scale = {"C": " Celsius", "F": " Fahrenheit"}.get(match.group(3) or "", "")
+    unit = "degree" if match.group(2) == "1" and not match.group(1) else "degrees"
+    return f"{_signed(match.group(1), match.group(2))} {unit}{scale}"
+
+
+def basic_normalize(text: str) -> str:
+    text = _TIME.sub(_time, text)
+    text = _CURRENCY.sub(_currency, text)
+    text = _DEGREES.sub(_degrees, text)
+    text = _PERCENT.sub(lambda m: f"{_signed(m.group(1), m.group(2))} percent", text)
+    text = _ORDINAL.sub(lambda m: _words(m.group(1), to="ordinal"), text)
+    text = _SIGNED.sub(lambda m: _signed("-", m.group(1)), text)
+    text = _PLAIN.sub(lambda m: _number(m.group(1)), text)
+    for symbol, said in _SYMBOLS.items():
+        text = text.replace(symbol, said)
+    return " ".join(text.split())

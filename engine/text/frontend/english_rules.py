@@ -1,7 +1,6 @@
-"""Our English rules around NeMo: each row of ``PRE_RULES`` rewrites what NeMo reads wrong (or not at all) into
-what it reads right, on the same stretch, just before it; ``WORDS`` respells words misaki misreads. Each rule has
-its own rows in tests/engine/text/frontend/test_english_rules.py.
-"""
+"""Our English rules around NeMo: ``PRE_RULES`` rewrite what NeMo reads wrong into what it reads right, on the same
+stretch; ``WORDS`` respells words misaki misreads. Each rule has its rows in
+tests/engine/text/frontend/test_english_rules.py."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""NeMo's English grammars: built once ahead of time (``voicedesk models fetch``, the test-asset step), loaded at
-start-up, never built on a request. This is the front-end's I/O adapter; the pure core gets a ``normalize``
-callable from here.
-
-The compiled grammars (``.far`` files, ~9 MB; ~30-60 s to build on 2 cores) live in voicedesk's data folder
-(``VOICEDESK_DATA_DIR``, else platformdirs) under ``text-grammars/nemo-<version>-en``, or in
-``$VOICEDESK_TEXT_GRAMMARS``.
-"""
+"""NeMo's English grammars (the front-end's I/O adapter): built ahead of time by ``voicedesk models fetch`` (~9 MB,
+30-60 s on 2 cores), loaded at start-up, never built on a request. They live in the data folder under
+``text-grammars/nemo-<version>-en``, or in ``$VOICEDESK_TEXT_GRAMMARS``."""
 
 from __future__ import annotations
 
@@ -104,9 +99,8 @@ def whitelist() -> frozenset[str]:
 
 
 def load_english(directory: Path | None = None) -> tuple[EnglishSpokenForm, str | None]:
-    """The English spoken form with NeMo when its grammars are built; else with the pre-rules and the basic
-    number reader (``basic_english``), and a note saying so."""
-    from voicedesk.engine.text.frontend.basic_english import basic_normalize
+    """The English spoken form with NeMo when its grammars are built; else the pre-rules and ``basic_normalize``."""
+    from voicedesk.engine.text.frontend.english import basic_normalize
 
     if nemo_version() is None:
         return EnglishSpokenForm(basic_normalize, normalizer_name="basic reader"), (

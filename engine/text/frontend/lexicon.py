@@ -1,9 +1,6 @@
-"""A pronunciation lexicon an operator owns: word → phonemes (Kokoro's symbols) or word → respelling.
-
-Entries are checked when the lexicon is built, so a bad one is refused with its position, its word and the reason
-(``lexicon entry 2 ('Siobhan'): unknown phoneme symbol 'X'``) instead of being dropped silently at synthesis time.
-``Lexicon`` is immutable, hashable and picklable: it travels in ``TextSettings`` to worker processes.
-"""
+"""A pronunciation lexicon an operator owns: word → phonemes (Kokoro's symbols) or respelling. A bad entry is refused
+with its position and reason when the lexicon is built, never dropped at synthesis time; ``Lexicon`` is immutable
+and picklable, for worker processes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Markup → units: agent markdown read through markdown-it-py's token stream, plain text word by word, and misaki's
-inline ``[word](/phonemes/)`` override kept as the override it is. SSML is in ``ssml.py``.
-
-Every unit keeps the span of the source characters it came from, so word timings can point back at the text as sent.
-"""
+"""Markup → units: agent markdown through markdown-it-py, plain text by word, misaki's ``[word](/phonemes/)`` override
+kept (SSML: ``ssml.py``). Every unit keeps its source span, so word timings point back at the text as sent."""
 
 from __future__ import annotations
 
@@ -101,9 +98,8 @@ def _parser(inline_only: bool = False):
 
 
 def markdown_units(text: str, settings: TextSettings, changes: list[Change]) -> list[Unit]:
-    """Agent markdown as words: blocks (paragraphs, headings, list items, table cells) become sentences, links are
-    read by their text, code is skipped or read, marks vanish. The first line of a chunk that continues a line
-    (``settings.continues_line``) is read as text: its start is no line start."""
+    """Agent markdown as words: blocks become sentences, links are read by their text, code is skipped or read, marks
+    vanish. A chunk that continues a line (``settings.continues_line``) does not start one."""
     if not settings.continues_line:
         return _markdown_units(text, settings, changes, _parser())
     cut = text.find("\n") + 1 or len(text)
@@ -115,8 +111,7 @@ def markdown_units(text: str, settings: TextSettings, changes: list[Change]) -> 
 
 
 def _markdown_units(text: str, settings: TextSettings, changes: list[Change], parser) -> list[Unit]:
-    """markdown-it gives block lines but not inline offsets, so each word is found in the source from where the
-    previous one ended."""
+    """markdown-it gives no inline offsets, so each word is found in the source after the previous one."""
     line_starts = [0]
     for index, ch in enumerate(text):
         if ch == "\n":

@@ -1,10 +1,6 @@
-"""A bounded memo of NeMo's answers: the same stretch of written text always has the same spoken form, so a stretch
-seen before (``-5°C``, ``at 6:45 AM.``, a warmed one) costs a dictionary look-up instead of a 5-30 ms WFST
-composition. An optimization only: the front-end's output is the same with or without it.
-
-One per process (each worker process has its own). NeMo's ``Normalizer`` keeps parser state between calls, so the
-calls themselves go one at a time (a warm-up thread and a preparation thread may both ask).
-"""
+"""A bounded memo of NeMo's answers: a stretch seen before costs a look-up instead of a 5-30 ms WFST composition; the
+output is the same without it. One per process; calls go one at a time, since NeMo's ``Normalizer`` keeps parser
+state."""
 
 from __future__ import annotations
 

@@ -139,11 +139,8 @@ def trim_span(source: str, start: int, end: int) -> tuple[int, int]:
 def locate_tokens(
     units: tuple[Unit, ...], token_texts: Iterable[str], source: str | None = None
 ) -> list[tuple[int, int] | None]:
-    """The source span of each G2P token (misaki ``MToken.text``, in order), found by walking the units' words;
-    with ``source``, trimmed of the punctuation around the word.
-
-    misaki splits and merges words its own way (``twenty-one``, ``e.g.``, overrides), so each token is searched in
-    the spoken words from where the previous one ended; a token not found gets ``None``."""
+    """The source span of each G2P token, searched in the spoken words from where the previous one ended (misaki splits
+    and merges words its own way); ``None`` when not found. With ``source``, trimmed of punctuation."""
     shown = ""
     owners: list[int] = []
     for index, unit in enumerate(units):

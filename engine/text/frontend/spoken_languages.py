@@ -1,21 +1,13 @@
-"""Numbers, and what stands around them, in the words of a non-English voice's language, before its G2P.
-
-Every number is said in words here, so no digit or symbol reaches the G2P (Japanese numbers stay digits with their
-counters, for Open JTalk's reading in ``engine.model.language_g2p``): dates (``15/03/2025``, ``2025-03-15``)
-in the language's order, clock times, prices (``1.250,00 €``, ``R$ 3,20``, ``₹1,25,000``, ``¥8.60``: the cents
-as the language says them), units and signs (``-5 °C``, ``72 %``), then every other number, grouped or decimal as
-the language writes it (``spoken_symbols`` holds each language's words; ``number_words`` spells). A number written
-no way a language writes one (``1.2.3``) is said run by run with the mark between. A pure function of the text
-and the language code.
-"""
+"""Numbers, and what stands around them, in the words of a non-English voice's language, so no digit or symbol reaches
+its G2P (Japanese numbers stay digits for Open JTalk): dates, times, prices, units and signs, then every other
+number as the language groups it. Pure."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from voicedesk.engine.text.frontend.number_words import CHINESE_DIGITS, whole
-from voicedesk.engine.text.frontend.spoken_symbols import SYMBOLS, LanguageSymbols, Noun
+from voicedesk.engine.text.frontend.spoken_symbols import CHINESE_DIGITS, SYMBOLS, LanguageSymbols, Noun, whole
 
 _DIGITS = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, **{chr(0x966 + i): str(i) for i in range(10)}})
 _SPACE = r"[ \u00a0\u202f]"
@@ -66,10 +58,9 @@ _PATTERNS = {code: _patterns(symbols) for code, symbols in SYMBOLS.items()}
 
 
 def parse_number(written: str, decimal_comma: bool) -> tuple[str, str, str] | None:
-    """``(whole digits, decimal mark, fraction digits)`` of a number as written (mark and fraction "" for a whole
-    number); None when no language writes a number so (``1.2.3``). Both marks: the last is the decimal one
-    (``1.250,00``, ``1,250.50``); one mark once: the language's decimal mark is one, the other is a thousands
-    separator before exactly three digits (``1.000`` in Spanish, ``3,000`` in Japanese)."""
+    """``(whole digits, decimal mark, fraction digits)`` of a number as written; None when no language writes it so
+    (``1.2.3``). With both marks the last is decimal; with one, a mark before exactly three digits may be a thousands
+    separator."""
     plain = re.sub(_SPACE, "", written)
     marks = re.findall(r"[.,]", plain)
     if not marks:

@@ -1,8 +1,6 @@
-"""The SSML subset a client may send (text starting with ``<speak>``), parsed with defusedxml (no entity expansion,
-no external references): ``break``, ``say-as`` (characters, digits, telephone, date, time), ``sub``, ``phoneme``
-(IPA in Kokoro's symbols), ``prosody rate``, ``p``/``s``. Anything else is refused with a ``bad_text`` error that
-says what was wrong; nothing is silently skipped.
-"""
+"""The SSML subset a client may send, parsed with defusedxml (no entity expansion): ``break``, ``say-as``, ``sub``,
+``phoneme``, ``prosody rate``, ``p``/``s``. Anything else is refused with a ``bad_text`` error saying what; nothing is
+skipped silently."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""No symbol reaches the G2P unsaid: each one left after the spoken form is said in the voice's language, kept
-because the G2P reads it (misaki's ``%``, the units ``spoken_symbols`` says) or hears it as punctuation, or dropped
-on purpose. misaki drops ``/`` and the colon of ``host:8080`` without a word; the model then never says them.
-
-A symbol's fate depends on where it stands in its word: *inside* (between letters or digits: ``host:8080``),
-*before a number* (``-5``, ``~5``) or *outside* (a word's edge, or a word of its own: `` - ``). Unicode
-punctuation (quotes, brackets, dashes, ``.,;:!?``) is heard as punctuation unless a table says otherwise; a symbol
-no table names is said by its Unicode name in English and dropped, noted in ``--explain``, elsewhere.
-"""
+"""No symbol reaches the G2P unsaid (misaki drops ``/`` and the colon of ``host:8080`` without a word): each is said in
+the voice's language, kept because the G2P reads it or hears punctuation, or dropped on purpose. A symbol's fate
+depends on where it stands: inside a word, before a number, or outside; one no table names is said by its Unicode
+name in English and dropped elsewhere."""
 
 from __future__ import annotations
 
@@ -157,8 +152,7 @@ def is_symbol(ch: str) -> bool:
 
 
 def say_symbols(units: Sequence[Unit], language: str, changes: list[Change]) -> list[Unit]:
-    """Each unit's symbols said, kept or dropped (``fate``); a unit left with nothing to say goes, and its
-    sentence punctuation stays with the word before as a pause."""
+    """Each unit's symbols said, kept or dropped (``fate``); a unit left empty goes, its punctuation kept as a pause."""
     out: list[Unit] = []
     for unit in units:
         if unit.kind == PHONEMES or not any(is_symbol(ch) for ch in unit.text):

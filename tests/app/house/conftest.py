@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.voice.conftest import speech, tiny_en, virtual_mic, whisper  # noqa: F401 - announcer --listen
+
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 
 

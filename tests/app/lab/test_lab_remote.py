@@ -11,8 +11,8 @@ import pytest
 
 from tests.app.lab.conftest import SEED
 from tests.support.stand_in import ENDPOINT, TEST_KEY_ID, TEST_SECRET, StandInThread
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.config import ContainerTarget, StandInConfig
 from voicedesk.engine.commands import main
 from voicedesk.engine.measure.timeline import UtteranceTimeline
 

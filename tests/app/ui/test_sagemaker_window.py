@@ -19,8 +19,8 @@ REGION = "us-east-1"
 @pytest.fixture
 def stand_in(synthesizer, tmp_path, monkeypatch):
     from tests.support.stand_in import StandInThread
+    from voicedesk.app.lab.sagemaker_local.config import ContainerTarget, StandInConfig
     from voicedesk.endpoint.runner import ServerThread
-    from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
     from voicedesk.endpoint.server import create_app
 
     for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):

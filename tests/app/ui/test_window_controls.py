@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from tests.app.helpers import until
 from voicedesk.app.settings import load_settings
-from voicedesk.app.ui.phrase_dialog import PhraseDialog
+from voicedesk.app.ui.phrase_actions import PhraseDialog
 
 
 def wheel(widget, steps: int = -1) -> None:

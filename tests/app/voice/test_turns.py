@@ -223,6 +223,25 @@ def test_a_held_key_is_a_turn_even_if_the_console_starts_speaking_meanwhile():
     assert [e.text for e in d.of(Transcript) if e.final] == ["what time is it"]
 
 
+def test_a_press_from_a_wall_button_or_wake_word_ends_at_the_silence_after_speech():
+    d = Driver(mode=Mode.PUSH_TO_TALK, partial_every_s=0, press_until_silence=True)
+    d.events += d.turns.press(d.now)
+    d.windows(0.0, 1.0)  # the person has not started yet: no end
+    d.windows(0.9, 1.0)
+    d.windows(0.0, 0.59)
+    assert not d.of(SpeechEnded)
+    d.windows(0.0, 0.1)
+    (ended,) = d.of(SpeechEnded)
+    assert ended.reason == "silence" and ended.at == pytest.approx(2.0, abs=1e-6)
+    d.answer(d.requests()[-1], "turn off the lights")
+    assert [e.text for e in d.of(Transcript) if e.final] == ["turn off the lights"]
+    d.events += d.turns.press(d.now)  # pressed, then nothing said: it ends empty after press_wait_s
+    d.windows(0.0, 5.0)
+    assert len(d.of(SpeechEnded)) == 2
+    d.answer(d.requests()[-1], "")
+    assert d.of(Dropped) == [Dropped(3, "nothing was said")]
+
+
 def test_stt_language_follows_the_voice_unless_set():
     from voicedesk.app.voice.stt import open_transcriber, stt_language
     from voicedesk.engine.errors import UsageError

@@ -34,9 +34,9 @@ from botocore.credentials import Credentials
 from smithy_aws_event_stream.events import Event
 
 from tests.support.stand_in import ENDPOINT, GUARD_S, REGION, TEST_KEY_ID, TEST_SECRET, StandInThread
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.wire import MAX_MESSAGE_BYTES
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
 from voicedesk.engine.clients.http2 import CRTClient
 from voicedesk.engine.clients.invoke import WholeRequestClient
 from voicedesk.engine.clients.sagemaker import SageMakerEngine

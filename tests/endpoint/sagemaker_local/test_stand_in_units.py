@@ -18,17 +18,17 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from smithy_aws_event_stream.events import EventMessage
 
-from voicedesk.endpoint.sagemaker_local.auth import (
+from voicedesk.app.lab.sagemaker_local.auth import (
     BAD_SIGNATURE,
     EXPIRED_TOKEN,
     MISSING_TOKEN,
     UNKNOWN_KEY,
     CredentialCheck,
 )
-from voicedesk.endpoint.sagemaker_local.config import ContainerTarget
-from voicedesk.endpoint.sagemaker_local.server import prepare_tls
-from voicedesk.endpoint.sagemaker_local.stream_bridge import split_payload
-from voicedesk.endpoint.sagemaker_local.wire import (
+from voicedesk.app.lab.sagemaker_local.config import ContainerTarget
+from voicedesk.app.lab.sagemaker_local.server import prepare_tls
+from voicedesk.app.lab.sagemaker_local.stream_bridge import split_payload
+from voicedesk.app.lab.sagemaker_local.wire import (
     MAX_MESSAGE_BYTES,
     EndOfInput,
     FrameSplitter,

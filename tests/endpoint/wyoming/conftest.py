@@ -14,7 +14,7 @@ from wyoming.event import Event as WyomingEvent
 from tests.support.fake_hf_cache import FAKE_VOICES
 from tests.support.net import free_port
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, probe_voices
-from voicedesk.endpoint.wyoming.info import build_info
+from voicedesk.endpoint.wyoming.conversation import build_info
 from voicedesk.endpoint.wyoming.server import WyomingSettings, WyomingTtsServer
 from voicedesk.engine.api import Engine
 from voicedesk.engine.local import LocalEngine

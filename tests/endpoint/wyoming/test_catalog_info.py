@@ -9,8 +9,8 @@ from wyoming.info import Describe, Info
 
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog, describe_voice, wyoming_language
 from voicedesk.endpoint.wyoming.cli import is_loopback, plan_from_args
+from voicedesk.endpoint.wyoming.conversation import PROGRAM_NAME, build_info
 from voicedesk.endpoint.wyoming.discovery import SERVICE_TYPE, default_instance_name, plan_advertisement
-from voicedesk.endpoint.wyoming.info import PROGRAM_NAME, build_info
 from voicedesk.engine.commands import build_parser
 from voicedesk.engine.errors import VoicedeskError, VoiceError
 

@@ -19,8 +19,7 @@ from wyoming.tts import (
 )
 
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
-from voicedesk.endpoint.wyoming.conversation import Action, Hangup, Reply, TtsConversation
-from voicedesk.endpoint.wyoming.info import PROGRAM_NAME, build_info
+from voicedesk.endpoint.wyoming.conversation import PROGRAM_NAME, Action, Hangup, Reply, TtsConversation, build_info
 from voicedesk.engine.events import Audio, Closed, Error, Flushed, SentenceFinished, SentenceStarted
 from voicedesk.engine.protocol import Configure, Flush, SendText
 

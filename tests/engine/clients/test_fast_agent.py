@@ -10,7 +10,7 @@ from __future__ import annotations
 from tests.support.fast_synth import start_fast_server
 from tests.support.stand_in import ENDPOINT, REGION, TEST_KEY_ID, TEST_SECRET, collect_until, is_closed, is_flushed
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
 from voicedesk.engine.clients.sagemaker import SageMakerEngine
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings
 from voicedesk.engine.engine_spec import EngineSpec

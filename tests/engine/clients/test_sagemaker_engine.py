@@ -25,8 +25,8 @@ from tests.support.stand_in import (
     is_closed,
     is_flushed,
 )
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
 from voicedesk.engine.clients.sagemaker import SageMakerEngine, SageMakerSettings
 from voicedesk.engine.engine_spec import EngineSpec, parse_engine_args
 from voicedesk.engine.errors import ErrorCode, LocalErrorCode, VoicedeskError

@@ -21,8 +21,8 @@ from tests.support.stand_in import (
     is_closed,
     is_flushed,
 )
+from voicedesk.app.lab.sagemaker_local.config import ContainerTarget
 from voicedesk.endpoint.runner import ServerThread
-from voicedesk.endpoint.sagemaker_local.config import ContainerTarget
 from voicedesk.engine.clients.resuming import ResumingSession
 from voicedesk.engine.clients.sagemaker import SageMakerEngine
 from voicedesk.engine.clients.websocket import WebSocketEngine, WebSocketSettings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from voicedesk.engine.model.batch import BatchItem, forward_batch, item_of, padded_work
+from voicedesk.engine.model.batch import BatchItem, forward_batch, item_of
 
 PIECES = (
     ("hˈI.", "af_heart", 1.0),
@@ -14,6 +14,12 @@ PIECES = (
     ("wˈʌn mˈɔɹ.", "af_heart", 1.3),
 )
 """Different lengths, voices and speeds: the short ones ride in a batch padded to the long one."""
+
+
+def padded_work(items: list[BatchItem]) -> float:
+    """How much of a padded batch is padding: the batch's tokens over the items' own (1.0: none)."""
+    lengths = [len(item.input_ids) for item in items]
+    return len(lengths) * max(lengths) / sum(lengths) if lengths else 1.0
 
 
 def _items(synthesizer) -> list[BatchItem]:

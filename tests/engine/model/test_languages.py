@@ -115,7 +115,7 @@ def test_import_of_languages_already_set_up_installs_nothing_and_reports_them_re
 
 
 def test_installing_reports_what_pip_says_when_the_wheels_are_missing(monkeypatch, tmp_path):
-    from voicedesk.engine.model.language_setup import install_language_packages
+    from voicedesk.engine.model.languages import install_language_packages
 
     monkeypatch.setattr(languages, "missing_packages", lambda codes: ["voicedesk-no-such-wheel==1"])
     monkeypatch.setattr(languages, "language_status", lambda code: languages.LanguageStatus(LANGUAGES[code], ("x",)))

@@ -1,7 +1,7 @@
 """The offline Japanese set-up of docs/languages.md, from a fresh venv with only the downloaded folder.
 
 tests/run.sh downloads the folder as the docs say (``pip download -d DIR`` of what
-``language_setup.download_requirements`` names, ``.cache/offline-ja``). A fresh venv sees voicedesk and its other
+``languages.download_requirements`` names, ``.cache/offline-ja``). A fresh venv sees voicedesk and its other
 dependencies but none of the Japanese packages (a view of this venv's site-packages without them), so
 ``voicedesk models import DIR --languages ja`` really installs them, with no network at all (``unshare -n``):
 unidic-lite is a source package, built there with the folder's setuptools and wheel.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from voicedesk.engine.model.language_setup import download_requirements
+from voicedesk.engine.model.languages import download_requirements
 
 pytestmark = pytest.mark.slow
 

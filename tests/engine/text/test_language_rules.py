@@ -8,7 +8,7 @@ import random
 import pytest
 
 from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.language_rules import estimate_phonemes_for
+from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator, char_kind_for
 
 PROSE = {
     "e": "El tren de alta velocidad salió de la estación central a las ocho de la mañana con cuatrocientos "
@@ -88,6 +88,14 @@ def test_any_fragmentation_gives_the_same_chunks(language):
     rng = random.Random(language)
     for _ in range(20):
         assert chunks_of(text, language, random_pieces(text, rng)) == whole
+
+
+def estimate_phonemes_for(text: str, language: str | None) -> int:
+    """The chunker's estimate of ``text`` for a voice of ``language`` (Kokoro's code)."""
+    estimator = PhonemeEstimator(kind_of=char_kind_for(language))
+    for c in text:
+        estimator.add(c)
+    return estimator.phonemes
 
 
 @pytest.mark.parametrize("language", list(PROSE))

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from voicedesk.engine.text.frontend import load_front_end
-from voicedesk.engine.text.frontend.basic_english import basic_normalize
+from voicedesk.engine.text.frontend.english import basic_normalize
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 

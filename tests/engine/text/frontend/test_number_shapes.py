@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from voicedesk.engine.model import weights
 from voicedesk.engine.model.g2p_pipelines import G2PPipelines
 from voicedesk.engine.text.frontend import FrontEnd
-from voicedesk.engine.text.frontend.number_words import JAPANESE_NUMBER
-from voicedesk.engine.text.frontend.spoken_symbols import SYMBOLS
+from voicedesk.engine.text.frontend.spoken_symbols import JAPANESE_NUMBER, SYMBOLS
 
 WORDS = {"e": "Son", "f": "Il y a", "h": "कुल", "i": "Sono", "j": "合計", "p": "São", "z": "共"}
 GROUPS = [".", ",", " ", "\u00a0", "\u202f", "indian"]

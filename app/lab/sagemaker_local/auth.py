@@ -1,14 +1,8 @@
 """SigV4 checking for the stand-in: what AWS rejects is rejected here too, with AWS's own 403 shapes.
 
-Every request must carry a well-formed ``Authorization`` header whose credential scope names today's date (per
-``x-amz-date``), the service ``sagemaker`` and the stand-in's region, signed within 15 minutes of now either way
-(``IncompleteSignatureException`` / ``InvalidSignatureException``, as the service answers). With known keys the
-signature itself is recomputed with botocore's SigV4 code: unknown access key → ``UnrecognizedClientException``,
-wrong secret → ``InvalidSignatureException``, a key marked expired → ``ExpiredTokenException``. Without keys (a
-desktop dry run with the person's own credentials) only the signature's value goes unchecked. Event-stream
-chunk signatures are not checked. Hostile input (a non-ASCII signature, odd header names) gets a 403, never a
-crash.
-"""
+The credential scope must name today, ``sagemaker`` and the region, within 15 minutes either way; with known keys the
+signature is recomputed with botocore's code (unknown key, wrong secret, expired key each answered as AWS does).
+Event-stream chunk signatures are not checked. Hostile input gets a 403, never a crash."""
 
 from __future__ import annotations
 
@@ -22,7 +16,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply
+from voicedesk.app.lab.sagemaker_local.asgi import ErrorReply
 
 SIGNING_ALGORITHM = "AWS4-HMAC-SHA256"
 SIGNING_SERVICE = "sagemaker"
@@ -168,11 +162,8 @@ class CredentialCheck:
         region: str | None = None,
         now: datetime | None = None,
     ) -> ErrorReply | None:
-        """``headers`` maps lower-case names to values; ``body`` is needed when no payload hash header is sent.
-
-        ``action`` (e.g. ``sagemaker:InvokeEndpoint``) and ``resource`` (an endpoint ARN) name what is asked for;
-        ``region`` is the one the credential scope must name (None: any); ``now`` is the service's clock.
-        """
+        """``headers``: lower-case names; ``body`` is needed without a payload hash header; ``action`` and ``resource``
+        name what is asked; ``region`` must be the scope's (None: any); ``now``: the service's clock."""
         value = headers.get("authorization")
         if not value:
             return MISSING_TOKEN

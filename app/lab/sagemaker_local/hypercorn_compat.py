@@ -1,15 +1,7 @@
-"""Two small workarounds for hypercorn 0.18 that the stand-in needs; both are idempotent and scoped narrowly.
-
-1. Responses that end before the request (hypercorn issue #329). SageMaker answers a bad bidirectional request
-   (unknown endpoint, bad signature) with an HTTP error while the client is still sending, and ends a stream's
-   response as soon as the container closes, whatever the client's input is doing; the SDK sees either only
-   once that response has ended. hypercorn then looks up the finished stream for the client's late DATA frames,
-   raises ``KeyError`` and drops the whole HTTP/2 connection (its END_STREAM handler already tolerates this; its
-   DATA handler does not). A stream table that answers unknown ids with a sink makes late DATA harmless too.
-2. Prompt shutdown. A client that keeps an idle TLS connection open without reading (boto3's pool) makes
-   asyncio wait 30 s for a TLS close_notify per connection. ``abort_connections(config)`` drops the
-   connections of one server at once, for use after its graceful period.
-"""
+"""Two narrow, idempotent workarounds for hypercorn 0.18. Late DATA for a stream whose response already ended (SageMaker
+ends it early on an error or when the container closes) makes hypercorn drop the whole connection (issue #329): a stream
+table that sinks unknown ids makes it harmless. ``abort_connections`` drops one server's idle TLS connections at
+shutdown, which asyncio would wait 30 s on each."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""AWS event-stream framing as SageMaker's bidirectional and response-stream APIs use it (pure, no I/O).
-
-The codec itself is ``smithy_aws_event_stream`` (the one the SDK uses); this module only knows how SageMaker
-wraps it: every request event is a signed envelope (``:date``, ``:chunk-signature``) whose payload is the inner
-``PayloadPart`` message, an envelope with an empty payload ends the input, and response events go out unsigned.
-"""
+"""AWS event-stream framing as SageMaker's streaming APIs use it (pure): the codec is ``smithy_aws_event_stream``;
+request events are signed envelopes around a ``PayloadPart``, an empty one ends the input, responses go unsigned."""
 
 from __future__ import annotations
 
@@ -41,11 +37,8 @@ class EndOfInput:
 
 
 class FrameSplitter:
-    """Cuts a byte stream into event-stream messages; HTTP/2 DATA frames do not align with them.
-
-    A message's 12-byte prelude is checked (its CRC, its lengths against ``max_message_bytes`` and the format's
-    own header limit) before anything more of it is buffered, so a hostile length costs nothing.
-    """
+    """Cuts a byte stream into event-stream messages (HTTP/2 DATA frames do not align with them), checking each
+    prelude's CRC and lengths before buffering more, so a hostile length costs nothing."""
 
     def __init__(self, max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._buffer = bytearray()

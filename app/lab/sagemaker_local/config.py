@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.wire import MAX_MESSAGE_BYTES
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.wire import MAX_MESSAGE_BYTES
 from voicedesk.engine.protocol import BIDI_PATH
 
 MAX_STREAM_DURATION_S = 1800.0

@@ -1,12 +1,6 @@
-"""Where the container is, and what SageMaker's router does with whole requests, on loopback.
-
-Whole requests: the body goes to the container's ``POST /invocations``; a container error status becomes the
-runtime API's 424 ``ModelError``. ``InvokeEndpoint`` answers with the container's body and ``Content-Type``;
-``InvokeEndpointWithResponseStream`` answers with an event stream of PayloadParts and names the container's
-content type in ``X-Amzn-SageMaker-Content-Type`` (boto3's ``ContentType``); the caller's accept header is
-``Accept`` for the first and ``X-Amzn-SageMaker-Accept`` for the second. Custom attributes pass both ways.
-(The bidirectional stream is ``stream_bridge.py``.)
-"""
+"""Where the container is, and what SageMaker's router does with whole requests on loopback: the body to ``POST
+/invocations``, a container error as 424 ``ModelError``, content types and custom attributes passed as the runtime
+passes them. (The bidirectional stream is ``stream_bridge.py``.)"""
 
 from __future__ import annotations
 
@@ -17,17 +11,17 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Send, send_error
-from voicedesk.endpoint.sagemaker_local.stream_bridge import (
+from voicedesk.app.lab.sagemaker_local.asgi import ErrorReply, Send, send_error
+from voicedesk.app.lab.sagemaker_local.stream_bridge import (
     CONNECT_TIMEOUT_S,
     CONTAINER_ERROR_CODE,
     bridge_bidirectional_stream,
     response_headers,
 )
-from voicedesk.endpoint.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
+from voicedesk.app.lab.sagemaker_local.wire import EVENTSTREAM_CONTENT_TYPE, encode_exception, encode_payload_part
 
 if TYPE_CHECKING:
-    from voicedesk.endpoint.sagemaker_local.config import StandInConfig
+    from voicedesk.app.lab.sagemaker_local.config import StandInConfig
 
 __all__ = ["bridge_bidirectional_stream", "forward_invocation"]
 

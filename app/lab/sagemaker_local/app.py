@@ -1,16 +1,6 @@
-"""The stand-in's ASGI app: SageMaker runtime's three invoke operations in front of one container.
-
-Routes (as the real runtime API lays them out):
-- ``POST /endpoints/{name}/invocations-bidirectional-stream`` (HTTP/2, event stream both ways) → the container's
-  WebSocket ``/invocations-bidirectional-stream``, bridged like SageMaker's sidecar (see ``stream_bridge.py``);
-- ``POST /endpoints/{name}/invocations`` → the container's ``POST /invocations``, body in, body out;
-- ``POST /endpoints/{name}/invocations-response-stream`` → the same, the response as event-stream PayloadParts;
-- ``GET /ping`` → 200 (the stand-in itself is up).
-
-Every request's SigV4 signature is checked first (``auth.py``: date, service, region, and with known keys the
-signature itself). Errors use the service's shapes (``x-amzn-errortype`` + JSON body) so boto3 and the HTTP/2
-SDK raise what they would raise against AWS.
-"""
+"""The stand-in's ASGI app: the runtime's three invoke operations (and ``/ping``) in front of one container, laid out as
+the real API is. Every request's SigV4 signature is checked first; errors use the service's shapes, so the SDKs raise
+what they would against AWS."""
 
 from __future__ import annotations
 
@@ -18,7 +8,7 @@ import logging
 import re
 from urllib.parse import unquote
 
-from voicedesk.endpoint.sagemaker_local.asgi import (
+from voicedesk.app.lab.sagemaker_local.asgi import (
     ErrorReply,
     Receive,
     Scope,
@@ -27,9 +17,9 @@ from voicedesk.endpoint.sagemaker_local.asgi import (
     read_body,
     send_error,
 )
-from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
-from voicedesk.endpoint.sagemaker_local.bridge import bridge_bidirectional_stream, forward_invocation
-from voicedesk.endpoint.sagemaker_local.config import StandInConfig
+from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
+from voicedesk.app.lab.sagemaker_local.bridge import bridge_bidirectional_stream, forward_invocation
+from voicedesk.app.lab.sagemaker_local.config import StandInConfig
 from voicedesk.engine.protocol import BIDI_PATH
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,5 @@
-"""``voicedesk sagemaker-local``: run the SageMaker runtime stand-in in front of a local container.
-
-Registration is import-light (argparse only); the server's modules load when the command runs.
-"""
+"""``voicedesk sagemaker-local``: run the SageMaker runtime stand-in in front of a local container; the server's modules
+load only when the command runs."""
 
 from __future__ import annotations
 
@@ -63,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _credential_check(pairs: list[str]):  # -> CredentialCheck | None
-    from voicedesk.endpoint.sagemaker_local.auth import CredentialCheck
+    from voicedesk.app.lab.sagemaker_local.auth import CredentialCheck
 
     if not pairs:
         return None
@@ -111,8 +109,8 @@ def environment_lines(env: dict[str, str], ca_file: Path) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from voicedesk.endpoint.sagemaker_local.config import ContainerTarget, StandInConfig
-    from voicedesk.endpoint.sagemaker_local.server import (
+    from voicedesk.app.lab.sagemaker_local.config import ContainerTarget, StandInConfig
+    from voicedesk.app.lab.sagemaker_local.server import (
         StandInServer,
         default_state_dir,
         load_or_create_ca,

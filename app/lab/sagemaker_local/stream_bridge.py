@@ -1,25 +1,10 @@
-"""One bidirectional stream bridged to the container the way SageMaker's router and sidecar do it, on loopback.
+"""One bidirectional stream bridged to its own container WebSocket, as SageMaker's router and sidecar do it.
 
-Each HTTP/2 stream gets its own container WebSocket. Up: a ``DataType=UTF8`` part becomes a text frame, anything
-else a binary frame (PARTIAL parts pass through unassembled, as the service does); the signed empty envelope
-closes the WebSocket. Down: a text frame becomes a ``DataType=UTF8`` part, a binary frame a ``DataType=BINARY``
-part, split into PARTIAL pieces when ``max_part_bytes`` asks for it.
-
-How a stream ends, as the client sees it (the response always ends at once, even while the client's input is
-still open: SageMaker keeps a stream "until either the client closes it or the model indicates completion"):
-
-- the container closes its WebSocket with 1000/1005: the end of the response, nothing else;
-- the container closes with another code, or its connection drops: ``ModelStreamError`` (ErrorCode
-  ``ModelStreamError``), then the end;
-- the stream reaches ``max_stream_duration_s`` (SageMaker: 30 minutes): ``ModelStreamError`` with ErrorCode
-  ``ModelInvocationTimeExceeded`` (the runtime's documented code for a time limit), the container's WebSocket is
-  closed with 1001, then the end;
-- the client sends bytes that are not an event stream, or a message over ``max_request_message_bytes``:
-  ``InternalStreamFailure`` saying what was wrong, the WebSocket is closed, then the end.
-
-Whatever the client still sends after the end is read and dropped: hypercorn 0.18 would otherwise drop the
-whole connection over DATA for a finished stream (``hypercorn_compat`` makes it harmless).
-"""
+UTF8 parts become text frames, others binary (PARTIAL passed through); the empty signed envelope closes the WebSocket;
+down, ``max_part_bytes`` may split parts. The response ends at once when the container closes: 1000/1005 plainly,
+another code or a drop with ``ModelStreamError``, ``max_stream_duration_s`` with ``ModelInvocationTimeExceeded`` (the
+WebSocket closed 1001), bad input with ``InternalStreamFailure``. What the client sends after the end is read and
+dropped."""
 
 from __future__ import annotations
 
@@ -33,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from voicedesk.endpoint.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
-from voicedesk.endpoint.sagemaker_local.wire import (
+from voicedesk.app.lab.sagemaker_local.asgi import ErrorReply, Receive, Send, drain_request, send_error
+from voicedesk.app.lab.sagemaker_local.wire import (
     EVENTSTREAM_CONTENT_TYPE,
     EndOfInput,
     FrameSplitter,
@@ -46,7 +31,7 @@ from voicedesk.endpoint.sagemaker_local.wire import (
 )
 
 if TYPE_CHECKING:
-    from voicedesk.endpoint.sagemaker_local.config import StandInConfig
+    from voicedesk.app.lab.sagemaker_local.config import StandInConfig
 
 log = logging.getLogger(__name__)
 

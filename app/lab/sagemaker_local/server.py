@@ -1,9 +1,5 @@
-"""Runs the stand-in: hypercorn, HTTP/2 over TLS on 127.0.0.1, with a certificate from a local CA.
-
-TLS is not optional: the awscrt binding cannot speak cleartext HTTP/2, so the SDK only talks to an ``https://``
-endpoint it trusts. The CA lives in a folder (platformdirs cache by default) and is reused between runs, so a
-shell that exported the environment once keeps working; the server certificate is issued fresh each start.
-"""
+"""Runs the stand-in: hypercorn, HTTP/2 over TLS on 127.0.0.1 (awscrt speaks no cleartext HTTP/2), with a local CA kept
+between runs so an exported environment keeps working; the server certificate is fresh each start."""
 
 from __future__ import annotations
 
@@ -21,8 +17,8 @@ import trustme
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-from voicedesk.endpoint.sagemaker_local import hypercorn_compat
-from voicedesk.endpoint.sagemaker_local.app import StandInApp, StandInConfig
+from voicedesk.app.lab.sagemaker_local import hypercorn_compat
+from voicedesk.app.lab.sagemaker_local.app import StandInApp, StandInConfig
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +68,8 @@ def _remove(tls: TlsFiles) -> None:
 
 
 def prepare_tls(state_dir: Path, host: str = "127.0.0.1") -> TlsFiles:
-    """Loads (or creates) the local CA in ``state_dir`` and issues a server certificate for 127.0.0.1/localhost.
-
-    Each call writes its own certificate and key files (the key private from creation), so stand-ins sharing a
-    state folder never read each other's half-written pair; ``StandInServer.stop`` removes them.
-    """
+    """Loads (or creates) the local CA in ``state_dir`` and issues a server certificate for 127.0.0.1/localhost, in
+    files of its own, so stand-ins sharing a folder never read each other's half-written pair."""
     ca, ca_file = load_or_create_ca(state_dir)
     # The IP SAN is required: the SDK connects to https://127.0.0.1:PORT and checks the address.
     names = dict.fromkeys([host, "127.0.0.1", "localhost"])
@@ -153,10 +146,8 @@ class StandInServer:
         self._task = asyncio.create_task(serve(self.app, hyper, shutdown_trigger=self._stop.wait))  # type: ignore[arg-type]
 
     async def stop(self, timeout_s: float = 3.0) -> None:
-        """Stops accepting, lets streams end, then gives up on clients that keep idle TLS connections open.
-
-        (asyncio would otherwise wait 30 s per such connection for a TLS close_notify that never comes.)
-        """
+        """Stops accepting, lets streams end, then drops clients keeping idle TLS connections (asyncio would wait 30 s
+        each for a close_notify)."""
         self._stop.set()
         task, self._task = self._task, None
         if task is None:
