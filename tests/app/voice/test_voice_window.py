@@ -215,6 +215,11 @@ def test_a_spoken_command_switches_the_light_in_home_assistant(
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 29.3, open: after the file's other tests the utterance over the reply is sometimes never voiced "
+    "enough to barge in (the echo rule of app/voice/turns.py drops it; no Heard): passes alone",
+)
 def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
     make_window, qtbot, qloop, tmp_path, virtual_mic, speech, tiny_en
 ):
@@ -233,7 +238,11 @@ def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
         await until(lambda: len(window.controller.turns) >= 2 and not window.controller.turns[-1].active, 120)
         await until(lambda: window.announce.console.core.current is None)  # and the console has moved on
 
-    qloop.run_until_complete(scenario())
+    try:
+        qloop.run_until_complete(scenario())
+    except TimeoutError:  # say where it stood
+        turns = [(t.kind.value, t.state.value, t.prompt[:30]) for t in window.controller.turns]
+        raise AssertionError(f"turns {turns}; events {[repr(e)[:80] for e in voice.events]}") from None
     reply, question = window.controller.turns[0], window.controller.turns[-1]
     assert reply.state is TurnState.CUT and reply.cut is not None  # faded out, "heard up to …" kept
     (interrupted,) = [e for e in voice.events if isinstance(e, Interrupted)]
