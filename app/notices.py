@@ -17,6 +17,7 @@ class Topic(StrEnum):
     VOICE = "voice"
     AGENT = "agent"
     AUDIO = "audio"
+    MICROPHONE = "microphone"
     SETTINGS = "settings"
     MODEL = "model"
     GENERAL = "general"

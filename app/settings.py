@@ -20,6 +20,7 @@ from typing import Any
 from voicedesk.app.json_file import keep_aside, read_json, write_json
 from voicedesk.app.phrases import MAX_PHRASES, Phrase, default_phrases, phrase_problem
 from voicedesk.app.urls import AGENT_SCHEMES, ENGINE_SCHEMES, url_problem
+from voicedesk.app.voice.voice_input import VoiceSettings as VoiceInputSettings
 from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import BIDI_PATH
@@ -95,6 +96,8 @@ class DesktopSettings:
     global_shortcuts: bool = True
     """Grab the stop and phrase shortcuts system-wide (X11 only; Wayland does not let a program do it)."""
     stop_shortcut: str = "Ctrl+Alt+S"
+    talk_shortcut: str = "Ctrl+Alt+T"
+    """Starts listening from anywhere; pressed again, ends what you say (a global shortcut sees no key release)."""
     tray_icon: bool = True
 
 
@@ -104,6 +107,8 @@ class AppSettings:
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     source: SourceSettings = field(default_factory=SourceSettings)
     desktop: DesktopSettings = field(default_factory=DesktopSettings)
+    voice_input: VoiceInputSettings = field(default_factory=VoiceInputSettings)
+    """The microphone and speech-to-text (checked by ``VoiceInputSettings.from_dict``)."""
     phrases: list[Phrase] = field(default_factory=default_phrases)
     composer_mode: str = "speak"
     output_device: str = ""
@@ -162,7 +167,7 @@ def load_settings(path: Path) -> LoadedSettings:
 
 
 def save_settings(settings: AppSettings, path: Path) -> None:
-    write_json(path, asdict(settings), indent=2, sort_keys=True)
+    write_json(path, asdict(settings) | {"voice_input": settings.voice_input.to_dict()}, indent=2, sort_keys=True)
 
 
 # ---- validation -------------------------------------------------------------------------------------
@@ -197,6 +202,9 @@ def _fill(target: Any, data: dict[str, Any], prefix: str, rejected: list[str]) -
         value = data[item.name]
         current = getattr(target, item.name)
         try:
+            if name == "voice_input" and isinstance(value, dict):
+                target.voice_input = VoiceInputSettings.from_dict(value, rejected)
+                continue
             if is_dataclass(current):
                 if isinstance(value, dict):
                     _fill(current, value, f"{name}.", rejected)

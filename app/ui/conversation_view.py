@@ -2,7 +2,8 @@
 
 The view follows the word being heard: it scrolls so that line stays in sight (not to the bottom of the
 conversation, which in a long reply is text not yet spoken), until the person scrolls away; scrolling back to
-the end, or a new turn, follows again.
+the end, or a new turn, follows again. What the microphone hears shows live in a bubble of its own (partial
+transcripts in italics) until the spoken turn's own bubble takes over.
 """
 
 from __future__ import annotations
@@ -268,6 +269,32 @@ class ConversationView(QScrollArea):
         self._follow_pending = False
         self._followed: tuple[object, ...] = ()
         self.verticalScrollBar().actionTriggered.connect(self._scrolled_by_hand)
+        self.heard = QLabel()
+        self.heard.setObjectName("UserText")
+        self.heard.setWordWrap(True)
+        self.heard.setTextFormat(Qt.TextFormat.PlainText)
+        self.heard_final = False
+        self._heard_row = QWidget()
+        heard_row = QHBoxLayout(self._heard_row)
+        heard_row.setContentsMargins(0, 0, 0, 0)
+        heard_row.addStretch(1)
+        bubble = QFrame()
+        bubble.setObjectName("UserBubble")
+        QVBoxLayout(bubble).addWidget(self.heard)
+        heard_row.addWidget(bubble)
+        self._heard_row.hide()
+        self._layout.insertWidget(self._layout.count() - 1, self._heard_row)
+
+    def show_heard(self, text: str, final: bool) -> None:
+        """What the microphone hears: a partial transcript (italic) or the final one; empty text hides it."""
+        self.heard.setText(text)
+        self.heard.setStyleSheet("" if final else "font-style: italic;")
+        self.heard_final = final
+        self._heard_row.setVisible(bool(text))
+        if text:
+            self._empty.hide()
+            self._layout.removeWidget(self._heard_row)  # always the newest
+            self._layout.insertWidget(self._layout.count() - 1, self._heard_row)
 
     def _empty_state(self) -> QWidget:
         box = QWidget()
@@ -298,6 +325,8 @@ class ConversationView(QScrollArea):
             view.retry.clicked.connect(lambda _checked=False, tid=turn.id: self.retry_requested.emit(tid))
             self._layout.insertWidget(self._layout.count() - 1, view)
             self.views[turn.id] = view
+            if turn.kind is TurnKind.AGENT and turn.prompt == self.heard.text():
+                self.show_heard("", False)  # its own bubble says it now
             self.following = True  # a new turn: follow it
         view.refresh(position_s)
         if turn.active or view is self._active:

@@ -46,6 +46,8 @@ class DesktopIntegration:
         self.shortcuts = GlobalShortcuts(self._dispatch)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._window_shortcuts: list[QShortcut] = []
+        self.talk: Callable[[], None] | None = None
+        """Push-to-talk's toggle (the window's voice input), once it exists."""
         self.presses = 0
         self.suspended = False
         """A shortcut is being recorded: none fires."""
@@ -60,6 +62,8 @@ class DesktopIntegration:
         bindings = {}
         if settings.desktop.stop_shortcut:
             bindings[settings.desktop.stop_shortcut] = self.stop
+        if settings.desktop.talk_shortcut and self.talk is not None:
+            bindings.setdefault(settings.desktop.talk_shortcut, self.talk)
         for number, phrase in enumerate(settings.phrases):
             if phrase.shortcut:
                 bindings.setdefault(phrase.shortcut, lambda n=number: self.speak_phrase(n))
@@ -108,6 +112,8 @@ class DesktopIntegration:
         if self.shortcuts.status.active:
             return
         bindings = [(self.settings.desktop.stop_shortcut, self.stop)]
+        if self.talk is not None:
+            bindings.append((self.settings.desktop.talk_shortcut, self.talk))
         bindings += [(p.shortcut, lambda n=n: self.speak_phrase(n)) for n, p in enumerate(self.settings.phrases)]
         for keys, action in bindings:
             if keys:

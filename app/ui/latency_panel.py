@@ -164,13 +164,14 @@ class LatencyPanel(QFrame):
         if timeline is not None:
             self.keep(timeline)
         self.rows.set_timeline(timeline)
-        self.axis.set_sentences(timeline.sentences if timeline is not None else ())
+        self.axis.set_sentences(*((timeline.sentences, timeline.speech) if timeline is not None else ((), None)))
         summary = timeline.summary if timeline is not None else {}
         rtf = summary.get("rtf")
         self.metrics["first_audio"].setText(f"First audible <b>{format_s(summary.get('first_audible_at_s'))}</b>")
-        self.metrics["first_audio"].setToolTip("From the first text fragment to the first audible sample")
+        since = "the end of your speech" if timeline is not None and timeline.speech else "the first text fragment"
+        self.metrics["first_audio"].setToolTip(f"From {since} to the first audible sample")
         self.metrics["dac"].setText(f"Sound card <b>{format_s(summary.get('dac_at_s'))}</b>")
-        self.metrics["dac"].setToolTip("From the first text fragment to the first sample at the DAC")
+        self.metrics["dac"].setToolTip(f"From {since} to the first sample at the DAC")
         self.metrics["rtf"].setText(f"<b>{'–' if rtf is None else f'{rtf:.1f}×'}</b> RT")
         self.metrics["rtf"].setToolTip("Real time: seconds of audio made per second of synthesis")
         heard = f" · {format_s(stalled_s)}" if stalls and stalled_s > 0 else ""

@@ -1,4 +1,4 @@
-"""The settings column: engine (with live status), voice, output device and agent source.
+"""The settings column: engine (with live status), voice, output device, microphone and agent source.
 
 Widgets only: values are read from and written back to ``AppSettings``; the window reacts to the signals.
 """
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.engine_card import EngineCard
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
+from voicedesk.app.ui.microphone_card import MicrophoneCard
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.widgets import Card, field_label, hint
 from voicedesk.engine.model.languages import language_status
@@ -388,8 +389,12 @@ class DesktopCard(Card):
         self.stop_shortcut = QLineEdit()
         self.stop_shortcut.setPlaceholderText("e.g. Ctrl+Alt+S")
         self.stop_shortcut.setToolTip("Stops speech from anywhere on the desktop (where the desktop allows it)")
+        self.talk_shortcut = QLineEdit()
+        self.talk_shortcut.setPlaceholderText("e.g. Ctrl+Alt+T")
+        self.talk_shortcut.setToolTip("Starts listening from anywhere; pressed again, ends what you say")
         form = form_layout()
         form.addRow(field_label("Stop"), self.stop_shortcut)
+        form.addRow(field_label("Talk"), self.talk_shortcut)
         self.shortcut_status = hint("")
         self.tray_icon = QCheckBox("Tray icon")
         self.tray_status = hint("")
@@ -401,20 +406,23 @@ class DesktopCard(Card):
         self.global_shortcuts.toggled.connect(self.changed)
         self.tray_icon.toggled.connect(self.changed)
         self.stop_shortcut.editingFinished.connect(self.changed)
+        self.talk_shortcut.editingFinished.connect(self.changed)
 
     def load(self, settings: AppSettings) -> None:
-        for widget in (self.global_shortcuts, self.tray_icon, self.stop_shortcut):
+        for widget in (self.global_shortcuts, self.tray_icon, self.stop_shortcut, self.talk_shortcut):
             widget.blockSignals(True)
         self.global_shortcuts.setChecked(settings.desktop.global_shortcuts)
         self.tray_icon.setChecked(settings.desktop.tray_icon)
         self.stop_shortcut.setText(settings.desktop.stop_shortcut)
-        for widget in (self.global_shortcuts, self.tray_icon, self.stop_shortcut):
+        self.talk_shortcut.setText(settings.desktop.talk_shortcut)
+        for widget in (self.global_shortcuts, self.tray_icon, self.stop_shortcut, self.talk_shortcut):
             widget.blockSignals(False)
 
     def store(self, settings: AppSettings) -> None:
         settings.desktop.global_shortcuts = self.global_shortcuts.isChecked()
         settings.desktop.tray_icon = self.tray_icon.isChecked()
         settings.desktop.stop_shortcut = self.stop_shortcut.text().strip()
+        settings.desktop.talk_shortcut = self.talk_shortcut.text().strip()
 
 
 class Sidebar(QScrollArea):
@@ -435,9 +443,10 @@ class Sidebar(QScrollArea):
         self.engine = EngineCard()
         self.voice = VoiceCard()
         self.output = OutputCard()
+        self.microphone = MicrophoneCard()
         self.agent = AgentCard()
         self.desktop = DesktopCard()
-        for card in (self.engine, self.voice, self.output, self.agent, self.desktop):
+        for card in (self.engine, self.voice, self.output, self.microphone, self.agent, self.desktop):
             layout.addWidget(card)
         layout.addStretch(1)
         self.setWidget(body)
@@ -445,12 +454,14 @@ class Sidebar(QScrollArea):
     def load(self, settings: AppSettings) -> None:
         self.engine.load(settings)
         self.voice.load(settings)
+        self.microphone.load(settings)
         self.agent.load(settings)
         self.desktop.load(settings)
 
     def store(self, settings: AppSettings) -> None:
         self.engine.store(settings)
         self.voice.store(settings)
+        self.microphone.store(settings)
         self.agent.store(settings)
         self.desktop.store(settings)
         settings.output_device = self.output.value()

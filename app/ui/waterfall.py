@@ -3,7 +3,8 @@
 Each row: text arriving → chunk released → sent → synthesis (first audio byte) → leading silence (first audible
 sample), a diamond where its first sample reached the DAC, and the sentence's audio, RTF and underruns at the right.
 The axis and the rows are two widgets sharing one ``Geometry``, so rows scroll (the first, which holds the turn's
-first audio, is where the view starts) while the axis stays in sight. Where things go is worked out by the pure
+first audio, is where the view starts) while the axis stays in sight. A spoken turn's first row is the person: from
+the end of their speech (the clock's zero) to the final transcript. Where things go is worked out by the pure
 functions here (``geometry``, ``axis_ticks``, ``legend_layout``), apart from the painting.
 """
 
@@ -18,7 +19,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, Q
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from voicedesk.app.ui.theme import PALETTE
-from voicedesk.engine.measure.timeline import SentenceTimeline, UtteranceTimeline
+from voicedesk.engine.measure.timeline import SentenceTimeline, SpeechMarks, UtteranceTimeline
 
 SEGMENTS = (  # (from stage, to stage, colour, legend)
     ("fragment_in", "chunk_released", PALETTE.stage_text, "Text arriving"),
@@ -87,8 +88,9 @@ class Geometry:
         return QRectF(self.stats_x(offset), 0, text_width, AXIS_HEIGHT)
 
 
-def span_of(sentences: Sequence[SentenceTimeline]) -> float:
-    ends = [
+def span_of(sentences: Sequence[SentenceTimeline], speech: SpeechMarks | None = None) -> float:
+    ends = [] if speech is None else [speech.final_transcript_at_s]
+    ends += [
         t
         for s in sentences
         for t in (s.dac_at_s, s.first_audible_at_s, s.first_byte_at_s, s.sent_at_s, s.chunk_released_at_s)
@@ -97,11 +99,11 @@ def span_of(sentences: Sequence[SentenceTimeline]) -> float:
     return max(max(ends, default=0.0) * 1.08, 0.1)
 
 
-def geometry(width: float, sentences: Sequence[SentenceTimeline]) -> Geometry:
+def geometry(width: float, sentences: Sequence[SentenceTimeline], speech: SpeechMarks | None = None) -> Geometry:
     label = min(LABEL_WIDTH, max(width * 0.22, 90.0))  # narrow windows give the plot a fair share
     stats_left = width - min(STATS_WIDTH, max(NARROW_STATS_WIDTH, width * 0.3))  # narrow: the columns close up
     plot_right = max(stats_left - GAP, label + 60)
-    return Geometry(width, label, plot_right, stats_left, span_of(sentences))
+    return Geometry(width, label, plot_right, stats_left, span_of(sentences, speech))
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,14 +181,15 @@ class WaterfallAxis(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.sentences: tuple[SentenceTimeline, ...] = ()
+        self.speech: SpeechMarks | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setToolTip(
             "<br>".join(f"<b>{short}</b>: {full}" for short, full in zip(SHORT_LEGEND, LEGEND_MEANINGS, strict=True))
         )
         self._relayout()
 
-    def set_sentences(self, sentences: tuple[SentenceTimeline, ...]) -> None:
-        self.sentences = sentences
+    def set_sentences(self, sentences: tuple[SentenceTimeline, ...], speech: SpeechMarks | None = None) -> None:
+        self.sentences, self.speech = sentences, speech
         self.update()
 
     def metrics(self) -> QFontMetrics:
@@ -196,10 +199,10 @@ class WaterfallAxis(QWidget):
         return legend_layout(self.width(), self.metrics().horizontalAdvance)
 
     def ticks(self) -> list[Tick]:
-        return axis_ticks(geometry(self.width(), self.sentences), self.metrics().horizontalAdvance)
+        return axis_ticks(geometry(self.width(), self.sentences, self.speech), self.metrics().horizontalAdvance)
 
     def header_rects(self) -> list[QRectF]:
-        g = geometry(self.width(), self.sentences)
+        g = geometry(self.width(), self.sentences, self.speech)
         top = self._axis_top()
         return [
             g.stats_header(offset, self.metrics().horizontalAdvance(text)).translated(0, top)
@@ -260,9 +263,18 @@ class WaterfallRows(QWidget):
     def sentences(self) -> tuple[SentenceTimeline, ...]:
         return self.timeline.sentences if self.timeline is not None else ()
 
+    @property
+    def speech(self) -> SpeechMarks | None:
+        return self.timeline.speech if self.timeline is not None else None
+
+    @property
+    def first(self) -> int:
+        """The first sentence's row (1 below the person's, in a spoken turn)."""
+        return int(self.speech is not None)
+
     def set_timeline(self, timeline: UtteranceTimeline | None) -> None:
         self.timeline = timeline
-        self.setMinimumHeight(max(len(self.sentences), 2) * ROW_HEIGHT + 4)
+        self.setMinimumHeight(max(len(self.sentences) + self.first, 2) * ROW_HEIGHT + 4)
         self.update()
 
     def row_rect(self, index: int) -> QRectF:
@@ -282,18 +294,29 @@ class WaterfallRows(QWidget):
                 "text → chunk → synthesis → first audible sample → the sound card.",
             )
             return
-        g = geometry(self.width(), self.sentences)
+        g = geometry(self.width(), self.sentences, self.speech)
         metrics = QFontMetrics(small)
-        for number in range(0, len(self.sentences), 2):
+        for number in range(0, len(self.sentences) + self.first, 2):
             painter.fillRect(self.row_rect(number), QColor(PALETTE.surface_alt))
-        bottom = len(self.sentences) * ROW_HEIGHT
+        bottom = (len(self.sentences) + self.first) * ROW_HEIGHT
         for tick in axis_ticks(g, metrics.horizontalAdvance):  # the axis's grid, continued through the rows
             style = Qt.PenStyle.DotLine if tick.x > g.plot_left else Qt.PenStyle.SolidLine
             painter.setPen(QPen(QColor(PALETTE.border), 1, style))
             painter.drawLine(QPointF(tick.x, 0), QPointF(tick.x, bottom))
         several = len({s.engine for s in self.sentences}) > 1  # after a failover: say which engine spoke each
-        for number, sentence in enumerate(self.sentences):
+        if self.speech is not None:
+            self._speech_row(painter, metrics, g, self.speech)
+        for number, sentence in enumerate(self.sentences, start=self.first):
             self._row(painter, metrics, g, number * ROW_HEIGHT, sentence, several)
+
+    def _speech_row(self, painter: QPainter, metrics: QFontMetrics, g: Geometry, speech: SpeechMarks) -> None:
+        painter.setPen(QColor(PALETTE.text_secondary))
+        said = f"You   spoke {format_s(-speech.speech_start_at_s)}"
+        painter.drawText(QRectF(8, 0, g.plot_left - 12, ROW_HEIGHT), Qt.AlignmentFlag.AlignVCenter, said)
+        path = QPainterPath()
+        right = g.x_of(speech.final_transcript_at_s)
+        path.addRoundedRect(QRectF(g.plot_left, ROW_HEIGHT / 2 - 5, max(right - g.plot_left, 2.0), 10), 3, 3)
+        painter.fillPath(path, QColor(PALETTE.stage_text))
 
     def _row(self, painter: QPainter, metrics: QFontMetrics, g: Geometry, y: float, s: SentenceTimeline, by: bool):
         mid = y + ROW_HEIGHT / 2
@@ -330,7 +353,14 @@ class WaterfallRows(QWidget):
             painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, text)
 
     def mouseMoveEvent(self, event) -> None:
-        index = int(event.position().y() // ROW_HEIGHT)
+        index = int(event.position().y() // ROW_HEIGHT) - self.first
+        if index == -1 and self.speech is not None:
+            speech = self.speech
+            self.setToolTip(
+                f"<b>You</b>: spoke for {format_s(-speech.speech_start_at_s)}; the clock starts where your speech "
+                f"ended (VAD); the final transcript was ready {format_s(speech.final_transcript_at_s)} later"
+            )
+            return
         if not 0 <= index < len(self.sentences):
             self.setToolTip("")
             return

@@ -44,6 +44,7 @@ from voicedesk.app.ui.phrase_actions import PhraseActions
 from voicedesk.app.ui.pronunciation_actions import PronunciationActions
 from voicedesk.app.ui.sidebar import Sidebar
 from voicedesk.app.ui.status_line import StatusLine
+from voicedesk.app.ui.voice_actions import VoiceActions
 from voicedesk.app.ui.widgets import AppHeader, BannerStack
 from voicedesk.app.ui.window_size import LATENCY_ROWS, PREFERRED, fitted_geometry, latency_height
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
@@ -106,6 +107,8 @@ class MainWindow(QMainWindow):
         parts = (self.composer, controller, submit, self.sidebar.store, self.notice)
         self.agent = AgentActions(self, self.settings, *parts, token=self.sidebar.agent.ha_token.text)
         self.announce.ended.append(self.agent.turn_ended)
+        parts = (self.announce.console, controller, self.agent, self.conversation, self.status)
+        self.voice_input = VoiceActions(self.sidebar.microphone, self.settings, *parts)
         parts = (self.composer.text, self.sidebar.voice.names, self.suspend_shortcuts, self.phrases_changed)
         self.phrases = PhraseActions(self, self.settings, self.outputs, submit, *parts)
         parts = (self.settings, self.hub, controller, self.sidebar, self.status, self.agent.consent, self.spawn)
@@ -113,6 +116,7 @@ class MainWindow(QMainWindow):
         self.engines = EngineActions(self, *parts, *calls)
         parts = (self.sidebar.desktop, self.hub, self.announce.console, self.request_stop, self.phrases.speak)
         self.desktop = DesktopIntegration(self, self.settings, *parts, self.selected_label)
+        self.desktop.talk = self.voice_input.toggle
         self.pronunciations = PronunciationActions(self, settings_path, controller, self.notice, self.spawn)
         self.sidebar.load(self.settings)
         self.composer.set_mode(self.settings.composer_mode)
@@ -265,6 +269,7 @@ class MainWindow(QMainWindow):
         self.sidebar.output.changed.connect(lambda: self.spawn(self.outputs.open_player()))
         self.sidebar.output.refresh.clicked.connect(self.outputs.refresh)
         self.sidebar.agent.changed.connect(self._agent_changed)
+        self.sidebar.microphone.changed.connect(self._microphone_changed)
         self.sidebar.desktop.changed.connect(self._desktop_changed)
         self.latency.export_requested.connect(self.files.export_dialog)
         self.conversation.retry_requested.connect(self.agent.retry)
@@ -295,6 +300,8 @@ class MainWindow(QMainWindow):
         await self.outputs.open_player()
         self.announce.console.start()
         self.desktop.apply()
+        self.voice_input.refresh()
+        await self.voice_input.apply()
         if self.house_inputs is not None:
             from voicedesk.app.house.inputs import HouseLink
 
@@ -321,6 +328,7 @@ class MainWindow(QMainWindow):
         try:
             if self.house is not None:
                 await self.house.aclose()
+            await self.voice_input.aclose()
             await self.engines.health.aclose()
             await self.announce.console.aclose()
             await self.controller.aclose()
@@ -398,7 +406,7 @@ class MainWindow(QMainWindow):
     def timeline_changed(self, turn: Turn, timeline: UtteranceTimeline) -> None:
         last = self.controller.last_run
         if last is not None and last.turn is turn:
-            self.latency.set_timeline(timeline, last.stalls, last.stalled_s)
+            self.latency.set_timeline(self.voice_input.timeline(turn, timeline), last.stalls, last.stalled_s)
             if self._latency_fitted:  # wider numbers may have wrapped its header onto another line
                 self.fit_latency()
 
@@ -435,6 +443,8 @@ class MainWindow(QMainWindow):
         self.sidebar.voice.store(self.settings)
         self.status.clear(Topic.VOICE)
         self._apply_voice()
+        if self.voice_input.language_changed():
+            self.spawn(self.voice_input.apply(), Topic.MICROPHONE)
         self.settings_changed()
 
     def _agent_changed(self) -> None:
@@ -443,6 +453,15 @@ class MainWindow(QMainWindow):
         self.sidebar.agent.store(self.settings)
         self._update_source_label()
         self.settings_changed()
+
+    def _microphone_changed(self) -> None:
+        if self._loading:
+            return
+        before = self.settings.voice_input
+        self.sidebar.microphone.store(self.settings)
+        if self.settings.voice_input != before:  # a field losing the focus is no change
+            self.settings_changed()
+            self.spawn(self.voice_input.apply(), Topic.MICROPHONE)
 
     def _desktop_changed(self) -> None:
         if self._loading:

@@ -111,6 +111,8 @@ class UtteranceTimeline:
     chunks: tuple[ChunkArrival, ...] = ()
     pacing: PlaybackPacing | None = None
     problems: tuple[str, ...] = field(default=())
+    speech: SpeechMarks | None = None
+    """A spoken turn's marks (``spoken``); None for typed text."""
 
     def _earliest(self, name: str) -> float | None:
         values = [v for s in self.sentences if (v := getattr(s, name)) is not None]
@@ -155,6 +157,7 @@ class UtteranceTimeline:
             row = s.row()
             del row["label"]
             sentences.append({k: v for k, v in row.items() if k not in STEPS} | {"steps": s.steps})
+        speech = {} if self.speech is None else {"speech": asdict(self.speech)}
         return _json_safe(
             {
                 "schema": SCHEMA,
@@ -166,6 +169,7 @@ class UtteranceTimeline:
                 "chunks": [asdict(c) for c in self.chunks],
                 "pacing": pacing,
                 "problems": list(self.problems),
+                **speech,
             }
         )
 
@@ -175,11 +179,35 @@ class UtteranceTimeline:
             raise ValueError(f"not a voicedesk timeline: schema is {data.get('schema')!r}, expected {SCHEMA!r}")
         sentences = [_sentence_inputs(item) for item in data["sentences"]]
         chunks = [ChunkArrival(int(c["seq"]), float(c["at_s"]), float(c["audio_s"])) for c in data["chunks"]]
-        return assemble(data["label"], float(data["origin_s"]), float(data["prebuffer_s"]), sentences, chunks)
+        built = assemble(data["label"], float(data["origin_s"]), float(data["prebuffer_s"]), sentences, chunks)
+        speech = data.get("speech")
+        return built if not speech else replace(built, speech=SpeechMarks(**{k: float(v) for k, v in speech.items()}))
 
     def csv_rows(self) -> list[dict[str, Any]]:
         """One row per sentence (columns ``CSV_COLUMNS``), for ``csv.DictWriter``; None becomes an empty cell."""
         return [s.row(self.label) for s in self.sentences]
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechMarks:
+    """Where the person's speech started and ended (VAD) and the final transcript was ready, from the origin."""
+
+    speech_start_at_s: float
+    speech_end_at_s: float
+    final_transcript_at_s: float
+
+
+def spoken(timeline: UtteranceTimeline, speech_start: float, speech_end: float, transcript: float) -> UtteranceTimeline:
+    """``timeline`` moved onto the clock of a spoken turn (origin: ``speech_end``; times on the timeline's clock)."""
+    shift = timeline.origin_s - speech_end
+    moved = [
+        replace(s, **{f"{stage}_at_s": at + shift for stage in STAGES if (at := s.at(stage)) is not None})
+        for s in timeline.sentences
+    ]
+    chunks = [replace(c, at_s=c.at_s + shift) for c in timeline.chunks]
+    built = assemble(timeline.label, speech_end, timeline.prebuffer_s, moved, chunks)
+    marks = SpeechMarks(speech_start - speech_end, 0.0, transcript - speech_end)
+    return replace(built, speech=marks)
 
 
 def timelines_document(timelines: Iterable[UtteranceTimeline]) -> dict[str, Any]:

@@ -1,0 +1,223 @@
+"""The window's voice input: the Microphone card, push-to-talk (button, F9 held in the window, the global
+shortcut), what is heard shown live and asked as the composer's agent questions are, through the console core
+(``listen`` on barge-in, ``heard`` / ``not_heard`` after), and each spoken turn's timeline timed from the end of
+speech. The microphone, VAD and STT are ``app.voice.voice_input``'s."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QApplication
+
+from voicedesk.app.console.announcement import Source
+from voicedesk.app.conversation import Turn, TurnKind
+from voicedesk.app.notices import Topic
+from voicedesk.app.voice.stt import Transcriber, stt_language
+from voicedesk.app.voice.voice_input import (
+    Heard,
+    HeardTimes,
+    Interrupted,
+    Listening,
+    Partial,
+    VoiceEvent,
+    VoiceInput,
+    VoiceProblem,
+)
+from voicedesk.engine.measure.timeline import UtteranceTimeline, spoken
+
+if TYPE_CHECKING:
+    from voicedesk.app.console.runner import ConsoleRunner
+    from voicedesk.app.controller import SpeechController
+    from voicedesk.app.settings import AppSettings
+    from voicedesk.app.ui.agent_actions import AgentActions
+    from voicedesk.app.ui.conversation_view import ConversationView
+    from voicedesk.app.ui.microphone_card import MicrophoneCard
+    from voicedesk.app.ui.status_line import StatusLine
+
+TALK_KEY = Qt.Key.Key_F9
+METER_MS = 80
+
+
+class VoiceActions(QObject):
+    def __init__(
+        self,
+        card: MicrophoneCard,
+        settings: AppSettings,
+        console: ConsoleRunner,
+        controller: SpeechController,
+        agent: AgentActions,
+        conversation: ConversationView,
+        status: StatusLine,
+    ) -> None:
+        super().__init__(card)
+        self.card, self.settings, self.console, self.controller = card, settings, console, controller
+        self.agent, self.conversation, self.status = agent, conversation, status
+        self.voice: VoiceInput | None = None
+        self.events: list[VoiceEvent] = []
+        """Every event of this session (the tests read them)."""
+        self._task: asyncio.Task[None] | None = None
+        self._transcriber: tuple[tuple[str, ...], Transcriber] | None = None
+        """The STT model loaded last, by what it was made from: a settings change does not load it again."""
+        self._attached: object = None
+        self._stt_key: tuple[str, ...] = ()
+        self._talking = False
+        self._spoken: dict[str, HeardTimes] = {}
+        self._turn_times: dict[int, HeardTimes] = {}
+        self._meter = QTimer(self, interval=METER_MS)
+        self._meter.timeout.connect(self._tick)
+        card.talk_pressed.connect(self.press)
+        card.talk_released.connect(self.release)
+        card.refresh.clicked.connect(self.refresh)
+        QApplication.instance().installEventFilter(self)
+
+    # ---- starting and stopping ----------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Lists the microphones again."""
+        from voicedesk.app.player import AudioDeviceError
+        from voicedesk.app.voice.microphone import input_choices
+
+        try:
+            choices = input_choices()
+        except AudioDeviceError:
+            choices = []
+        self.card.set_devices(choices, self.settings.voice_input.input_device)
+
+    async def apply(self) -> None:
+        """(Re)starts listening as the settings say; off: the microphone is closed."""
+        await self.aclose()
+        settings = self.settings.voice_input
+        self.card.talk.setEnabled(settings.enabled)
+        if not settings.enabled:
+            self.card.status.setText("Voice input is off: tick it to talk to the agent.")
+            self.status.clear(Topic.MICROPHONE)
+            return
+        stt = (settings.stt, settings.stt_model, settings.stt_device, settings.stt_compute, settings.wyoming_uri)
+        loaded = self._transcriber[1] if self._transcriber and self._transcriber[0] == stt else None
+        self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
+        voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)
+        self.voice, self._attached, self._stt_key = voice, None, stt
+        self._attach()
+        self._task = asyncio.ensure_future(voice.run())
+        self._meter.start()
+
+    def language_changed(self) -> bool:
+        """The voice changed the STT language (it follows the voice's unless set): ``apply`` again."""
+        voice, settings = self.voice, self.settings
+        return voice is not None and voice.language != stt_language(settings.voice.voice, settings.voice_input.language)
+
+    async def aclose(self) -> None:
+        self._meter.stop()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.voice = None
+        self.card.show_listening(False, -120.0)
+        if self.console.core.listening:  # cut by a barge-in whose words never came: the console goes on
+            self.console.not_heard()
+
+    # ---- push-to-talk -----------------------------------------------------------------------------
+
+    def press(self) -> None:
+        if self.voice is None:
+            self.status.post("Voice input is off: tick “Voice input” in the Microphone card.", "info", Topic.MICROPHONE)
+            return
+        self._talking = True
+        self.voice.press()
+
+    def release(self) -> None:
+        self._talking = False
+        if self.voice is not None:
+            self.voice.release()
+
+    def toggle(self) -> None:
+        """The global shortcut: press to talk, press again to end (a global shortcut sees no key release)."""
+        self.release() if self._talking else self.press()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """F9 held while the window has the focus talks (its auto-repeat ignored)."""
+        kind = event.type()
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or event.key() != TALK_KEY:
+            return False
+        if not self.card.window().isActiveWindow():
+            return False
+        if not event.isAutoRepeat() and (kind == QEvent.Type.KeyPress) != self._talking:
+            self.press() if kind == QEvent.Type.KeyPress else self.release()
+        return True
+
+    # ---- what is heard ----------------------------------------------------------------------------
+
+    async def _interrupt(self) -> object:
+        """Barge-in: the window's Stop for the person's voice (the console core's ``listen``); the cut it made."""
+        run = self.controller.run
+        await self.console.listen()
+        return run.turn.cut if run is not None else None
+
+    def _on_event(self, event: VoiceEvent) -> None:
+        self.events.append(event)
+        match event:
+            case Listening(open=True):
+                if self.voice is not None and self.voice.listener is not None:  # kept for the next start
+                    self._transcriber = (self._stt_key, self.voice.listener.transcriber)
+                    self.card.show_listening(True, self.voice.level)
+                hands_free = self.settings.voice_input.mode == "hands_free"
+                self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
+                self.status.clear(Topic.MICROPHONE)
+            case Listening(open=False, reason=reason):
+                self.card.show_listening(False, -120.0)
+                if reason and reason != "stopped":
+                    self.card.status.setText(f"Voice input is off: {reason}")
+            case Partial(text=text):
+                self.conversation.show_heard(text, final=False)
+            case Heard(text=text, times=times):
+                self._heard(text, times)
+            case Interrupted(cut=cut):
+                quote = getattr(cut, "quote", "")
+                heard = f"heard up to “{quote}”" if quote else "before any word was heard"
+                self.status.post(f"You spoke: the reply stopped, {heard}.", "info", Topic.TURN)
+            case VoiceProblem(message=message):
+                self.card.status.setText(f"Voice input is off: {message}")
+                self.status.post(f"Voice input is off: {message} Typing still works.", "warning", Topic.MICROPHONE)
+
+    def _heard(self, text: str, times: HeardTimes) -> None:
+        if not text.strip():
+            self.conversation.show_heard("", False)
+            self.console.not_heard()
+            return
+        self.conversation.show_heard(text, final=True)
+        self._spoken[text] = times
+        request = replace(self.agent.question(text, origin="Spoken"), source=Source.VOICE)
+        self.console.heard(request)
+
+    def _tick(self) -> None:
+        voice = self.voice
+        if voice is not None:
+            self.card.show_listening(voice.listening, voice.level)
+            self._attach()
+
+    def _attach(self) -> None:
+        """The echo reference is what the window's player plays (the house's shaped player wraps it)."""
+        player = self.controller.player
+        player = getattr(player, "player", player)
+        if self.voice is not None and player is not None and player is not self._attached:
+            self.voice.attach(player)
+            self._attached = player
+
+    # ---- the timeline -----------------------------------------------------------------------------
+
+    def timeline(self, turn: Turn, timeline: UtteranceTimeline) -> UtteranceTimeline:
+        """A spoken turn's timeline, from the end of speech (others as they are)."""
+        times = self._turn_times.get(turn.id)
+        if times is None and turn.kind is TurnKind.AGENT:
+            times = self._spoken.pop(turn.prompt, None)
+            if times is not None:
+                self._turn_times = {turn.id: times}  # only the latest turn's timeline is still being made
+        if times is None:
+            return timeline
+        return spoken(timeline, times.speech_start, times.speech_end, times.final_transcript)
