@@ -57,6 +57,7 @@ class WhisperTranscriber:
         self.name = model
         self.multilingual = bool(self._model.model.is_multilingual)
         self._lock = asyncio.Lock()
+        self._run(np.zeros(16_000, np.float32), "en")  # CTranslate2's first call is several times slower: paid here
 
     async def transcribe(self, audio: np.ndarray, language: str | None) -> str:
         if language and language != "en" and not self.multilingual:
