@@ -25,6 +25,9 @@ LAG_EVERY = RATE // 4
 UNCLEAR_S = 2.0
 """Playing this long with no clear echo heard: there is none to wait for (a headset)."""
 MIN_LAG, TARGET_LAG, MAX_LAG = RATE // 50, RATE // 10, RATE * 2 // 5  # 20 ms, 100 ms, 400 ms
+DRIFT = RATE // 25
+"""The lag is moved back to its target once it drifts this far (40 ms): short stalls the player does not see walk
+it away by 25-48 ms a second under load, and a move from the edge of the search came too late (issue 29.3)."""
 
 
 class EchoCanceller:
@@ -36,7 +39,7 @@ class EchoCanceller:
         self._apm = rtc.AudioProcessingModule(
             echo_cancellation=True, noise_suppression=noise_suppression, high_pass_filter=True
         )
-        self._played: deque[tuple[np.ndarray, int]] = deque(maxlen=400)  # ~8 s of player blocks if nobody reads
+        self._played: deque[tuple[np.ndarray, int]] = deque(maxlen=2000)  # ~17 s of player blocks if nobody reads
         self._padded = 0  # microphone samples paired with silence while the player's tap was quiet (a stall)
         self._last_played = 0.0
         self._fed = np.zeros(LAG_WINDOW + LAG_SEARCH, np.float32)  # the reference fed, newest last
@@ -47,7 +50,8 @@ class EchoCanceller:
         self._reference = np.zeros(0, np.float32)
         self._mic = np.zeros(0, np.float32)
         self._started = False
-        self._moved_to: int | None = None  # a lag out of range seen at the last check
+        self._moved_to: int | None = None  # a lag off target seen at the last check
+        self._skip = 0  # reference samples a move still has to skip
         self._unclear = 0  # checks in a row that found no clear echo
         self.locked = False
         """The echo was found where the canceller can follow it (or none was heard for a while: a headset). Until
@@ -55,7 +59,7 @@ class EchoCanceller:
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
-        """The echo's last measured delay after the reference fed with it."""
+        """The echo's last clearly measured delay after the reference fed with it."""
 
     def played(self, block: np.ndarray, lost: int = 0) -> None:
         """The player's tap: one block (24 kHz float32) just handed to the device, after ``lost`` frames of silence
@@ -84,6 +88,8 @@ class EchoCanceller:
                 chunks.append(self._resample.resample_chunk(np.zeros(lost, np.float32)))
             chunks.append(self._resample.resample_chunk(block))
         self._reference = np.concatenate([self._reference, *chunks])
+        skipped = min(self._skip, len(self._reference))
+        self._reference, self._skip = self._reference[skipped:], self._skip - skipped
         self._mic = np.concatenate([self._mic, mic])
         frames = len(self._mic) // FRAME
         if time.monotonic() - self._last_played < PLAYER_GONE_S and len(self._mic) < MAX_WAIT_S * RATE:
@@ -100,7 +106,7 @@ class EchoCanceller:
         self.consumed = self._mic[: frames * FRAME]
         """The microphone's samples ``process`` just returned cleaned, in the same order."""
         self._mic, self._reference = self._mic[frames * FRAME :], self._reference[frames * FRAME :]
-        if len(self._reference) > RATE:  # the microphone stalled while the player went on: in step again from here
+        if len(self._reference) > 3 * RATE:  # the microphone stalled while the player went on: in step again from here
             self._reference = np.zeros(0, np.float32)
         if self._since_check >= LAG_EVERY:
             self._since_check = 0
@@ -135,29 +141,29 @@ class EchoCanceller:
             return  # nothing played: nothing to measure
         n = 2 * (LAG_WINDOW + LAG_SEARCH)
         spectrum = np.conj(np.fft.rfft(self._heard, n)) * np.fft.rfft(self._fed, n)
-        correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + 1]
-        # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late.
+        correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + RATE // 10]
+        # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late
+        # (or up to 100 ms early: a stall counted too long puts the echo before its reference, unseen by AEC3).
         lag = LAG_SEARCH - int(np.argmax(correlation))
-        self.lag_s = lag / RATE
         if float(np.mean(self._heard**2)) < 1e-7 or correlation.max() < 6 * np.std(correlation):
             self._unclear += 1
             self.locked |= self._unclear * LAG_EVERY >= UNCLEAR_S * RATE
             return  # no clear echo (none heard, speech over it, or too little of it)
-        moved, self._moved_to, self._unclear = self._moved_to, None, 0
+        moved, self._moved_to, self._unclear, self.lag_s = self._moved_to, None, 0, lag / RATE
         self.locked |= MIN_LAG <= lag <= MAX_LAG
-        if not MIN_LAG <= lag <= MAX_LAG:
-            if moved is None or abs(lag - moved) > FRAME // 5:
+        if abs(lag - TARGET_LAG) > DRIFT:
+            if moved is None or abs(lag - moved) > 2 * FRAME:
                 self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
                 return
-            shift = TARGET_LAG - lag
-            if shift > 0:  # delay the reference
-                self._reference = np.concatenate([np.zeros(shift, np.float32), self._reference])
-            else:
-                self._reference = self._reference[-shift:]
+            if lag > TARGET_LAG:  # the echo comes later than its reference: delay the reference
+                self._reference = np.concatenate([np.zeros(lag - TARGET_LAG, np.float32), self._reference])
+            else:  # sooner: skip some reference (little of it waits here, so also what comes next)
+                self._skip = TARGET_LAG - lag
             self.realigned += 1
             self.locked = False  # the canceller must find the echo again
             self._fed[:] = 0.0  # what was fed before the move says nothing about the lag after it
             self._heard[:] = 0.0
+            self._since_check = -LAG_EVERY  # and the next check waits for half a second of it
 
     def _frame(self, samples: np.ndarray) -> object:
         samples = np.pad(samples, (0, FRAME - len(samples)))
