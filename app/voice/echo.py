@@ -53,9 +53,9 @@ class EchoCanceller:
         self._moved_to: int | None = None  # a lag off target seen at the last check
         self._skip = 0  # reference samples a move still has to skip
         self._unclear = 0  # checks in a row that found no clear echo
-        self.locked = False
-        """The echo was found where the canceller can follow it (or none was heard for a while: a headset). Until
-        then, and after each move, what leaks is not told from a person (``Listener`` ignores speech over it)."""
+        self.locked = True
+        """The echo is where the canceller can follow it. After each move, until a check finds it again (or none is
+        heard for a while: a headset), what leaks is not told from a person (``Listener`` ignores speech over it)."""
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None

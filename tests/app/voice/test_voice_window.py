@@ -213,11 +213,6 @@ def test_a_spoken_command_switches_the_light_in_home_assistant(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 29.3, open: after the file's other tests the utterance over the reply is sometimes never voiced "
-    "enough to barge in (the echo rule of app/voice/turns.py drops it; no Heard): passes alone",
-)
 def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
     make_window, qtbot, qloop, tmp_path, virtual_mic, speech, tiny_en
 ):
