@@ -144,14 +144,15 @@ class EchoCanceller:
         correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + RATE // 10]
         # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late
         # (or up to 100 ms early: a stall counted too long puts the echo before its reference, unseen by AEC3).
-        lag = LAG_SEARCH - int(np.argmax(correlation))
-        if float(np.mean(self._heard**2)) < 1e-7 or correlation.max() < 6 * np.std(correlation):
+        lag, peak = LAG_SEARCH - int(np.argmax(correlation)), correlation.max() / (np.std(correlation) + 1e-12)
+        if float(np.mean(self._heard**2)) < 1e-7 or peak < 6:
             self._unclear += 1
             self.locked |= self._unclear * LAG_EVERY >= UNCLEAR_S * RATE
             return  # no clear echo (none heard, speech over it, or too little of it)
         moved, self._moved_to, self._unclear, self.lag_s = self._moved_to, None, 0, lag / RATE
-        self.locked |= MIN_LAG <= lag <= MAX_LAG
-        if abs(lag - TARGET_LAG) > DRIFT:
+        in_range = MIN_LAG <= lag <= MAX_LAG
+        self.locked |= in_range
+        if abs(lag - TARGET_LAG) > DRIFT and peak >= 10:  # echo peaks were 12-80, chance ones 6-9
             if moved is None or abs(lag - moved) > 2 * FRAME:
                 self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
                 return
@@ -160,7 +161,7 @@ class EchoCanceller:
             else:  # sooner: skip some reference (little of it waits here, so also what comes next)
                 self._skip = TARGET_LAG - lag
             self.realigned += 1
-            self.locked = False  # the canceller must find the echo again
+            self.locked = in_range  # moved from out of range: the canceller must find the echo again
             self._fed[:] = 0.0  # what was fed before the move says nothing about the lag after it
             self._heard[:] = 0.0
             self._since_check = -LAG_EVERY  # and the next check waits for half a second of it
