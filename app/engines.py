@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from voicedesk.app.messages import error_text
 from voicedesk.app.urls import ENGINE_SCHEMES, url_problem
-from voicedesk.app.wakeup import Wakeup, loop_running
+from voicedesk.app.wakeup import Wakeup, loop_running, stop_loop
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
@@ -369,11 +369,8 @@ class HealthMonitor:
         self._wake.set()
 
     async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_loop(self._task)
+        self._task = None
 
     async def check(self) -> HealthRecord:
         kind = self._kind()
