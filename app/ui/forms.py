@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
@@ -9,11 +11,15 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QDialogButtonBox,
     QFormLayout,
+    QLabel,
     QScrollBar,
     QVBoxLayout,
     QWidget,
 )
+
+from voicedesk.app.ui.widgets import label
 
 WHEEL_CONTROLS = (QComboBox, QAbstractSlider, QAbstractSpinBox)
 
@@ -92,3 +98,17 @@ class FocusedWheel(QObject):
             if isinstance(control, WHEEL_CONTROLS) and not isinstance(control, QScrollBar):
                 control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never takes the focus
                 control.installEventFilter(self)
+
+
+def save_row(
+    layout: QVBoxLayout, on_save: Callable[[], object], on_cancel: Callable[[], object]
+) -> tuple[QLabel, QDialogButtonBox]:
+    """An edit dialog's foot: its error line (hidden until a save is refused) and Save / Cancel."""
+    problem = label("", "ErrorText", wrap=True)
+    problem.hide()
+    layout.addWidget(problem)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+    buttons.accepted.connect(on_save)
+    buttons.rejected.connect(on_cancel)
+    layout.addWidget(buttons)
+    return problem, buttons
