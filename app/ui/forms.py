@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
+    QScrollArea,
     QScrollBar,
     QVBoxLayout,
     QWidget,
@@ -22,6 +23,25 @@ from PySide6.QtWidgets import (
 from voicedesk.app.ui.widgets import label
 
 WHEEL_CONTROLS = (QComboBox, QAbstractSlider, QAbstractSpinBox)
+
+
+class CardColumn(QScrollArea):
+    """One of the window's side columns: cards in ``column``, scrolling, never a Tab stop itself (its cards' widgets
+    are)."""
+
+    def __init__(self, min_width: int, margins: tuple[int, int, int, int]) -> None:
+        super().__init__()
+        self.setObjectName("Sidebar")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(min_width)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        body = QWidget()
+        body.setObjectName("SidebarBody")
+        self.column = QVBoxLayout(body)
+        self.column.setContentsMargins(*margins)
+        self.column.setSpacing(12)
+        self.setWidget(body)
 
 
 class PageSwitcher(QWidget):
