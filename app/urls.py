@@ -3,9 +3,9 @@ loopback, or to a host the person confirmed this session (never in the settings 
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit, urlunsplit
 
+from voicedesk.endpoint.hosting import is_loopback
 from voicedesk.engine.errors import UsageError
 from voicedesk.engine.protocol import BIDI_PATH
 
@@ -67,16 +67,6 @@ def host_of(url: str) -> str:
         return (urlsplit(url.strip()).hostname or "").lower()
     except ValueError:
         return ""
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def secret_needs_consent(url: str) -> bool:
