@@ -29,9 +29,8 @@ from PySide6.QtWidgets import (
 
 from voicedesk.app.choices import whole
 from voicedesk.app.conversation import TurnKind
-from voicedesk.app.lexicon_store import load_app_lexicon, save_app_lexicon
 from voicedesk.app.notices import Topic
-from voicedesk.app.settings import lexicon_path
+from voicedesk.app.settings import lexicon_path, load_app_lexicon, save_app_lexicon
 from voicedesk.app.ui.forms import save_row
 from voicedesk.app.ui.widgets import label
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconEntry, LexiconError, load_lexicon_file
