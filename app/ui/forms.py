@@ -1,7 +1,8 @@
-"""Form helpers shared by the sidebar's cards."""
+"""Form and dialog helpers shared by the window's cards and dialogs."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
+    QMessageBox,
     QScrollArea,
     QScrollBar,
     QVBoxLayout,
@@ -132,3 +134,19 @@ def save_row(
     buttons.rejected.connect(on_cancel)
     layout.addWidget(buttons)
     return problem, buttons
+
+
+async def ask(parent: QWidget, title: str, text: str, yes: str, no: str) -> bool:
+    """True for ``yes``; closing the box counts as ``no``. Not modal to the loop: the app keeps speaking meanwhile."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
+    yes_button = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
+    no_button = box.addButton(no, QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(no_button)
+    box.setObjectName("ConsentQuestion")
+    answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    box.finished.connect(lambda _result: answered.done() or answered.set_result(box.clickedButton() is yes_button))
+    box.open()
+    try:
+        return await answered
+    finally:
+        box.deleteLater()
