@@ -176,17 +176,17 @@ class WebSocketChannel:
             self._connection.transport.abort()
 
 
-def voices_url(ws_url: str) -> str:
-    """``ws://host:port/invocations-bidirectional-stream`` → ``http://host:port/v1/audio/voices``."""
+def http_url(ws_url: str, path: str) -> str:
+    """``ws://host:port/…`` → ``http://host:port{path}`` (``wss`` → ``https``): the server's HTTP routes."""
     parts = urlsplit(ws_url)
-    scheme = "https" if parts.scheme == "wss" else "http"
-    return urlunsplit((scheme, parts.netloc, "/v1/audio/voices", "", ""))
+    scheme = "https" if parts.scheme.lower() == "wss" else "http"
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
 
 
 async def server_voices(ws_url: str, token: str | None, timeout_s: float) -> tuple[VoiceInfo, ...]:
     import httpx
 
-    url = voices_url(ws_url)
+    url = http_url(ws_url, "/v1/audio/voices")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
