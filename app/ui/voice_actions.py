@@ -22,6 +22,7 @@ from voicedesk.app.voice.voice_input import (
     HeardTimes,
     Interrupted,
     Listening,
+    NotHeard,
     Partial,
     VoiceEvent,
     VoiceInput,
@@ -166,24 +167,23 @@ class VoiceActions(QObject):
                 if self.voice is not None and self.voice.listener is not None:  # kept for the next start
                     self._transcriber = (self._stt_key, self.voice.listener.transcriber)
                     self.card.show_listening(True, self.voice.level)
-                hands_free = self.settings.voice_input.mode == "hands_free"
-                self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
-                self.status.clear(Topic.MICROPHONE)
-            case Listening(open=False, reason=reason):
-                self.card.show_listening(False, -120.0)
-                if reason and reason != "stopped":
-                    self.card.status.setText(f"Voice input is off: {reason}")
+                self._ready()
+            case Listening(open=False):
+                self.card.show_listening(False, -120.0)  # why: the VoiceProblem before it
             case Partial(text=text):
                 self.conversation.show_heard(text, final=False)
             case Heard(text=text, times=times):
                 self._heard(text, times)
+            case NotHeard():
+                self.conversation.show_heard("", False)
+                self.console.not_heard()
             case Interrupted(cut=cut):
                 quote = getattr(cut, "quote", "")
                 heard = f"heard up to “{quote}”" if quote else "before any word was heard"
                 self.status.post(f"You spoke: the reply stopped, {heard}.", "info", Topic.TURN)
             case VoiceProblem(message=message):
-                self.card.status.setText(f"Voice input is off: {message}")
-                self.status.post(f"Voice input is off: {message} Typing still works.", "warning", Topic.MICROPHONE)
+                self.card.status.setText(message)
+                self.status.post(message, "warning", Topic.MICROPHONE)
 
     def _heard(self, text: str, times: HeardTimes) -> None:
         if not text.strip():
@@ -191,9 +191,15 @@ class VoiceActions(QObject):
             self.console.not_heard()
             return
         self.conversation.show_heard(text, final=True)
+        self._ready()  # heard again: a problem before this is over
         self._spoken[text] = times
         request = replace(self.agent.question(text, origin="Spoken"), source=Source.VOICE)
         self.console.heard(request)
+
+    def _ready(self) -> None:
+        hands_free = self.settings.voice_input.mode == "hands_free"
+        self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
+        self.status.clear(Topic.MICROPHONE)
 
     def _tick(self) -> None:
         voice = self.voice
