@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 TALK_KEY = Qt.Key.Key_F9
 METER_MS = 80
+PLUGGED_BACK_TICKS = 25
+"""A lost microphone is looked for about every 2 s (in meter ticks)."""
 
 
 class VoiceActions(QObject):
@@ -66,6 +68,9 @@ class VoiceActions(QObject):
         self._attached: object = None
         self._stt_key: tuple[str, ...] = ()
         self._talking = False
+        self._ticks = 0
+        self._was_connected: bool | None = None
+        self._again_task: asyncio.Future[None] | None = None
         self._spoken: dict[str, HeardTimes] = {}
         self._turn_times: dict[int, HeardTimes] = {}
         self._meter = QTimer(self, interval=METER_MS)
@@ -78,7 +83,7 @@ class VoiceActions(QObject):
     # ---- starting and stopping ----------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Lists the microphones again."""
+        """Lists the microphones again, and tries listening again if a problem ended it."""
         from voicedesk.app.player import AudioDeviceError
         from voicedesk.app.voice.microphone import input_choices
 
@@ -87,6 +92,15 @@ class VoiceActions(QObject):
         except AudioDeviceError:
             choices = []
         self.card.set_devices(choices, self.settings.voice_input.input_device)
+        self._again()
+
+    def _again(self) -> bool:
+        """Listening ended on a problem (the microphone lost, no model): starts it again; whether it did."""
+        if self._task is None or not self._task.done() or not self.settings.voice_input.enabled:
+            return False
+        if self._again_task is None or self._again_task.done():
+            self._again_task = asyncio.ensure_future(self.apply())
+        return True
 
     async def apply(self) -> None:
         """(Re)starts listening as the settings say; off: the microphone is closed."""
@@ -101,7 +115,7 @@ class VoiceActions(QObject):
         loaded = self._transcriber[1] if self._transcriber and self._transcriber[0] == stt else None
         self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
         voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)
-        self.voice, self._attached, self._stt_key = voice, None, stt
+        self.voice, self._attached, self._stt_key, self._was_connected = voice, None, stt, None
         self._attach()
         self._task = asyncio.ensure_future(voice.run())
         self._meter.start()
@@ -130,7 +144,8 @@ class VoiceActions(QObject):
             self.status.post("Voice input is off: tick “Voice input” in the Microphone card.", "info", Topic.MICROPHONE)
             return
         self._talking = True
-        self.voice.press()
+        if not self._again():  # else pressed once the microphone is open
+            self.voice.press()
 
     def release(self) -> None:
         self._talking = False
@@ -168,6 +183,8 @@ class VoiceActions(QObject):
                     self._transcriber = (self._stt_key, self.voice.listener.transcriber)
                     self.card.show_listening(True, self.voice.level)
                 self._ready()
+                if self._talking and self.voice is not None:
+                    self.voice.press()
             case Listening(open=False):
                 self.card.show_listening(False, -120.0)  # why: the VoiceProblem before it
             case Partial(text=text):
@@ -206,6 +223,12 @@ class VoiceActions(QObject):
         if voice is not None:
             self.card.show_listening(voice.listening, voice.level)
             self._attach()
+            self._ticks += 1
+            if self._task is not None and self._task.done() and self._ticks % PLUGGED_BACK_TICKS == 0:
+                connected = voice.microphone.connected
+                if connected and self._was_connected is False:
+                    self._again()  # plugged back in
+                self._was_connected = connected
 
     def _attach(self) -> None:
         """The echo reference is what the window's player plays (the house's shaped player wraps it)."""

@@ -20,7 +20,7 @@ from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import AppSettings, load_settings, save_settings
 from voicedesk.app.voice.turns import Mode
-from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, Partial, VoiceSettings
+from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, Partial, VoiceProblem, VoiceSettings
 
 
 def settings_file(tmp_path, ha_url: str = "", **voice) -> object:
@@ -113,6 +113,10 @@ def test_without_the_microphone_typing_still_works_and_the_window_says_why(
     said = said_about_the_microphone(window)
     assert "'unplugged' is not connected" in said and "Typing still works" in said
     assert not window.sidebar.microphone.listening.isVisible()
+    qtbot.mouseClick(window.sidebar.microphone.talk, Qt.MouseButton.LeftButton)  # tries again: still not there
+    problems = lambda: [e for e in window.voice_input.events if isinstance(e, VoiceProblem)]  # noqa: E731
+    qloop.run_until_complete(until(lambda: len(problems()) == 2))
+    assert problems()[1].message == said and said_about_the_microphone(window) == said
 
 
 @pytest.mark.slow

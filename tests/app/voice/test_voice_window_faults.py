@@ -6,14 +6,18 @@ what to do, typing goes on, and voice works again once the part is back. Real wi
 from __future__ import annotations
 
 import asyncio
+import subprocess
 
+import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
 from tests.app.voice.conftest import mic_input, play_into, words
 from tests.app.voice.test_voice_window import said_about_the_microphone, settings_file, typed
+from tests.support.audio_capture import SinkCapture
 from voicedesk.app.conversation import TurnKind, TurnState
-from voicedesk.app.voice.voice_input import NotHeard, Partial
+from voicedesk.app.voice.voice_input import Interrupted, NotHeard, Partial, VoiceProblem
 
 LONG = "turn off the kitchen lights and set the thermostat to twenty one degrees, then lock the front door"
 
@@ -70,3 +74,54 @@ def test_a_wyoming_server_going_down_mid_sentence_is_said_and_voice_works_again_
     assert qloop.run_until_complete(scenario()) == "what time is it"
     assert wyoming_server.uri not in window.status.text  # the stale warning went with the problem
     assert window.voice_input.voice.listening
+
+
+def pactl(*args: str) -> str:
+    return subprocess.run(["pactl", *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.slow
+def test_a_microphone_unplugged_while_a_reply_plays_is_said_and_works_again_plugged_back(
+    make_window, qtbot, qloop, tmp_path, virtual_mic, test_sink, speech, tiny_en
+):
+    window = make_window(settings_file(tmp_path, stt_model=str(tiny_en), input_device=mic_input(virtual_mic)))
+    card = window.sidebar.microphone
+    modules = pactl("list", "short", "modules").splitlines()
+    (module,) = [line.split()[0] for line in modules if f"sink_name={virtual_mic} " in line + " "]
+
+    async def scenario():
+        await listening(window)
+        with SinkCapture(test_sink) as capture:
+            window.composer.set_mode("speak")
+            window.composer.editor.setPlainText("One two three four five six. " * 3)
+            qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+            await until(lambda: window.controller.player is not None and window.controller.player.buffer.playing)
+            pactl("unload-module", module)  # unplugged while the console speaks
+            await until(lambda: window.voice_input._task.done(), 30)
+            await until(lambda: not window.controller.turns[-1].active, 120)
+            return capture.stop()
+
+    try:
+        recorded = qloop.run_until_complete(scenario())
+        reply = window.controller.turns[-1]
+        assert (reply.state, reply.cut) == (TurnState.DONE, None) and not events(window, Interrupted)
+        assert np.max(np.abs(recorded)) > 0.01  # the reply played on to its end
+        said = said_about_the_microphone(window)
+        assert "microphone stopped delivering sound" in said and "typing still works" in said
+        assert said == card.status.text() and not card.listening.isVisible()
+        assert [e.message for e in events(window, VoiceProblem)] == [said]  # said once, and plainly
+
+        window.composer.set_mode("agent")
+        qloop.run_until_complete(typed(window, qtbot, "Hello there."))
+    finally:
+        if f"{virtual_mic}\t" not in pactl("list", "short", "sinks"):  # plugged back in (as tests/support/headless.sh)
+            args = f"sink_name={virtual_mic}", "rate=16000", "channels=1", "format=float32le"
+            pactl("load-module", "module-null-sink", *args)
+            pactl("set-default-source", f"{virtual_mic}.monitor")
+
+    async def back():
+        await listening(window)  # by itself: a hands-free console has nobody at a button
+        assert card.listening.isVisible() and "Listening" in card.status.text()
+        return await asked_aloud(window, virtual_mic, speech("what time is it"))
+
+    assert qloop.run_until_complete(back()) == "what time is it"
