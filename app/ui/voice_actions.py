@@ -189,9 +189,12 @@ class VoiceActions(QObject):
                 self.card.show_listening(False, -120.0)  # why: the VoiceProblem before it
             case Partial(text=text):
                 self.conversation.show_heard(text, final=False)
-            case Heard(text=text, times=times):
-                self._heard(text, times)
-            case NotHeard():
+            case Heard(text=text, times=times):  # never empty: an empty transcript is NotHeard
+                self.conversation.show_heard(text, final=True)
+                self._ready()  # heard again: a problem before this is over
+                self._spoken[text] = times
+                self.console.heard(replace(self.agent.question(text, origin="Spoken"), source=Source.VOICE))
+            case NotHeard():  # nothing to ask (a barge-in's words never came, the STT failed): the console goes on
                 self.conversation.show_heard("", False)
                 self.console.not_heard()
             case Interrupted(cut=cut):
@@ -201,17 +204,6 @@ class VoiceActions(QObject):
             case VoiceProblem(message=message):
                 self.card.status.setText(message)
                 self.status.post(message, "warning", Topic.MICROPHONE)
-
-    def _heard(self, text: str, times: HeardTimes) -> None:
-        if not text.strip():
-            self.conversation.show_heard("", False)
-            self.console.not_heard()
-            return
-        self.conversation.show_heard(text, final=True)
-        self._ready()  # heard again: a problem before this is over
-        self._spoken[text] = times
-        request = replace(self.agent.question(text, origin="Spoken"), source=Source.VOICE)
-        self.console.heard(request)
 
     def _ready(self) -> None:
         hands_free = self.settings.voice_input.mode == "hands_free"

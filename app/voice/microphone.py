@@ -100,7 +100,9 @@ class Microphone:
             return
         now = time.monotonic() if now is None else now
         quiet = now - self._last_block
-        gone = self._source_gone(now)
+        gone = False
+        if now - self._asked >= 1.0:  # PulseAudio moves a stream whose source vanished to another: so ask
+            self._asked, gone = now, self.connected is False
         if self._ended or quiet > STALL_S or gone:
             why = (
                 "its stream ended" if self._ended else "its source is gone" if gone else f"{quiet:.1f} s without audio"
@@ -110,13 +112,6 @@ class Microphone:
                 f"The microphone stopped delivering sound ({why}): it was unplugged or taken by another program. "
                 "Voice input is off; typing still works. Plug it back in: it is tried again."
             )
-
-    def _source_gone(self, now: float) -> bool:
-        """PulseAudio moves a stream whose source vanished to another one: so ask, about once a second."""
-        if now - self._asked < 1.0:
-            return False
-        self._asked = now
-        return self.connected is False
 
     @property
     def connected(self) -> bool | None:
