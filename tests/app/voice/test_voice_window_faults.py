@@ -67,6 +67,9 @@ def test_a_wyoming_server_going_down_mid_sentence_is_said_and_voice_works_again_
         assert not window.controller.turns  # nothing was asked in its name
 
         await typed(window, qtbot, "Hello there.")
+        await play_into(virtual_mic, speech("what time is it"))  # still down between turns: not heard either
+        await until(lambda: len(events(window, NotHeard)) >= 2, 60)
+        assert [t.prompt for t in window.controller.turns] == ["Hello there."]
 
         await asyncio.to_thread(wyoming_server.start)  # back, at the same address
         return await asked_aloud(window, virtual_mic, speech("what time is it"))
