@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
 TALK_KEY = Qt.Key.Key_F9
 METER_MS = 80
-PLUGGED_BACK_TICKS = 25
-"""A lost microphone is looked for about every 2 s (in meter ticks)."""
 
 
 class VoiceActions(QObject):
@@ -216,7 +214,7 @@ class VoiceActions(QObject):
             self.card.show_listening(voice.listening, voice.level)
             self._attach()
             self._ticks += 1
-            if self._task is not None and self._task.done() and self._ticks % PLUGGED_BACK_TICKS == 0:
+            if self._task is not None and self._task.done() and self._ticks % 25 == 0:  # every ~2 s
                 connected = voice.microphone.connected
                 if connected and self._was_connected is False:
                     self._again()  # plugged back in
