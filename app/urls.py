@@ -54,7 +54,7 @@ def engine_url(text: str) -> str:
     text = text.strip()
     try:
         url = normalize_url(text)
-    except (UsageError, ValueError):
+    except UsageError:
         return text
     return url if url_problem(url, ENGINE_SCHEMES) is None else text
 

@@ -41,9 +41,13 @@ def normalize_url(target: str) -> str:
     """``host:port``, ``http(s)://host:port`` or ``ws(s)://host:port[/path]`` → a full ``ws(s)://`` URL."""
     if "://" not in target:
         target = f"ws://{target}"
-    parts = urlsplit(target)
-    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
-    if scheme not in ("ws", "wss") or not parts.hostname:
+    try:
+        parts = urlsplit(target)
+        hostname = parts.hostname
+    except ValueError:  # urllib's own words ("Invalid IPv6 URL") name no fix
+        hostname = None
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme) if hostname else ""
+    if scheme not in ("ws", "wss"):
         raise UsageError(
             f"{target!r} is not a WebSocket URL; use ws://HOST:PORT (or wss:// for TLS), e.g. ws://127.0.0.1:8080.",
         )
