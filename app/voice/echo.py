@@ -22,9 +22,7 @@ MAX_WAIT_S = 0.5
 LAG_WINDOW = RATE  # one second of microphone per lag check
 LAG_SEARCH = RATE // 2
 LAG_EVERY = RATE // 4
-UNCLEAR_S = 2.0
-"""Playing this long with no clear echo heard: there is none to wait for (a headset)."""
-MIN_LAG, TARGET_LAG, MAX_LAG = RATE // 50, RATE // 10, RATE * 2 // 5  # 20 ms, 100 ms, 400 ms
+TARGET_LAG = RATE // 10
 DRIFT = RATE // 25
 """The lag is moved back to its target once it drifts this far (40 ms): short stalls the player does not see walk
 it away by 25-48 ms a second under load, and a move from the edge of the search came too late (issue 29.3)."""
@@ -52,10 +50,10 @@ class EchoCanceller:
         self._started = False
         self._moved_to: int | None = None  # a lag off target seen at the last check
         self._skip = 0  # reference samples a move still has to skip
-        self._unclear = 0  # checks in a row that found no clear echo
         self.locked = True
-        """The echo is where the canceller can follow it. After each move, until a check finds it again (or none is
-        heard for a while: a headset), what leaks is not told from a person (``Listener`` ignores speech over it)."""
+        """False for the half second after a move, while the canceller finds the echo again: what leaks then is not
+        told from a person (``Listener`` ignores speech over it). Waiting for the echo itself (a clear check) left a
+        person speaking over it unheard, and one with no echo path (a headset) for 2 s."""
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
@@ -134,9 +132,10 @@ class EchoCanceller:
         self._since_check += FRAME
 
     def _keep_in_step(self) -> None:
-        """The device played silence the tap never saw (an underrun), or the streams' clocks drift: the echo then
-        comes sooner after its reference, until before it, and the canceller cannot follow. So find the lag (the
-        cross-correlation's peak, phase transform) and, when it leaves a safe range, move the reference back into it."""
+        """The device played silence the tap never saw (a stall), or the streams' clocks drift: the echo then comes
+        later after its reference (or sooner), until out of the canceller's reach. So find the lag (the
+        cross-correlation's peak, phase transform) and, when it drifts from its target, move the reference back."""
+        self.locked = True
         if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6:
             return  # nothing played: nothing to measure
         n = 2 * (LAG_WINDOW + LAG_SEARCH)
@@ -146,12 +145,8 @@ class EchoCanceller:
         # (or up to 100 ms early: a stall counted too long puts the echo before its reference, unseen by AEC3).
         lag, peak = LAG_SEARCH - int(np.argmax(correlation)), correlation.max() / (np.std(correlation) + 1e-12)
         if float(np.mean(self._heard**2)) < 1e-7 or peak < 6:
-            self._unclear += 1
-            self.locked |= self._unclear * LAG_EVERY >= UNCLEAR_S * RATE
             return  # no clear echo (none heard, speech over it, or too little of it)
-        moved, self._moved_to, self._unclear, self.lag_s = self._moved_to, None, 0, lag / RATE
-        in_range = MIN_LAG <= lag <= MAX_LAG
-        self.locked |= in_range
+        moved, self._moved_to, self.lag_s = self._moved_to, None, lag / RATE
         if abs(lag - TARGET_LAG) > DRIFT and peak >= 10:  # echo peaks were 12-80, chance ones 6-9
             if moved is None or abs(lag - moved) > 2 * FRAME:
                 self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
@@ -161,10 +156,10 @@ class EchoCanceller:
             else:  # sooner: skip some reference (little of it waits here, so also what comes next)
                 self._skip = TARGET_LAG - lag
             self.realigned += 1
-            self.locked = in_range  # moved from out of range: the canceller must find the echo again
+            self.locked = False
             self._fed[:] = 0.0  # what was fed before the move says nothing about the lag after it
             self._heard[:] = 0.0
-            self._since_check = -LAG_EVERY  # and the next check waits for half a second of it
+            self._since_check = -LAG_EVERY  # the next check (and the lock) waits for half a second of it
 
     def _frame(self, samples: np.ndarray) -> object:
         samples = np.pad(samples, (0, FRAME - len(samples)))
