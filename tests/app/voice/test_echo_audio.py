@@ -170,11 +170,9 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
                 await asyncio.sleep(0.5)
         heard_alone, listened_to, underflows = list(heard.events), voice.listener.now, player.device_underflows
         echo = voice.listener.echo
-        # Nothing cut the console while it spoke alone. Issue 29.3 is open here: under load the echo path can drift
-        # past the lag search, and 2 of 7 minute-long runs (and one CI run) had one false barge-in; said, not hidden.
-        if not turn.active:
-            lags = [round(lag * 1000) for lag in echo.lags[-24:]]
-            pytest.xfail(f"a false barge-in: {heard_alone}; echo lags (ms) before it {lags}, moves {echo.realigned}")
+        # Nothing cut the console while it spoke alone (short stalls walk the echo 25-48 ms a second under load).
+        lags = [round(lag * 1000) for lag in echo.lags[-24:]]
+        assert turn.active, f"a false barge-in: {heard_alone}; echo lags (ms) before it {lags}, moves {echo.realigned}"
         await play_into(virtual_mic, person)
         await heard.until(lambda: heard.of(Interrupted) and heard.of(Heard))
         (said,), (interrupted,) = heard.of(Heard), heard.of(Interrupted)
