@@ -40,6 +40,7 @@ async def bidi_endpoint(websocket: WebSocket) -> None:
     try:
         lease = runtime.admit("websocket", client)
     except VoicedeskError as exc:
+        await asyncio.sleep(runtime.refusal_hold_s(client))  # no slot is held meanwhile
         await refuse(websocket, exc)
         return
     try:
