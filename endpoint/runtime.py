@@ -229,11 +229,6 @@ class EndpointRuntime:
             raise self.load_error
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
 
-    def refusal_hold_s(self, client: str | None) -> float:
-        """How long to hold a refusal's answer: an address refused again and again is answered later and later."""
-        by_address = self.junk_by_address
-        return by_address.hold_s(client, time.monotonic()) if by_address is not None and client else 0.0
-
     def admit(self, kind: str, client: str | None = None) -> Lease:
         """A slot for a session or HTTP stream by the fair rule (``endpoint.fair_admission``)."""
         self.check_available()

@@ -78,8 +78,7 @@ class GuardedH11Protocol(H11Protocol):
         self._arm_header_timer()
 
     def _refuse_junk_address(self) -> bool:
-        """An address whose junk budget is empty is told so and closed before its request is even read; one that
-        keeps reconnecting is told later and later (``JunkByAddress.hold_s``), unread meanwhile."""
+        """An address whose junk budget is empty is told so before its request is read (later and later: ``hold_s``)."""
         host = self.client[0] if self.client else None
         by_address = self.junk_by_address
         now = time.monotonic()
@@ -98,9 +97,9 @@ class GuardedH11Protocol(H11Protocol):
         error.details = {"retry_after_s": round(wait_s, 1)}  # type: ignore[attr-defined]
         if hold_s <= 0:
             self.evict(error)
-            return True
-        self.transport.pause_reading()  # its request is never read: the answer is the same whatever it says
-        self.loop.call_later(hold_s, self._answer_held, error)
+        else:  # its request is never read: the answer is the same whatever it says
+            self.transport.pause_reading()
+            self.loop.call_later(hold_s, self._answer_held, error)
         return True
 
     def _answer_held(self, error: VoicedeskError) -> None:

@@ -193,8 +193,7 @@ class JunkByAddress(BucketsByAddress):
         super().__init__(junk_per_s, burst, max_addresses)
         self.refused = 0
         """Connections refused because their address's junk budget was empty."""
-        self._streaks: dict[str, tuple[int, float]] = {}
-        """Refusals in a row per address, and when the last was (least recently refused first)."""
+        self._streaks: dict[str, tuple[int, float]] = {}  # refusals in a row, the last's time; oldest first
 
     def budget(self, address: str, now: float) -> JunkBudget:
         """The junk budget of a new connection from ``address``: the address's own bucket."""
