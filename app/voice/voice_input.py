@@ -50,7 +50,7 @@ class VoiceSettings:
     barge_in: str = "speech"
     """'speech' (any speech over the console stops it), 'keyword' (only one of ``barge_in_keywords``), 'off'."""
     barge_in_min_s: float = 0.3
-    """Voiced time before speech over the console stops it: a cough or an "mm-hm" does not."""
+    """Voiced time before speech over the console stops it (it pauses at once): a cough or an "mm-hm" only pauses it."""
     barge_in_keywords: tuple[str, ...] = ("stop", "wait")
     stt: str = "whisper"
     stt_model: str = DEFAULT_STT_MODEL
