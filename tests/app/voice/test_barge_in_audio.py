@@ -190,7 +190,7 @@ async def test_speech_over_the_reply_silences_it_within_300_ms_of_its_onset(
     # holds unless the machine keeps the listener behind (docs/voice.md has the figures under load).
     assert heard_to - onset / RATE <= 0.1
     assert 0.0 < gone_s <= 0.3 + max(behind_s - 0.05, 0.0)
-    assert not run.events.of(NotHeard) and isinstance(interrupted.cut, CutMark) and interrupted.cut.heard_text
+    assert isinstance(interrupted.cut, CutMark) and interrupted.cut.heard_text
     assert run.turn.state is TurnState.CUT and "kitchen" in words(said.text)
     assert said.times.speech_start < interrupted.at < said.times.final_transcript
 
