@@ -7,9 +7,8 @@ voiced window, not when the silence timeout fired: that is where a reply's laten
 Transcription requests name an audio span. One is in flight at a time; the first ``speculate_s`` of silence asks for
 the span a final would have, so when the silence timeout confirms the end, the final is usually already there.
 
-Barge-in is decided in two steps, so it is both quick and safe from coughs: speech over the console pauses it at the
-VAD's onset (``Paused``); reaching the policy (``barge_in_min_s`` of voice, or a keyword) commits it (``BargeIn``),
-and an utterance that ends first, or no commit within ``barge_in_hold_s``, lets it play on (``Resumed``).
+Barge-in takes two steps, to be quick and safe from coughs: speech over the console pauses it at the VAD's onset;
+the policy (``barge_in_min_s`` of voice, or a keyword) commits it, and an utterance that ends first resumes it.
 """
 
 from __future__ import annotations
@@ -125,8 +124,7 @@ class _Utterance:
     ended: SpeechEnded | None = None
     over_console: bool = False
     barged: bool = False
-    held: bool = False
-    """It paused the console (once at most: after a resume it plays on until the barge-in is committed)."""
+    held: bool = False  # it paused the console (once at most: after a resume it plays on until committed)
     last_partial: float = 0.0
     speculated: tuple[float, str] | None = None
     final_requested: bool = False
