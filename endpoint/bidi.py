@@ -15,7 +15,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
-from voicedesk.endpoint.speech_encoding import check_not_saturated
 from voicedesk.engine.connection import (
     DECODE_OFF_LOOP_BYTES,
     ResampleJob,
@@ -98,7 +97,7 @@ class BidiConnection:
         try:
             check_fresh(request.request_timestamp, time.time(), settings.max_request_age_s)
             backlog, in_hand = self.connection.core.backlog_phonemes, self.connection.in_hand_s(time.monotonic())
-            check_not_saturated(self.runtime, backlog, in_hand)
+            self.runtime.check_not_saturated(backlog, in_hand)
         except VoicedeskError as exc:
             retry_after_s = getattr(exc, "details", {}).get("retry_after_s")
             return Error(exc.code, exc.message, request_id=request.request_id, retry_after_s=retry_after_s)
