@@ -39,6 +39,8 @@ async def bidi_endpoint(websocket: WebSocket) -> None:
     try:
         lease = runtime.admit("websocket", client)
     except VoicedeskError as exc:
+        if (by_address := runtime.junk_by_address) is not None and client:  # reconnecting again and again: slowed
+            await asyncio.sleep(by_address.hold_s(client, time.monotonic()))  # holding no slot
         await refuse(websocket, exc)
         return
     try:
