@@ -24,6 +24,7 @@ HYPHENS = frozenset("-–")
 """Hyphen and en dash: a clause boundary only when spaced (" - "), or doubled ("--")."""
 CLOSERS = frozenset("\"'”’)]}»›」』】〉》）〕＂*_`")
 """Closing quotes and brackets (and Markdown emphasis, "**Done.**"): they stay with the sentence they close."""
+QUOTES = frozenset("\"'”’»›」』")
 SPACED_CLOSERS = frozenset("»›")
 """Closing quotes French writes after a space ("Oui ! »"): after a sentence end they still belong to it."""
 OPENERS = "\"'“‘([{«‹「『【〈《（〔¿¡*_"
@@ -109,6 +110,20 @@ def run_ends_unless_lower(single_period: bool, word: str, *, at_line_start: bool
     return period_ends_sentence(word, "X", at_line_start=at_line_start) and period_ends_sentence(
         word, "5", at_line_start=at_line_start
     )
+
+
+def period_ends_clearly(word: str, *, at_line_start: bool) -> bool:
+    """Whether "<word>." ends a sentence before whatever comes next short of a lower-case word or more of the token:
+    not after a number ("3.14"), a letter, or any abbreviation ("etc." often goes on)."""
+    if len(word) < 2 or not word[-1].isalpha() or word.lower() in MAY_END:
+        return False
+    return run_ends_unless_lower(True, word, at_line_start=at_line_start)
+
+
+def unclosed(text: str) -> bool:
+    """An open quote, bracket or bold: its closer may be the next token and belongs to this sentence."""
+    pairs = (("\u201c", "\u201d"), ("«", "»"), ("(", ")"))
+    return text.count('"') % 2 == 1 or text.count("**") % 2 == 1 or any(text.count(o) > text.count(c) for o, c in pairs)
 
 
 def cut_may_follow(token: str, *, at_line_start: bool) -> bool:
