@@ -32,10 +32,10 @@ from voicedesk.engine.events import (
 from voicedesk.engine.limits import SessionLimits, check_text
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
-from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
-from voicedesk.engine.text.chunker_rules import HeldText
+from voicedesk.engine.text.chunking.phoneme_estimate import estimate_phonemes
+from voicedesk.engine.text.chunking.quiet_release import QuietRelease
+from voicedesk.engine.text.chunking.sentence_ends import HeldText
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
-from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
 
 __all__ = ["SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
@@ -45,7 +45,7 @@ SHUTDOWN_REASON = CloseReason.SHUTTING_DOWN
 
 
 class Chunker(Protocol):
-    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.text.chunker``)."""
+    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.text.chunking.chunker``)."""
 
     def feed(self, fragment: str) -> list[str]: ...
     def flush(self) -> str | None: ...

@@ -23,7 +23,7 @@ def pcm(seconds: float) -> bytes:
 
 
 def test_marks_come_from_when_text_was_sent_and_released():
-    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
     run = make_run()
     link = run.link

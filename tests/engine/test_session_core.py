@@ -21,7 +21,7 @@ from voicedesk.engine.events import (
     SessionConfig,
 )
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SessionLimits
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 PCM_100MS = b"\x00\x00" * 2400
 

@@ -18,7 +18,7 @@ from voicedesk.engine.events import (
 )
 from voicedesk.engine.measure.recorder import Leg, MirrorChunker, ReleasedChunk, UtteranceRecorder, underrun_row
 from voicedesk.engine.measure.timeline import UtteranceTimeline
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 def pcm(silence_s: float = 0.0, loud_s: float = 0.0, trailing_silence_s: float = 0.0) -> bytes:

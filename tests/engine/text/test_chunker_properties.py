@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.text.chunker_corpus import LONG_TEXTS, REALISTIC, chunk_all, split_at
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker, estimate_phonemes
-from voicedesk.engine.text.chunker_rules import NEWLINES, HeldEnd
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker, estimate_phonemes
+from voicedesk.engine.text.chunking.sentence_ends import NEWLINES, HeldEnd
 
 # ---- fragmentation invariance (property tests) ----------------------------------------------------------
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.text.chunker_corpus import LATER
-from voicedesk.engine.text.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_phrases import FirstCutPlanner, opening_tier, phrase_word
-from voicedesk.engine.text.chunker_rules import run_ends_unless_lower
+from voicedesk.engine.text.chunking.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.first_cut import FirstCutPlanner, opening_tier, phrase_word
+from voicedesk.engine.text.chunking.sentence_ends import run_ends_unless_lower
 
 # ---- held: the texts, left by an agent that went quiet without flush ------------------------------
 

@@ -8,8 +8,8 @@ the same rule, so both agree on when a sentence went out."""
 
 from __future__ import annotations
 
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_rules import HeldEnd, HeldText
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.sentence_ends import HeldEnd, HeldText
 
 DEFAULT_MAX_BUFFER_DELAY_MS = 1000
 """How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""

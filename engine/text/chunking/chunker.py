@@ -3,19 +3,19 @@
 Where text is cut decides both latency and prosody:
 
 - Early first fragment: the first chunk of an utterance goes out at its first clause boundary once it has
-  ``min_first_words`` words, or where a clause opens (``chunker_phrases``); failing that it is forced at
+  ``min_first_words`` words, or where a clause opens (``first_cut``); failing that it is forced at
   ``first_fragment_max_words`` words at a phrase boundary, never inside a phrase. Later chunks are whole sentences.
 - Sentence ends: ``. ! ? …`` and runs of them before whitespace, CJK ``。！？`` at once, every newline. A run is
   decided by the next non-space character (lower-case: the sentence goes on); a single period after a title,
-  initial, number abbreviation or list marker does not end one (``chunker_rules``). Unsure means no cut: a missed
+  initial, number abbreviation or list marker does not end one (``sentence_ends``). Unsure means no cut: a missed
   cut costs latency, a wrong one an audible pause.
 - Floor and ceiling: a sentence under ``min_sentence_chars`` merges with the next one already in hand; a chunk whose
-  phoneme estimate (``chunker_phonemes``) would pass ``max_chunk_phonemes`` is cut at its last sentence end, else
+  phoneme estimate (``phoneme_estimate``) would pass ``max_chunk_phonemes`` is cut at its last sentence end, else
   clause, else word boundary.
-- No clock: ``held`` (``chunker_rules.HeldText``) says what is held and why; the session calls
+- No clock: ``held`` (``sentence_ends.HeldText``) says what is held and why; the session calls
   ``release_sentences()`` or ``release_all()`` after a quiet spell, and ``release_ended()`` after each fragment so a
   clear end ("done.", "on?") does not wait for the agent's next token.
-- No cut inside what the front-end reads whole (``chunker_spans``): overrides, links, a number and its unit, an SSML
+- No cut inside what the front-end reads whole (``protected_spans``): overrides, links, a number and its unit, an SSML
   element.
 - Fragmentation invariance: the same text in any pieces gives the same chunks and the same ``held``; each character
   is examined about once (``scanned_chars``).
@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voicedesk.engine.text.chunker_phonemes import (
+from voicedesk.engine.text.chunking.first_cut import FIRST_CUTS, FREE_AFTER_NUMBER, FirstCutPlanner
+from voicedesk.engine.text.chunking.phoneme_estimate import (
     CJK,
     CJK_PHRASE_WAIT,
     QUARTERS,
@@ -38,8 +39,8 @@ from voicedesk.engine.text.chunker_phonemes import (
     estimate_phonemes,
     is_cjk,
 )
-from voicedesk.engine.text.chunker_phrases import FIRST_CUTS, FREE_AFTER_NUMBER, FirstCutPlanner
-from voicedesk.engine.text.chunker_rules import (
+from voicedesk.engine.text.chunking.protected_spans import SpanGuard, is_number_token, number_binds
+from voicedesk.engine.text.chunking.sentence_ends import (
     CJK_CLAUSE_MARKS,
     CJK_TERMINALS,
     CLAUSE_MARKS,
@@ -60,7 +61,6 @@ from voicedesk.engine.text.chunker_rules import (
     run_ends_unless_lower,
     unclosed,
 )
-from voicedesk.engine.text.chunker_spans import SpanGuard, is_number_token, number_binds
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -137,7 +137,7 @@ class IncrementalSentenceChunker:
         if first_cut not in FIRST_CUTS:
             raise ValueError(f"first_cut must be one of {', '.join(FIRST_CUTS)}; got {first_cut!r}.")
         self._first_cut = first_cut
-        """Where the first fragment is cut eagerly (``engine.text.chunker_phrases.FIRST_CUTS``)."""
+        """Where the first fragment is cut eagerly (``engine.text.chunking.first_cut.FIRST_CUTS``)."""
         self._min_first_words = min_first_words
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars

@@ -53,7 +53,7 @@ sentence; before a word they may ("I said No. Then ...", "It was Jan. The ..."),
 
 MAY_END = frozenset("etc inc ltd co corp llc plc bros jr sr esq al a.m p.m am pm".split())
 """Abbreviations that often close a sentence: "... apples, pears, etc. The next ..." ends the sentence before
-the capital; "etc. and" does not. Listed for documentation; they follow the usual rule."""
+the capital; "etc. and" does not: they follow the usual rule, but an early release waits for the next word."""
 
 _MULTI_DOT = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
 """U.S, Ph.D, e.g, a.m: letters with inner periods (the final period is not part of the word)."""
@@ -162,4 +162,3 @@ class HeldText:
     """Held characters up to the last sentence end, closers included; what ``release_sentences()`` releases ("Sure. I
     will" gives 5)."""
     end: HeldEnd
-    """How the held text ends."""
