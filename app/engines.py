@@ -15,12 +15,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import urlsplit, urlunsplit
 
 from voicedesk.app.messages import error_text
 from voicedesk.app.urls import ENGINE_SCHEMES, url_problem
-from voicedesk.app.wakeup import Wakeup, loop_running
+from voicedesk.app.wakeup import Wakeup, loop_running, stop_loop
 from voicedesk.engine.api import Engine, Session
+from voicedesk.engine.clients.websocket import http_url
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
 from voicedesk.engine.events import SessionConfig
@@ -303,18 +303,11 @@ def _clock(at: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(at))
 
 
-def ping_url(websocket_url: str) -> str:
-    """ws://host:8080/invocations-bidirectional-stream → http://host:8080/ping (wss → https)."""
-    parts = urlsplit(websocket_url)
-    scheme = "https" if parts.scheme.lower() == "wss" else "http"
-    return urlunsplit((scheme, parts.netloc, "/ping", "", ""))
-
-
 async def probe_websocket(websocket_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
     """None when the server's ``/ping`` says it is ready, else what is wrong."""
     import httpx
 
-    url = ping_url(websocket_url)
+    url = http_url(websocket_url, "/ping")
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             response = await client.get(url)
@@ -369,11 +362,8 @@ class HealthMonitor:
         self._wake.set()
 
     async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_loop(self._task)
+        self._task = None
 
     async def check(self) -> HealthRecord:
         kind = self._kind()

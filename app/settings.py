@@ -1,4 +1,5 @@
-"""The app's settings: one JSON file in the platformdirs config folder, read forgivingly, written atomically.
+"""The app's settings and its lexicon: JSON files in the platformdirs config folder, read forgivingly, written
+atomically.
 
 A settings file is something people edit by hand and programs crash halfway through writing, so loading
 never fails, whatever the file holds: unreadable JSON (cut off, nested thousands deep, megabytes long) gives
@@ -25,10 +26,11 @@ from voicedesk.engine.events import DEFAULT_MAX_BUFFER_DELAY_MS
 from voicedesk.engine.model.voices import DEFAULT_VOICE
 from voicedesk.engine.protocol import BIDI_PATH
 from voicedesk.engine.request_fields import MAX_BUFFER_DELAY_MS, MAX_SPEED, MIN_SPEED
+from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon, LexiconError, load_lexicon_file
 
 SETTINGS_FILE = "settings.json"
 LEXICON_FILE = "lexicon.json"
-"""The app's pronunciation lexicon (``app.lexicon_store``), next to the settings file."""
+"""The app's pronunciation lexicon, next to the settings file, in the form ``voicedesk serve --lexicon`` takes."""
 ENGINE_KINDS = ("local", "websocket", "sagemaker")
 SOURCE_KINDS = ("scripted", "openai", "bedrock", "homeassistant")
 COMPOSER_MODES = ("speak", "agent")
@@ -130,6 +132,27 @@ def lexicon_path(settings_path: Path) -> Path:
     """Where the app keeps its pronunciation lexicon: ``lexicon.json`` beside the settings file (so the platformdirs
     config folder, or a test's own folder)."""
     return settings_path.with_name(LEXICON_FILE)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedLexicon:
+    lexicon: Lexicon
+    message: str | None = None  # a damaged file set aside
+
+
+def load_app_lexicon(path: Path) -> LoadedLexicon:
+    if not path.exists():
+        return LoadedLexicon(EMPTY_LEXICON)
+    try:
+        return LoadedLexicon(load_lexicon_file(path))
+    except LexiconError as exc:
+        kept = keep_aside(path)
+        where = f" The file is kept as {kept.name}." if kept else ""
+        return LoadedLexicon(EMPTY_LEXICON, f"The pronunciations could not be used: {exc.message}{where}")
+
+
+def save_app_lexicon(lexicon: Lexicon, path: Path) -> None:
+    write_json(path, lexicon.to_json(), indent=2)
 
 
 @dataclass(frozen=True, slots=True)

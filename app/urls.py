@@ -3,11 +3,10 @@ loopback, or to a host the person confirmed this session (never in the settings 
 
 from __future__ import annotations
 
-import ipaddress
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+from voicedesk.endpoint.hosting import is_loopback
 from voicedesk.engine.errors import UsageError
-from voicedesk.engine.protocol import BIDI_PATH
 
 AGENT_SCHEMES = ("http", "https")
 ENGINE_SCHEMES = ("ws", "wss")
@@ -48,18 +47,16 @@ def check_url(url: str, schemes: tuple[str, ...], what: str, example: str) -> st
 
 
 def engine_url(text: str) -> str:
-    """The one form of an engine's address (``host:port`` → ``ws://host:port/invocations-bidirectional-stream``)."""
+    """The one form of an engine's address (``normalize_url``: ``host:port`` → ``ws://host:port/invocations-…``);
+    text that is not one is kept as typed, for the card to say why."""
+    from voicedesk.engine.clients.websocket import normalize_url  # the websocket client stays unloaded until needed
+
     text = text.strip()
-    if not text:
+    try:
+        url = normalize_url(text)
+    except UsageError:
         return text
-    candidate = text if "://" in text else f"ws://{text}"
-    scheme, _, rest = candidate.partition("://")
-    candidate = f"{ {'http': 'ws', 'https': 'wss'}.get(scheme.lower(), scheme.lower()) }://{rest}"
-    if url_problem(candidate, ENGINE_SCHEMES) is not None:
-        return text
-    parts = urlsplit(candidate)
-    path = parts.path if parts.path not in ("", "/") else BIDI_PATH
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    return url if url_problem(url, ENGINE_SCHEMES) is None else text
 
 
 def host_of(url: str) -> str:
@@ -67,16 +64,6 @@ def host_of(url: str) -> str:
         return (urlsplit(url.strip()).hostname or "").lower()
     except ValueError:
         return ""
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def secret_needs_consent(url: str) -> bool:

@@ -15,7 +15,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
-from voicedesk.endpoint.speech_encoding import check_not_saturated
 from voicedesk.engine.connection import (
     DECODE_OFF_LOOP_BYTES,
     ResampleJob,
@@ -40,6 +39,8 @@ async def bidi_endpoint(websocket: WebSocket) -> None:
     try:
         lease = runtime.admit("websocket", client)
     except VoicedeskError as exc:
+        if (by_address := runtime.junk_by_address) is not None and client:  # reconnecting again and again: slowed
+            await asyncio.sleep(by_address.hold_s(client, time.monotonic()))  # holding no slot
         await refuse(websocket, exc)
         return
     try:
@@ -98,7 +99,7 @@ class BidiConnection:
         try:
             check_fresh(request.request_timestamp, time.time(), settings.max_request_age_s)
             backlog, in_hand = self.connection.core.backlog_phonemes, self.connection.in_hand_s(time.monotonic())
-            check_not_saturated(self.runtime, backlog, in_hand)
+            self.runtime.check_not_saturated(backlog, in_hand)
         except VoicedeskError as exc:
             retry_after_s = getattr(exc, "details", {}).get("retry_after_s")
             return Error(exc.code, exc.message, request_id=request.request_id, retry_after_s=retry_after_s)

@@ -21,11 +21,13 @@ def sagemaker_marker(environ: Mapping[str, str]) -> str | None:
     return next((name for name in sorted(environ) if name.startswith(SAGEMAKER_ENV_PREFIXES)), None)
 
 
-def is_loopback(host: str) -> bool:
-    """True when binding ``host`` can only be reached from this machine (``0.0.0.0``/``::`` and names are not)."""
-    if host.strip().lower() == "localhost":
+def is_loopback(host: str | None) -> bool:
+    """True when ``host`` can only be this machine: a loopback address, ``localhost`` or a ``.localhost`` name
+    (RFC 6761). ``0.0.0.0``/``::`` and other names are not, whatever they resolve to now."""
+    host = (host or "").strip().strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False

@@ -20,7 +20,7 @@ from voicedesk.endpoint.log_safety import bad_frame_log, escape
 from voicedesk.endpoint.settings import ServerSettings
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import SessionConfig
-from voicedesk.engine.limits import BucketsByAddress, JunkByAddress, QueueLoad
+from voicedesk.engine.limits import BucketsByAddress, JunkByAddress, QueueLoad, judge, refusal_message
 from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
@@ -37,6 +37,14 @@ LARGE_BODY_BURST_BYTES = 512 * 1024
 
 SynthesizerSource = Synthesizer | Callable[[], Synthesizer]
 """A loaded, warmed synthesizer (tests), or a blocking loader run off the loop (``serve``)."""
+
+
+class AdmissionRefused(VoicedeskError):
+    """A refusal that carries extra body fields and response headers (``queue_saturated``'s depth, Retry-After)."""
+
+    def __init__(self, code: ErrorCode, message: str, details: dict[str, object], headers: dict[str, str]) -> None:
+        super().__init__(code, message)
+        self.details, self.headers = details, headers
 
 
 class RuntimeState(StrEnum):
@@ -228,6 +236,30 @@ class EndpointRuntime:
         if self.state is RuntimeState.FAILED and self.load_error is not None:
             raise self.load_error
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")
+
+    def check_not_saturated(self, own_phonemes: int = 0, in_hand_s: float = 0.0) -> None:
+        """Refuses a request its session's own backlog would keep waiting too long (``engine.limits``), or, as a
+        backstop, while more than ``max_queue_depth`` sentences wait: 503 with ``Retry-After``. The message starts with
+        the code, which the AWS sample's client matches (aws-samples/sample-kokoro-tts-for-ai-agents)."""
+        settings = self.settings
+        saturated = judge(
+            self.queue_load(own_phonemes, in_hand_s), settings.first_audio_target_s, settings.max_queue_depth
+        )
+        if saturated is None:
+            return
+        wait = saturated.expected_wait_s
+        raise AdmissionRefused(
+            ErrorCode.QUEUE_SATURATED,
+            refusal_message(saturated),
+            {
+                "queue_depth": saturated.queue_depth,
+                "max_queue_depth": saturated.max_queue_depth,
+                "expected_wait_s": None if wait is None else round(wait, 3),
+                "first_audio_target_s": saturated.target_s,
+                "retry_after_s": saturated.retry_after_s,
+            },
+            {"Retry-After": str(saturated.retry_after_s)},
+        )
 
     def admit(self, kind: str, client: str | None = None) -> Lease:
         """A slot for a session or HTTP stream by the fair rule (``endpoint.fair_admission``)."""

@@ -29,7 +29,7 @@ from voicedesk.endpoint.hosting import is_loopback
 from voicedesk.endpoint.http_errors import Refusal, answer
 from voicedesk.endpoint.runtime import EndpointRuntime, RuntimeState, SynthesizerSource
 from voicedesk.endpoint.settings import ServerSettings
-from voicedesk.endpoint.speech_http import invocations, openai_speech, openai_voices
+from voicedesk.endpoint.speech.routes import invocations, openai_speech, openai_voices
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.protocol import BIDI_PATH
 from voicedesk.engine.scheduler import SynthesisScheduler

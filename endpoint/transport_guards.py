@@ -78,21 +78,34 @@ class GuardedH11Protocol(H11Protocol):
         self._arm_header_timer()
 
     def _refuse_junk_address(self) -> bool:
-        """An address whose junk budget is empty is told so and closed before its request is even read."""
+        """An address whose junk budget is empty is told so before its request is read (later and later: ``hold_s``)."""
         host = self.client[0] if self.client else None
         by_address = self.junk_by_address
-        wait_s = by_address.refusal_s(host, time.monotonic()) if by_address is not None and host else 0.0
+        now = time.monotonic()
+        wait_s = by_address.refusal_s(host, now) if by_address is not None and host else 0.0
         if wait_s <= 0:
             return False
-        self.refusals.add({"junk budget of the address (its last connection was closed for junk)": 1})
+        self.refusals.add({"junk budget of the address (frames not understood, or reconnecting into its cap)": 1})
+        hold_s = by_address.hold_s(host, now)  # type: ignore[union-attr,arg-type]
+        wait_s = max(0.1, wait_s - hold_s)
         error = VoicedeskError(
             ErrorCode.RATE_LIMITED,
-            "Your address's last connection here was closed for sending frames that could not be understood, and "
-            f"its budget for them is empty; connect again in {wait_s:.1f} s and send valid JSON commands.",
+            "Your address was refused too often here: its connections sent frames that could not be understood, or "
+            f"it kept reconnecting beyond its session cap. Connect again in {wait_s:.1f} s and send valid JSON "
+            "commands; an address that reconnects at once is answered later and later.",
         )
         error.details = {"retry_after_s": round(wait_s, 1)}  # type: ignore[attr-defined]
-        self.evict(error)
+        if hold_s <= 0:
+            self.evict(error)
+        else:  # its request is never read: the answer is the same whatever it says
+            self.transport.pause_reading()
+            self.loop.call_later(hold_s, self._answer_held, error)
         return True
+
+    def _answer_held(self, error: VoicedeskError) -> None:
+        if not self.transport.is_closing():
+            self.evict(error)
+            self.transport.resume_reading()  # the lingering close reads and drops what it sent
 
     def _over_cap(self) -> str | None:
         """The fair rule (``endpoint.fair_admission``); a connection closed to make room is told why first."""

@@ -180,6 +180,12 @@ class BucketsByAddress:
             del self._buckets[fullest]
 
 
+REFUSALS_ANSWERED_AT_ONCE = 3
+REFUSAL_HOLD_MAX_S = 1.0
+REFUSAL_QUIET_S = 5.0
+"""A refusal this long after the last one of the address starts a new streak (answered at once)."""
+
+
 class JunkByAddress(BucketsByAddress):
     """Junk budgets of addresses: one closed for junk is refused new connections until its budget refills."""
 
@@ -187,10 +193,23 @@ class JunkByAddress(BucketsByAddress):
         super().__init__(junk_per_s, burst, max_addresses)
         self.refused = 0
         """Connections refused because their address's junk budget was empty."""
+        self._streaks: dict[str, tuple[int, float]] = {}  # refusals in a row, the last's time; oldest first
 
     def budget(self, address: str, now: float) -> JunkBudget:
         """The junk budget of a new connection from ``address``: the address's own bucket."""
         return JunkBudget(self.per_s, int(self.burst), now, self.bucket(address, now))
+
+    def hold_s(self, address: str, now: float) -> float:
+        """Counts a refusal of ``address``: how long to hold its answer. Past the first few refusals in a row (each
+        within ``REFUSAL_QUIET_S`` of the last), answers come later and later, up to ``REFUSAL_HOLD_MAX_S``: a client
+        reconnecting in a tight loop is slowed to about one attempt a second instead of costing a thousand."""
+        streak, last = self._streaks.pop(address, (0, now))
+        streak = streak + 1 if now - last <= REFUSAL_QUIET_S else 1
+        while len(self._streaks) >= self.max_addresses:  # forget the least recently refused: answers come sooner
+            del self._streaks[next(iter(self._streaks))]
+        self._streaks[address] = (streak, now)
+        extra = streak - REFUSALS_ANSWERED_AT_ONCE
+        return 0.0 if extra <= 0 else min(REFUSAL_HOLD_MAX_S, 0.05 * 2 ** min(extra - 1, 8))
 
     def refusal_s(self, address: str, now: float) -> float:
         """0 when ``address`` may connect now, else the seconds until its budget holds a frame (refused, and

@@ -11,7 +11,6 @@ loudness and their priority's volume; a sound device that stops taking audio fai
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import time
@@ -30,7 +29,7 @@ from voicedesk.app.house.shaped_player import ShapedPlayer
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.prepared_turn import TurnAhead
-from voicedesk.app.wakeup import Wakeup, loop_running
+from voicedesk.app.wakeup import Wakeup, loop_running, stop_loop
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
 
@@ -168,11 +167,8 @@ class ConsoleRunner:
             self.publish_state()
 
     async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_loop(self._task)
+        self._task = None
         await self._ahead.drop()
 
     @property

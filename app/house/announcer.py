@@ -21,8 +21,8 @@ from voicedesk.app.conversation import Turn
 from voicedesk.app.engines import EngineHub, EngineOpener, EngineStatus
 from voicedesk.app.house.inputs import HouseInputs, HouseLink, loudness_cache
 from voicedesk.app.house.shaped_player import mark_announcement_role
-from voicedesk.app.lexicon_store import load_app_lexicon
 from voicedesk.app.notices import Topic
+from voicedesk.app.settings import load_app_lexicon
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig

@@ -12,7 +12,6 @@ request from another address, and the server refuses to listen beyond loopback w
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 from collections.abc import Callable
 
@@ -25,22 +24,12 @@ from voicedesk.app.console.announcement import Source
 from voicedesk.app.console.core import QueueFull
 from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.house.payload import PayloadError, parse_listen, parse_payload
+from voicedesk.endpoint.hosting import is_loopback
 from voicedesk.engine.errors import UsageError
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16_384
-
-
-def is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str | None) -> None:

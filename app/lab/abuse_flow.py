@@ -142,6 +142,7 @@ async def fast_agent(url: str, rate: int) -> AgentRun:
 
 
 async def time_to_first_audio(url: str, source: str | None = None) -> float:
+    """Seconds to the first audio of a short whole request on a fresh WebSocket; RuntimeError names a refusal."""
     extra = {"local_addr": (source, 0)} if source else {}
     async with connect(url, max_size=None, open_timeout=GUARD_S, **extra) as ws:  # type: ignore[arg-type]
         sent = time.monotonic()
@@ -154,11 +155,11 @@ async def time_to_first_audio(url: str, source: str | None = None) -> float:
                     continue
                 message = json.loads(reply)
                 if message.get("type") == "error":
-                    raise RuntimeError(f"the healthy request failed: {message.get('code')}")
+                    raise RuntimeError(str(message.get("code")))
                 if message.get("type") == "synthesis_complete":
                     break
     if first is None:
-        raise RuntimeError("the healthy request got no audio")
+        raise RuntimeError("no audio")
     return first
 
 

@@ -14,7 +14,6 @@ average, and what the attacker did and was told. ``--server-checkout DIR`` runs 
 from __future__ import annotations
 
 import asyncio
-import json
 import multiprocessing
 import os
 import socket
@@ -26,9 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from voicedesk.app.lab.abuse_flow import time_to_first_audio
 from voicedesk.app.lab.abuse_side_by_side import CpuMeter
 from voicedesk.app.lab.abuse_valid_attacks import ATTACKS, AttackTarget, run_attack
 from voicedesk.engine.protocol import BIDI_PATH
@@ -122,25 +121,7 @@ async def wait_ready(server: Server, kind: str, limit_s: float = 600.0) -> None:
 
 
 async def healthy_ws(port: int) -> float:
-    """Seconds to the first audio of a short whole request on a fresh WebSocket; RuntimeError names a refusal."""
-    url = f"ws://127.0.0.1:{port}{BIDI_PATH}"
-    async with connect(url, open_timeout=GUARD_S, max_size=None, local_addr=("127.0.0.1", 0)) as ws:
-        sent = time.monotonic()
-        await ws.send(json.dumps({"text": HEALTHY_TEXT, "request_id": "healthy"}))
-        first = None
-        async with asyncio.timeout(GUARD_S):
-            async for reply in ws:
-                if isinstance(reply, bytes):
-                    first = first if first is not None else time.monotonic() - sent
-                    continue
-                message = json.loads(reply)
-                if message.get("type") == "error":
-                    raise RuntimeError(str(message.get("code")))
-                if message.get("type") == "synthesis_complete":
-                    break
-    if first is None:
-        raise RuntimeError("no audio")
-    return first
+    return await time_to_first_audio(f"ws://127.0.0.1:{port}{BIDI_PATH}", "127.0.0.1")
 
 
 async def healthy_wyoming(port: int) -> float:

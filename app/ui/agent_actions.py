@@ -14,7 +14,7 @@ from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.notices import Topic
 from voicedesk.app.sources import ChatMessage, TextSource
 from voicedesk.app.sources.home_assistant import TOKEN_ENV
-from voicedesk.app.ui.dialogs import ask
+from voicedesk.app.ui.forms import ask
 from voicedesk.app.urls import SecretConsent, host_of
 from voicedesk.engine.errors import UsageError
 

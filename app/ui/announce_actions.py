@@ -16,7 +16,7 @@ from voicedesk.app.conversation import Turn, TurnKind, TurnState
 from voicedesk.app.engines import EngineState
 from voicedesk.app.history import History, HistoryEntry
 from voicedesk.app.notices import Topic
-from voicedesk.app.ui.dialogs import ask
+from voicedesk.app.ui.forms import ask
 from voicedesk.app.ui.sidebar import voice_title
 from voicedesk.engine.model.languages import LANGUAGES
 from voicedesk.engine.model.voices import language_of

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -21,7 +20,7 @@ from PySide6.QtWidgets import (
 from voicedesk.app.console.announcement import Item
 from voicedesk.app.history import HistoryEntry
 from voicedesk.app.phrases import Phrase
-from voicedesk.app.ui.forms import PageSwitcher
+from voicedesk.app.ui.forms import CardColumn, PageSwitcher
 from voicedesk.app.ui.widgets import Card, Segmented, hint, label
 
 STATE_MARKS = {"done": "", "cut": "✂ ", "failed": "⚠ "}
@@ -212,21 +211,10 @@ def _column(*items: QWidget | QHBoxLayout) -> QWidget:
     return page
 
 
-class ConsolePanel(QScrollArea):
+class ConsolePanel(CardColumn):
     def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("Sidebar")
-        self.setWidgetResizable(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setMinimumWidth(230)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are stops
-        body = QWidget()
-        body.setObjectName("SidebarBody")
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(8, 14, 14, 14)
-        layout.setSpacing(12)
+        super().__init__(230, (8, 14, 14, 14))
         self.phrases = PhrasesCard()
         self.announcements = QueueCard()
-        layout.addWidget(self.phrases)
-        layout.addWidget(self.announcements, 1)
-        self.setWidget(body)
+        self.column.addWidget(self.phrases)
+        self.column.addWidget(self.announcements, 1)

@@ -13,7 +13,7 @@ from voicedesk.app.choices import engine_spec
 from voicedesk.app.engines import EngineState, EngineStatus, HealthMonitor, HealthRecord
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
-from voicedesk.app.ui.dialogs import ask
+from voicedesk.app.ui.forms import ask
 from voicedesk.app.urls import ENGINE_SCHEMES, host_of, url_problem
 from voicedesk.engine.clients.websocket import normalize_url, server_voices
 from voicedesk.engine.errors import ErrorCode, VoicedeskError

@@ -1,6 +1,9 @@
-"""Form helpers shared by the sidebar's cards."""
+"""Form and dialog helpers shared by the window's cards and dialogs."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
@@ -9,13 +12,38 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QDialogButtonBox,
     QFormLayout,
+    QLabel,
+    QMessageBox,
+    QScrollArea,
     QScrollBar,
     QVBoxLayout,
     QWidget,
 )
 
+from voicedesk.app.ui.widgets import label
+
 WHEEL_CONTROLS = (QComboBox, QAbstractSlider, QAbstractSpinBox)
+
+
+class CardColumn(QScrollArea):
+    """One of the window's side columns: cards in ``column``, scrolling, never a Tab stop itself (its cards' widgets
+    are)."""
+
+    def __init__(self, min_width: int, margins: tuple[int, int, int, int]) -> None:
+        super().__init__()
+        self.setObjectName("Sidebar")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(min_width)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        body = QWidget()
+        body.setObjectName("SidebarBody")
+        self.column = QVBoxLayout(body)
+        self.column.setContentsMargins(*margins)
+        self.column.setSpacing(12)
+        self.setWidget(body)
 
 
 class PageSwitcher(QWidget):
@@ -92,3 +120,33 @@ class FocusedWheel(QObject):
             if isinstance(control, WHEEL_CONTROLS) and not isinstance(control, QScrollBar):
                 control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never takes the focus
                 control.installEventFilter(self)
+
+
+def save_row(
+    layout: QVBoxLayout, on_save: Callable[[], object], on_cancel: Callable[[], object]
+) -> tuple[QLabel, QDialogButtonBox]:
+    """An edit dialog's foot: its error line (hidden until a save is refused) and Save / Cancel."""
+    problem = label("", "ErrorText", wrap=True)
+    problem.hide()
+    layout.addWidget(problem)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+    buttons.accepted.connect(on_save)
+    buttons.rejected.connect(on_cancel)
+    layout.addWidget(buttons)
+    return problem, buttons
+
+
+async def ask(parent: QWidget, title: str, text: str, yes: str, no: str) -> bool:
+    """True for ``yes``; closing the box counts as ``no``. Not modal to the loop: the app keeps speaking meanwhile."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
+    yes_button = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
+    no_button = box.addButton(no, QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(no_button)
+    box.setObjectName("ConsentQuestion")
+    answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    box.finished.connect(lambda _result: answered.done() or answered.set_result(box.clickedButton() is yes_button))
+    box.open()
+    try:
+        return await answered
+    finally:
+        box.deleteLater()

@@ -11,7 +11,6 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
-    QDialogButtonBox,
     QKeySequenceEdit,
     QLineEdit,
     QPlainTextEdit,
@@ -21,9 +20,9 @@ from PySide6.QtWidgets import (
 
 from voicedesk.app.console.announcement import Item, Request, Source
 from voicedesk.app.phrases import Phrase, phrase_problem, shortcut_owner
-from voicedesk.app.ui.forms import form_layout, picker
+from voicedesk.app.ui.forms import form_layout, picker, save_row
 from voicedesk.app.ui.sidebar import voice_title
-from voicedesk.app.ui.widgets import field_label, label
+from voicedesk.app.ui.widgets import field_label
 
 if TYPE_CHECKING:
     from voicedesk.app.settings import AppSettings
@@ -73,14 +72,7 @@ class PhraseDialog(QDialog):
         form.addRow(field_label("Output"), self.output)
         form.addRow(field_label("Shortcut"), self.shortcut)
         layout.addLayout(form)
-        self.problem = label("", "ErrorText", wrap=True)
-        self.problem.hide()
-        layout.addWidget(self.problem)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self._save)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.buttons = buttons
+        self.problem, self.buttons = save_row(layout, self._save, self.reject)
 
     @staticmethod
     def _select(combo, value: str) -> None:

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
     QLineEdit,
@@ -30,9 +29,9 @@ from PySide6.QtWidgets import (
 
 from voicedesk.app.choices import whole
 from voicedesk.app.conversation import TurnKind
-from voicedesk.app.lexicon_store import load_app_lexicon, save_app_lexicon
 from voicedesk.app.notices import Topic
-from voicedesk.app.settings import lexicon_path
+from voicedesk.app.settings import lexicon_path, load_app_lexicon, save_app_lexicon
+from voicedesk.app.ui.forms import save_row
 from voicedesk.app.ui.widgets import label
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconEntry, LexiconError, load_lexicon_file
 
@@ -91,14 +90,7 @@ class PronunciationsDialog(QDialog):
         actions.addStretch(1)
         layout.addLayout(actions)
 
-        self.problem = label("", "ErrorText", wrap=True)
-        self.problem.hide()
-        layout.addWidget(self.problem)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.buttons = buttons
+        self.problem, self.buttons = save_row(layout, self.accept, self.reject)
         self._refresh()
 
     def lexicon(self) -> Lexicon:

@@ -14,15 +14,12 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QScrollArea,
     QSlider,
-    QVBoxLayout,
-    QWidget,
 )
 
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.engine_card import EngineCard
-from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
+from voicedesk.app.ui.forms import CardColumn, PageSwitcher, form_layout, page, picker
 from voicedesk.app.ui.microphone_card import MicrophoneCard
 from voicedesk.app.ui.theme import PALETTE
 from voicedesk.app.ui.widgets import Card, field_label, hint
@@ -425,21 +422,10 @@ class DesktopCard(Card):
         settings.desktop.talk_shortcut = self.talk_shortcut.text().strip()
 
 
-class Sidebar(QScrollArea):
+class Sidebar(CardColumn):
     def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("Sidebar")
-        self.setWidgetResizable(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setMinimumWidth(290)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a container, not a Tab stop: its cards' widgets are
+        super().__init__(290, (14, 14, 8, 14))
         self.setMaximumWidth(380)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        body = QWidget()
-        body.setObjectName("SidebarBody")
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(14, 14, 8, 14)
-        layout.setSpacing(12)
         self.engine = EngineCard()
         self.voice = VoiceCard()
         self.output = OutputCard()
@@ -447,9 +433,8 @@ class Sidebar(QScrollArea):
         self.agent = AgentCard()
         self.desktop = DesktopCard()
         for card in (self.engine, self.voice, self.output, self.microphone, self.agent, self.desktop):
-            layout.addWidget(card)
-        layout.addStretch(1)
-        self.setWidget(body)
+            self.column.addWidget(card)
+        self.column.addStretch(1)
 
     def load(self, settings: AppSettings) -> None:
         self.engine.load(settings)

@@ -22,6 +22,7 @@ from voicedesk.app.voice.voice_input import (
     HeardTimes,
     Interrupted,
     Listening,
+    NotHeard,
     Partial,
     VoiceEvent,
     VoiceInput,
@@ -65,6 +66,9 @@ class VoiceActions(QObject):
         self._attached: object = None
         self._stt_key: tuple[str, ...] = ()
         self._talking = False
+        self._ticks = 0
+        self._was_connected: bool | None = None
+        self._again_task: asyncio.Future[None] | None = None
         self._spoken: dict[str, HeardTimes] = {}
         self._turn_times: dict[int, HeardTimes] = {}
         self._meter = QTimer(self, interval=METER_MS)
@@ -77,7 +81,7 @@ class VoiceActions(QObject):
     # ---- starting and stopping ----------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Lists the microphones again."""
+        """Lists the microphones again, and tries listening again if a problem ended it."""
         from voicedesk.app.player import AudioDeviceError
         from voicedesk.app.voice.microphone import input_choices
 
@@ -86,6 +90,15 @@ class VoiceActions(QObject):
         except AudioDeviceError:
             choices = []
         self.card.set_devices(choices, self.settings.voice_input.input_device)
+        self._again()
+
+    def _again(self) -> bool:
+        """Listening ended on a problem (the microphone lost, no model): starts it again; whether it did."""
+        if self._task is None or not self._task.done() or not self.settings.voice_input.enabled:
+            return False
+        if self._again_task is None or self._again_task.done():
+            self._again_task = asyncio.ensure_future(self.apply())
+        return True
 
     async def apply(self) -> None:
         """(Re)starts listening as the settings say; off: the microphone is closed."""
@@ -100,7 +113,7 @@ class VoiceActions(QObject):
         loaded = self._transcriber[1] if self._transcriber and self._transcriber[0] == stt else None
         self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
         voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)
-        self.voice, self._attached, self._stt_key = voice, None, stt
+        self.voice, self._attached, self._stt_key, self._was_connected = voice, None, stt, None
         self._attach()
         self._task = asyncio.ensure_future(voice.run())
         self._meter.start()
@@ -129,7 +142,8 @@ class VoiceActions(QObject):
             self.status.post("Voice input is off: tick “Voice input” in the Microphone card.", "info", Topic.MICROPHONE)
             return
         self._talking = True
-        self.voice.press()
+        if not self._again():  # else pressed once the microphone is open
+            self.voice.press()
 
     def release(self) -> None:
         self._talking = False
@@ -166,40 +180,45 @@ class VoiceActions(QObject):
                 if self.voice is not None and self.voice.listener is not None:  # kept for the next start
                     self._transcriber = (self._stt_key, self.voice.listener.transcriber)
                     self.card.show_listening(True, self.voice.level)
-                hands_free = self.settings.voice_input.mode == "hands_free"
-                self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
-                self.status.clear(Topic.MICROPHONE)
-            case Listening(open=False, reason=reason):
-                self.card.show_listening(False, -120.0)
-                if reason and reason != "stopped":
-                    self.card.status.setText(f"Voice input is off: {reason}")
+                self._ready()
+                if self._talking and self.voice is not None:
+                    self.voice.press()
+            case Listening(open=False):
+                self.card.show_listening(False, -120.0)  # why: the VoiceProblem before it
             case Partial(text=text):
                 self.conversation.show_heard(text, final=False)
-            case Heard(text=text, times=times):
-                self._heard(text, times)
+            case Heard(text=text, times=times):  # never empty: an empty transcript is NotHeard
+                self.conversation.show_heard(text, final=True)
+                self._ready()  # heard again: a problem before this is over
+                self._spoken[text] = times
+                self.console.heard(replace(self.agent.question(text, origin="Spoken"), source=Source.VOICE))
+            case NotHeard():  # nothing to ask (a barge-in's words never came, the STT failed): the console goes on
+                self.conversation.show_heard("", False)
+                self.console.not_heard()
             case Interrupted(cut=cut):
                 quote = getattr(cut, "quote", "")
                 heard = f"heard up to “{quote}”" if quote else "before any word was heard"
                 self.status.post(f"You spoke: the reply stopped, {heard}.", "info", Topic.TURN)
             case VoiceProblem(message=message):
-                self.card.status.setText(f"Voice input is off: {message}")
-                self.status.post(f"Voice input is off: {message} Typing still works.", "warning", Topic.MICROPHONE)
+                self.card.status.setText(message)
+                self.status.post(message, "warning", Topic.MICROPHONE)
 
-    def _heard(self, text: str, times: HeardTimes) -> None:
-        if not text.strip():
-            self.conversation.show_heard("", False)
-            self.console.not_heard()
-            return
-        self.conversation.show_heard(text, final=True)
-        self._spoken[text] = times
-        request = replace(self.agent.question(text, origin="Spoken"), source=Source.VOICE)
-        self.console.heard(request)
+    def _ready(self) -> None:
+        hands_free = self.settings.voice_input.mode == "hands_free"
+        self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
+        self.status.clear(Topic.MICROPHONE)
 
     def _tick(self) -> None:
         voice = self.voice
         if voice is not None:
             self.card.show_listening(voice.listening, voice.level)
             self._attach()
+            self._ticks += 1
+            if self._task is not None and self._task.done() and self._ticks % 25 == 0:  # every ~2 s
+                connected = voice.microphone.connected
+                if connected and self._was_connected is False:
+                    self._again()  # plugged back in
+                self._was_connected = connected
 
     def _attach(self) -> None:
         """The echo reference is what the window's player plays (the house's shaped player wraps it)."""

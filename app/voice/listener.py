@@ -32,6 +32,8 @@ ECHO_LIKENESS = 0.5
 @dataclass(frozen=True, slots=True)
 class ListenerError:
     message: str
+    listening: bool = False
+    """True: one transcription failed (the STT server is down) and listening goes on."""
 
 
 ListenerEvent = TurnEvent | ListenerError
@@ -169,7 +171,7 @@ class Listener:
         try:
             text = await self.transcriber.transcribe(self._slice(request.start, request.end), self.language)
         except VoicedeskError as exc:
-            self._on_event(ListenerError(exc.message + (f" {exc.advice}" if exc.advice else "")))
+            self._on_event(ListenerError(exc.message + (f" {exc.advice}" if exc.advice else ""), listening=True))
             text = ""
         self._handle(self.turns.transcribed(request, text, self.now))
 

@@ -57,8 +57,8 @@ class Microphone:
         if self._stream is not None:
             return
         sd = import_sounddevice()
-        source = self.device[len(PULSE_SOURCE_PREFIX) :] if self.device.startswith(PULSE_SOURCE_PREFIX) else None
-        if source is not None and source not in {name for name, _ in pulse_sinks("source")}:
+        if self.connected is False:
+            source = self.device.removeprefix(PULSE_SOURCE_PREFIX)
             raise AudioDeviceError(f"The microphone {source!r} is not connected. Pick another input.")
         try:
             with routed_to(self.device) as device:
@@ -100,7 +100,9 @@ class Microphone:
             return
         now = time.monotonic() if now is None else now
         quiet = now - self._last_block
-        gone = self._source_gone(now)
+        gone = False
+        if now - self._asked >= 1.0:  # PulseAudio moves a stream whose source vanished to another: so ask
+            self._asked, gone = now, self.connected is False
         if self._ended or quiet > STALL_S or gone:
             why = (
                 "its stream ended" if self._ended else "its source is gone" if gone else f"{quiet:.1f} s without audio"
@@ -108,15 +110,14 @@ class Microphone:
             self.close()
             raise MicrophoneLost(
                 f"The microphone stopped delivering sound ({why}): it was unplugged or taken by another program. "
-                "Voice input is off; typing still works. Plug it back in and pick it again."
+                "Voice input is off; typing still works. Plug it back in: it is tried again."
             )
 
-    def _source_gone(self, now: float) -> bool:
-        """PulseAudio moves a stream whose source vanished to another one: so ask, about once a second."""
-        if not self.device.startswith(PULSE_SOURCE_PREFIX) or now - self._asked < 1.0:
-            return False
-        self._asked = now
-        return self.device[len(PULSE_SOURCE_PREFIX) :] not in {name for name, _ in pulse_sinks("source")}
+    @property
+    def connected(self) -> bool | None:
+        """Whether its PulseAudio source exists; None: not a PulseAudio source (PortAudio's list never changes)."""
+        source = self.device.removeprefix(PULSE_SOURCE_PREFIX)
+        return None if source == self.device else source in {name for name, _ in pulse_sinks("source")}
 
     def _callback(self, indata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
         now = time.monotonic()

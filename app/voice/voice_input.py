@@ -152,6 +152,9 @@ class Interrupted:
 @dataclass(frozen=True, slots=True)
 class VoiceProblem:
     message: str
+    """Says what went wrong and what to do, as it is to be shown."""
+    listening: bool = False
+    """True: only what was just said is lost; listening goes on."""
 
 
 VoiceEvent = Listening | Partial | Heard | NotHeard | Interrupted | VoiceProblem
@@ -307,6 +310,8 @@ class VoiceInput:
                 self._spawn(self._after_interrupt(heard))  # the interruption is told before what it said
             else:
                 self._emit(heard)
+        elif isinstance(event, ListenerError) and event.listening:
+            self._emit(VoiceProblem(f"Not heard: {event.message} Still listening: speak again, or type.", True))
         elif isinstance(event, ListenerError):
             self._lost = event.message
             self._emit(VoiceProblem(event.message))
@@ -315,7 +320,7 @@ class VoiceInput:
         try:
             cut = await self._interrupt()
         except Exception as exc:  # the front-end's stop failing must not end listening
-            self._emit(VoiceProblem(f"Stopping the reply failed: {exc}"))
+            self._emit(VoiceProblem(f"Stopping the reply failed ({exc}). Still listening.", True))
             cut = None
         self._emit(Interrupted(at, cut))
         return cut

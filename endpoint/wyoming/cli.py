@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import signal
-import socket
 import sys
 from dataclasses import dataclass
 
+from voicedesk.endpoint.hosting import is_loopback
 from voicedesk.engine.engine_spec import (
     add_engine_options,
     add_lexicon_option,
@@ -24,7 +23,6 @@ from voicedesk.engine.engine_spec import (
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError
 
 DEFAULT_PORT = 10200  # endpoint.wyoming.server.DEFAULT_PORT, repeated to keep --help from importing wyoming
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 log = logging.getLogger(__name__)
 
@@ -135,15 +133,6 @@ def plan_from_args(args: argparse.Namespace) -> ServicePlan:
         lexicon=lexicon_from_args(args),
     )
     return ServicePlan(settings, voice, voices, args.zeroconf, args.zeroconf_name)
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
-    except (OSError, ValueError):
-        return False
 
 
 def run_wyoming(args: argparse.Namespace) -> int:

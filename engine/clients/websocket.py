@@ -41,9 +41,13 @@ def normalize_url(target: str) -> str:
     """``host:port``, ``http(s)://host:port`` or ``ws(s)://host:port[/path]`` → a full ``ws(s)://`` URL."""
     if "://" not in target:
         target = f"ws://{target}"
-    parts = urlsplit(target)
-    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
-    if scheme not in ("ws", "wss") or not parts.hostname:
+    try:
+        parts = urlsplit(target)
+        hostname = parts.hostname
+    except ValueError:  # urllib's own words ("Invalid IPv6 URL") name no fix
+        hostname = None
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme) if hostname else ""
+    if scheme not in ("ws", "wss"):
         raise UsageError(
             f"{target!r} is not a WebSocket URL; use ws://HOST:PORT (or wss:// for TLS), e.g. ws://127.0.0.1:8080.",
         )
@@ -176,17 +180,17 @@ class WebSocketChannel:
             self._connection.transport.abort()
 
 
-def voices_url(ws_url: str) -> str:
-    """``ws://host:port/invocations-bidirectional-stream`` → ``http://host:port/v1/audio/voices``."""
+def http_url(ws_url: str, path: str) -> str:
+    """``ws://host:port/…`` → ``http://host:port{path}`` (``wss`` → ``https``): the server's HTTP routes."""
     parts = urlsplit(ws_url)
-    scheme = "https" if parts.scheme == "wss" else "http"
-    return urlunsplit((scheme, parts.netloc, "/v1/audio/voices", "", ""))
+    scheme = "https" if parts.scheme.lower() == "wss" else "http"
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
 
 
 async def server_voices(ws_url: str, token: str | None, timeout_s: float) -> tuple[VoiceInfo, ...]:
     import httpx
 
-    url = voices_url(ws_url)
+    url = http_url(ws_url, "/v1/audio/voices")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:

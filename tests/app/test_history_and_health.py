@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from voicedesk.app.engines import HealthRecord, ping_url
+from voicedesk.app.engines import HealthRecord
 from voicedesk.app.history import MAX_ENTRIES, History, HistoryEntry, load_history, save_history
+from voicedesk.engine.clients.websocket import http_url
 
 
 def entry(number: int, **changes) -> HistoryEntry:
@@ -58,5 +59,5 @@ def test_the_health_record_backs_off_and_says_when_it_last_saw_the_engine():
         record.failed(1_700_000_100.0, "down")
     assert record.next_delay(15) == 120  # 15 s x 8, capped at two minutes
     assert record.summary(15).startswith("Last seen healthy") and "retrying every 120 s" in record.summary(15)
-    assert ping_url("wss://box:8443/invocations-bidirectional-stream") == "https://box:8443/ping"
-    assert ping_url("ws://127.0.0.1:8080") == "http://127.0.0.1:8080/ping"
+    assert http_url("wss://box:8443/invocations-bidirectional-stream", "/ping") == "https://box:8443/ping"
+    assert http_url("ws://127.0.0.1:8080", "/ping") == "http://127.0.0.1:8080/ping"

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from voicedesk.app.history import load_history
-from voicedesk.app.lexicon_store import load_app_lexicon
-from voicedesk.app.settings import AppSettings, VoiceSettings, load_settings, save_settings
+from voicedesk.app.settings import AppSettings, VoiceSettings, load_app_lexicon, load_settings, save_settings
 
 
 def test_round_trip_keeps_every_field(tmp_path):

@@ -67,7 +67,7 @@ def test_a_bug_in_a_route_is_answered_in_the_routes_shape(make_server, monkeypat
     def broken(*_args):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("voicedesk.endpoint.speech_http.check_budget", broken)
+    monkeypatch.setattr("voicedesk.endpoint.speech.routes.check_budget", broken)
     with httpx.Client(base_url=running.http_url, timeout=30) as client:
         ours = client.post("/invocations", json={"text": "Hi.", "request_id": "r1"})
         openai = client.post("/v1/audio/speech", json={"model": "kokoro", "input": "Hi.", "voice": "af_heart"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 
 import pytest
@@ -23,6 +24,7 @@ from voicedesk.app.lab.abuse_fuzz import Target
 from voicedesk.app.lab.abuse_load import FloodStats, flood
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
 from voicedesk.engine.errors import ErrorCode
+from voicedesk.engine.limits import REFUSAL_HOLD_MAX_S
 from voicedesk.engine.protocol import BIDI_PATH
 
 BURST = 5
@@ -84,3 +86,48 @@ async def test_a_reconnecting_junk_flood_gets_its_address_budget_once_not_once_p
         assert running.runtime.sessions_opened == stats.connections <= 1 + PER_S * elapsed + 1
     finally:
         running.stop()
+
+
+async def test_a_client_reconnecting_into_its_session_cap_is_slowed_told_why_each_time_and_logs_little(
+    caplog, monkeypatch
+) -> None:
+    """Reconnecting in a tight loop (issue 34.9): every attempt gets a clear reason, the answers come later and later
+    (the loop costs the server about an attempt a second, not a thousand), and the log gets a bounded few lines."""
+    caplog.set_level(logging.INFO)
+    monkeypatch.setattr(logging.getLogger("uvicorn"), "propagate", True)  # uvicorn's per-WebSocket lines count too
+    for name in ("uvicorn.error", "uvicorn.access"):
+        caplog.set_level(logging.INFO, logger=name)
+    running = start_fast_server(
+        PacedSynthesizer(2_000.0), junk_per_s=PER_S, junk_burst=BURST, max_sessions_per_client=1, idle_timeout_s=30.0
+    )
+    url = running.ws_url + BIDI_PATH
+    reasons: list[str] = []
+    answer_s: list[float] = []
+    try:
+        async with connect(url, open_timeout=GUARD_S, local_addr=("127.0.0.11", 0)) as held:
+            caplog.clear()
+            began = time.monotonic()
+            while time.monotonic() - began < 4.0:
+                asked = time.monotonic()
+                try:
+                    async with connect(url, open_timeout=GUARD_S, local_addr=("127.0.0.11", 0)) as extra:
+                        told = await receive_all(extra)
+                    reasons.append(told.of_type("error")[0]["code"])
+                    assert "close one first" in told.of_type("error")[0]["message"]
+                except InvalidStatus as refused:
+                    body = json.loads(refused.response.body)
+                    assert refused.response.status_code == 429 and body["retry_after_s"] > 0
+                    assert "session cap" in body["message"]
+                    reasons.append(body["code"])
+                answer_s.append(time.monotonic() - asked)
+            assert held.close_code is None  # the session it holds is untouched
+        lines = [r.getMessage() for r in caplog.records]
+    finally:
+        running.stop()
+    # The session cap first (its refusals spend the address's budget), then 429 before the handshake.
+    assert reasons[:BURST] == [ErrorCode.TOO_MANY_SESSIONS] * BURST, reasons
+    assert ErrorCode.RATE_LIMITED in reasons[BURST:], reasons
+    # Without the hold a client on loopback makes hundreds of attempts in 4 s; answers held up to 1 s leave ~10.
+    assert len(reasons) <= 14, answer_s
+    assert max(answer_s) >= REFUSAL_HOLD_MAX_S * 0.9, answer_s
+    assert len(lines) <= 8, lines

@@ -9,7 +9,7 @@ import json
 import pytest
 from wyoming.event import Event as WyomingEvent
 
-from voicedesk.endpoint.speech_request import check_budget, parse_invocation
+from voicedesk.endpoint.speech.request import check_budget, parse_invocation
 from voicedesk.endpoint.wyoming.catalog import VoiceCatalog
 from voicedesk.endpoint.wyoming.conversation import PROGRAM_NAME, Reply, TtsConversation, build_info
 from voicedesk.engine.errors import ErrorCode, VoicedeskError

@@ -115,12 +115,13 @@ def test_container_serve_uses_model_data_and_finishes_the_current_sentence_on_si
 
 
 @pytest.mark.slow
-def test_voicedesk_serve_binds_loopback_and_reads_the_token_from_the_environment(hf_home):
+def test_voicedesk_serve_binds_loopback_and_reads_the_token_from_the_environment(hf_home, tmp_path):
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "voicedesk.engine.commands", "serve", "--port", str(port), "--device", "cpu"],
         cwd=REPO,
-        env=_env(hf_home, VOICEDESK_TOKEN="lab-token"),
+        # Nothing is spoken: no NeMo grammars to load (a few seconds of CPU; the basic reader is said in a warning).
+        env=_env(hf_home, VOICEDESK_TOKEN="lab-token", VOICEDESK_TEXT_GRAMMARS=str(tmp_path / "none")),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

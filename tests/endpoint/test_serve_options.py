@@ -282,7 +282,10 @@ def test_voicedesk_deploy_marks_the_container_as_behind_sagemaker():
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("localhost", True), ("::1", True), ("0.0.0.0", False), ("::", False), ("10.0.0.5", False)],
+    [
+        *[("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("voice.localhost", True)],
+        *[("0.0.0.0", False), ("::", False), ("10.0.0.5", False), ("box.example", False), (None, False)],
+    ],
 )
 def test_loopback_means_only_this_machine(host, loopback):
     assert is_loopback(host) is loopback

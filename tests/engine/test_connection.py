@@ -8,7 +8,7 @@ import json
 from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES, ConnectionLimits, ServerConnection, decode
 from voicedesk.engine.errors import CloseCode, ErrorCode
 from voicedesk.engine.events import Closed, Error, Event, SessionConfig
-from voicedesk.engine.limits import JunkBudget, JunkByAddress, TokenBucket
+from voicedesk.engine.limits import REFUSAL_HOLD_MAX_S, REFUSAL_QUIET_S, JunkBudget, JunkByAddress, TokenBucket
 from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText, encode_command
 from voicedesk.engine.session import SessionCore, SessionLimits
 from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
@@ -286,3 +286,19 @@ def test_large_bodies_are_paced_per_address():
     assert bodies.spend_s("10.0.0.1", 0.0, 250_000) == 0.0  # within the burst
     assert abs(bodies.spend_s("10.0.0.1", 0.0, 250_000) - 238_000 / 64_000) < 1e-9  # the third waits
     assert bodies.spend_s("10.0.0.2", 0.0, 250_000) == 0.0  # another address is not slowed
+
+
+def test_an_address_refused_again_and_again_is_answered_later_and_later_up_to_a_bound():
+    by_address = JunkByAddress(junk_per_s=2.0, burst=40, max_addresses=3)
+    now, holds = 0.0, []
+    for _ in range(12):  # a client reconnecting the moment each answer comes
+        holds.append(by_address.hold_s("10.0.2.1", now))
+        now += holds[-1] + 0.001
+    assert holds[:3] == [0.0, 0.0, 0.0]  # a few refusals are answered at once
+    assert holds[3:8] == sorted(holds[3:8]) and holds[3] > 0 and holds[7] > holds[3]  # then later and later
+    assert max(holds) == holds[-1] == REFUSAL_HOLD_MAX_S  # bounded
+    assert by_address.hold_s("10.0.2.2", now) == 0.0  # another address is not concerned
+    assert by_address.hold_s("10.0.2.1", now + REFUSAL_QUIET_S + 0.1) == 0.0  # a pause starts a new streak
+    for i in range(10):
+        by_address.hold_s(f"10.0.3.{i}", now)
+    assert len(by_address._streaks) <= 3  # the table is bounded by max_addresses

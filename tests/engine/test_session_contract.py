@@ -33,8 +33,9 @@ from voicedesk.engine.events import (
 from voicedesk.engine.factory import open_engine
 from voicedesk.engine.local import LocalEngine
 
-THREE = "The sun is up over the hill. Birds are singing now. We walk to the lake."
-THREE_SENTENCES = ["The sun is up over the hill.", "Birds are singing now.", "We walk to the lake."]
+# Short (three engines speak them), yet each its own chunk: a first sentence of 3 words, the rest of 20 characters.
+THREE = "The sun is up. Birds are singing now. We walk to the lake."
+THREE_SENTENCES = ["The sun is up.", "Birds are singing now.", "We walk to the lake."]
 
 
 @pytest.fixture(params=["local", "websocket", "sagemaker"])

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.engine.test_session_core import PCM_100MS
-from voicedesk.endpoint.speech_request import parse_invocation, parse_openai_speech
+from voicedesk.endpoint.speech.request import parse_invocation, parse_openai_speech
 from voicedesk.engine.connection import ConnectionLimits, ServerConnection
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import Error, SentenceFinished, SessionConfig

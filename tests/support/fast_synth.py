@@ -51,7 +51,7 @@ class SessionState:
 
 def _session_of(callback: object) -> object | None:
     """The session object a lease's callback belongs to: its ``__self__`` (a bound method), or an object with a
-    ``core`` that the callback closes over (``endpoint.speech_http``'s drain)."""
+    ``core`` that the callback closes over (``endpoint.speech.routes``'s drain)."""
     owner = getattr(callback, "__self__", None)
     if owner is not None:
         return owner

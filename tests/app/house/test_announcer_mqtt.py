@@ -17,7 +17,7 @@ from tests.app.house.helpers import outcomes, paced_opener, running_console, unt
 from voicedesk.app.console.announcement import Request
 from voicedesk.app.console.core import Policy
 from voicedesk.app.lab.paced_synth import PacedSynthesizer
-from voicedesk.app.lexicon_store import save_app_lexicon
+from voicedesk.app.settings import save_app_lexicon
 from voicedesk.engine.text.frontend.lexicon import parse_lexicon
 
 

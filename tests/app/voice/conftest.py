@@ -9,15 +9,20 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import subprocess
+import time
 import wave
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.net import free_port
 from voicedesk.app.outputs import PULSE_SOURCE_PREFIX
+
+WYOMING_VENV = Path(__file__).resolve().parents[3] / ".cache" / "wyoming-asr-venv"
 
 SPEECH_VOICE = ("-v", "en-us", "-s", "150", "-g", "8")
 """espeak-ng with a short gap between words: tiny.en hears every word of it (without the gap it often hears
@@ -103,3 +108,51 @@ def whisper(tiny_en: Path) -> object:
 
 def words(text: str) -> str:
     return " ".join(w.strip(".,!?;:").lower() for w in text.split())
+
+
+class WyomingServer:
+    """Home Assistant's Whisper server (``wyoming-faster-whisper``, unchanged) serving tiny.en on a fixed loopback
+    port, so a test can stop it and start it again at the same address."""
+
+    def __init__(self, model: Path, data_dir: Path) -> None:
+        self.python = WYOMING_VENV / "bin" / "python"
+        if not self.python.exists():
+            fail_or_skip("no Wyoming Whisper server: run `bash tests/support/install_wyoming_asr.sh .venv/bin/python`")
+        self.port = free_port()
+        self.uri = f"tcp://127.0.0.1:{self.port}"
+        self.args = ["--uri", self.uri, "--model", str(model), "--language", "en", "--local-files-only"]
+        self.args += ["--data-dir", str(data_dir), "--beam-size", "1", "--compute-type", "int8"]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = server = subprocess.Popen(
+            [str(self.python), "-m", "wyoming_faster_whisper", *self.args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                return
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the Wyoming server did not start: {server.communicate()[0]!r}") from None
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        server, self.process = self.process, None
+        if server is not None:
+            server.terminate()
+            server.wait(10)
+
+
+@pytest.fixture(scope="module")
+def wyoming_server(tiny_en: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WyomingServer]:
+    server = WyomingServer(tiny_en, tmp_path_factory.mktemp("wyoming"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

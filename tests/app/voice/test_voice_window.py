@@ -20,7 +20,7 @@ from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.notices import Topic
 from voicedesk.app.settings import AppSettings, load_settings, save_settings
 from voicedesk.app.voice.turns import Mode
-from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, Partial, VoiceSettings
+from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, Partial, VoiceProblem, VoiceSettings
 
 
 def settings_file(tmp_path, ha_url: str = "", **voice) -> object:
@@ -76,21 +76,30 @@ def test_the_microphone_settings_survive_a_restart_and_bad_ones_are_reset(make_w
     assert loaded.settings.voice_input.stt == "wyoming"  # the good values are kept
 
 
-def test_without_the_stt_model_typing_still_works_and_the_window_says_what_to_run(make_window, qtbot, qloop, tmp_path):
-    window = make_window(settings_file(tmp_path, stt_model="medium.en"))
+def typed_question_is_answered(window, qtbot, qloop, text: str) -> None:
+    """Voice input has given up (or goes on): a typed question is still asked and answered."""
 
     async def scenario():
         await until(lambda: window.voice_input.voice is not None and window.voice_input._task.done())
-        qtbot.keyClicks(window.composer.editor, "Is anyone there?")
-        qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
-        await until(lambda: window.controller.turns and window.controller.turns[-1].state is TurnState.DONE)
+        await typed(window, qtbot, text)
 
     qloop.run_until_complete(scenario())
+
+
+async def typed(window, qtbot, text: str) -> None:
+    qtbot.keyClicks(window.composer.editor, text)
+    qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
+    await until(lambda: window.controller.turns and window.controller.turns[-1].prompt == text)
+    await until(lambda: window.controller.turns[-1].state is TurnState.DONE)
+
+
+def test_without_the_stt_model_typing_still_works_and_the_window_says_what_to_run(make_window, qtbot, qloop, tmp_path):
+    window = make_window(settings_file(tmp_path, stt_model="medium.en"))
+    typed_question_is_answered(window, qtbot, qloop, "Is anyone there?")
     said = said_about_the_microphone(window)
     assert "voicedesk models fetch --stt medium.en" in said and "Typing still works" in said
     assert "voicedesk models fetch --stt medium.en" in window.sidebar.microphone.status.text()
     assert not window.sidebar.microphone.listening.isVisible()
-    assert window.controller.turns[-1].prompt == "Is anyone there?"
     assert window.voice_input.voice.language == "en" and not window.voice_input.language_changed()
     window.settings.voice.voice = "jf_alpha"
     assert window.voice_input.language_changed()  # the STT language follows the voice's: listening restarts
@@ -100,18 +109,14 @@ def test_without_the_microphone_typing_still_works_and_the_window_says_why(
     make_window, qtbot, qloop, tmp_path, tiny_en
 ):
     window = make_window(settings_file(tmp_path, stt_model=str(tiny_en), input_device="pulse-source:unplugged"))
-
-    async def scenario():
-        await until(lambda: window.voice_input.voice is not None and window.voice_input._task.done())
-        qtbot.keyClicks(window.composer.editor, "Hello there.")
-        qtbot.mouseClick(window.composer.speak, Qt.MouseButton.LeftButton)
-        await until(lambda: window.controller.turns and window.controller.turns[-1].state is TurnState.DONE)
-
-    qloop.run_until_complete(scenario())
+    typed_question_is_answered(window, qtbot, qloop, "Hello there.")
     said = said_about_the_microphone(window)
     assert "'unplugged' is not connected" in said and "Typing still works" in said
     assert not window.sidebar.microphone.listening.isVisible()
-    assert window.controller.turns[-1].state is TurnState.DONE
+    qtbot.mouseClick(window.sidebar.microphone.talk, Qt.MouseButton.LeftButton)  # tries again: still not there
+    problems = lambda: [e for e in window.voice_input.events if isinstance(e, VoiceProblem)]  # noqa: E731
+    qloop.run_until_complete(until(lambda: len(problems()) == 2))
+    assert problems()[1].message == said and said_about_the_microphone(window) == said
 
 
 @pytest.mark.slow

@@ -39,6 +39,8 @@ def test_normalize_url_accepts_the_forms_people_type() -> None:
     assert normalize_url("ws://box:1/custom?x=1") == "ws://box:1/custom?x=1"
     with pytest.raises(VoicedeskError, match="not a WebSocket URL"):
         normalize_url("ftp://box")
+    with pytest.raises(VoicedeskError, match="not a WebSocket URL"):
+        normalize_url("ws://[::1")  # urllib raises a bare ValueError for the unclosed bracket
 
 
 async def test_token_is_required_and_checked(make_container) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.support.pool_tasks import dies, no_setup
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.model.prepare_pool import PreparePool, auto_workers, prepare_in_worker
 from voicedesk.engine.text.frontend.lexicon import parse_lexicon
@@ -22,14 +23,6 @@ SENTENCES = (
     ('<speak>One. <break time="300ms"/> Two.</speak>', DEFAULT_TEXT_SETTINGS),
     ("The meeting moved to 3:30 pm on March 4th.", DEFAULT_TEXT_SETTINGS),
 )
-
-
-def _dies(*_args: object) -> None:
-    os._exit(3)  # a worker crashing hard (a segfault in a native library looks the same to the pool)
-
-
-def _no_setup(_setup: object) -> None:
-    pass
 
 
 def _alive(pid: int) -> bool:
@@ -103,7 +96,7 @@ def test_a_killed_worker_is_replaced_and_its_sentence_prepared(synthesizer, pool
 
 
 def test_a_sentence_whose_worker_dies_twice_fails_with_a_clear_error(synthesizer):
-    pool = PreparePool(1, synthesizer.worker_setup(), task=_dies, initializer=_no_setup)
+    pool = PreparePool(1, synthesizer.worker_setup(), task=dies, initializer=no_setup)
     try:
         with pytest.raises(VoicedeskError) as failed:
             pool.submit("Anything.", "a").result(timeout=60)
@@ -115,7 +108,7 @@ def test_a_sentence_whose_worker_dies_twice_fails_with_a_clear_error(synthesizer
 
 
 def test_close_leaves_no_process_behind(synthesizer):
-    pool = PreparePool(2, synthesizer.worker_setup(), task=prepare_in_worker, initializer=_no_setup)
+    pool = PreparePool(2, synthesizer.worker_setup(), task=prepare_in_worker, initializer=no_setup)
     pool.start()
     pids = pool.worker_pids()
     assert len(pids) == 2 and all(_alive(pid) for pid in pids)

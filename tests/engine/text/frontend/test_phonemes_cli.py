@@ -42,16 +42,50 @@ def test_a_bad_lexicon_entry_is_named(tmp_path, capsys):
     assert "lexicon entry 0 ('Siobhan')" in err and "names.json" in err
 
 
-def test_notices_a_g2p_library_prints_on_import_stay_off_stdout(text_grammars):
-    # A fresh process: pyopenjtalk-plus prints its "ONNX Runtime is not installed" notice once, when first imported.
+# One fresh process runs ``voicedesk phonemes`` in turn for each of these (a first import, logging set up anew); each
+# G2P library is first imported by its own call. One process, not three: each start re-imports torch and kokoro.
+FRESH = (
+    ("jf_alpha", "今日は25人です。"),
+    ("zf_xiaobei", "我用Google搜索。"),
+    ("hf_alpha", "मैं Google पर हूँ। 15/03/2025"),
+)
+FRESH_PROBE = """
+import sys
+from voicedesk.engine.commands import main
+for voice, text in zip(sys.argv[1::2], sys.argv[2::2]):
+    for stream in (sys.stdout, sys.stderr):
+        print("=== voice", voice, file=stream, flush=True)
+    code = main(["phonemes", "--voice", voice, text])
+    sys.stdout.flush()
+    print("=== exit", code, file=sys.stderr, flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh_phonemes(text_grammars) -> dict[str, tuple[int, str, str]]:
+    """voice: (exit code, stdout, stderr) of its call in the fresh process."""
     said = subprocess.run(
-        [sys.executable, "-m", "voicedesk.engine.commands", "phonemes", "--voice", "jf_alpha", "今日は25人です。"],
+        [sys.executable, "-c", FRESH_PROBE, *(part for case in FRESH for part in case)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=240,
     )
     assert said.returncode == 0, said.stderr
-    assert said.stdout.splitlines() == ["kʲoː βa ɲiʥɨːɡoɲiɴ desɨ."]  # 25人 as Open JTalk reads it
+    outs, errs = said.stdout.split("=== voice ")[1:], said.stderr.split("=== voice ")[1:]
+    assert len(outs) == len(errs) == len(FRESH), said.stdout + said.stderr
+    calls = {}
+    for out, err in zip(outs, errs, strict=True):
+        voice, out = out.split("\n", 1)
+        err, code = err.split("\n", 1)[1].rsplit("=== exit ", 1)
+        calls[voice] = (int(code), out, err)
+    return calls
+
+
+def test_notices_a_g2p_library_prints_on_import_stay_off_stdout(fresh_phonemes):
+    # pyopenjtalk-plus prints its "ONNX Runtime is not installed" notice once, when first imported (FRESH's first).
+    code, out, err = fresh_phonemes["jf_alpha"]
+    assert code == 0, err
+    assert out.splitlines() == ["kʲoː βa ɲiʥɨːɡoɲiɴ desɨ."]  # 25人 as Open JTalk reads it
 
 
 def test_phonemes_chunks_as_a_session_with_that_voice_does(capsys):
@@ -66,18 +100,13 @@ def test_phonemes_chunks_as_a_session_with_that_voice_does(capsys):
     assert len(lines) == len(chunks_of(text, "j")) < len(chunks_of(text, None))
 
 
-def test_the_g2p_libraries_do_not_log_on_every_call():
+def test_the_g2p_libraries_do_not_log_on_every_call(fresh_phonemes):
     """jieba logged its dictionary build, phonemizer a warning per espeak-ng call that switches language."""
-    for voice, text in (("zf_xiaobei", "我用Google搜索。"), ("hf_alpha", "मैं Google पर हूँ। 15/03/2025")):
-        said = subprocess.run(
-            [sys.executable, "-m", "voicedesk.engine.commands", "phonemes", "--voice", voice, text],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert said.returncode == 0, said.stderr
-        assert not [line for line in said.stderr.splitlines() if "jieba" in line or "phonemizer" in line], said.stderr
-        assert said.stdout.strip()
+    for voice in ("zf_xiaobei", "hf_alpha"):
+        code, out, err = fresh_phonemes[voice]
+        assert code == 0, err
+        assert not [line for line in err.splitlines() if "jieba" in line or "phonemizer" in line], err
+        assert out.strip()
 
 
 def test_explain_shows_the_spoken_form_of_another_language(capsys):

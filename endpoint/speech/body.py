@@ -1,74 +1,33 @@
-"""What the HTTP speech routes put on the wire: audio in the format and rate asked for, streamed or whole, encoded off
-the event loop (``engine/audio_formats.py``), and the admission answers the AWS Kokoro sample's clients understand
-(408 ``request_stale``, 503 ``queue_saturated`` with ``Retry-After``; aws-samples/sample-kokoro-tts-for-ai-agents,
-its ``serve.py``, ``streaming_proxy.py`` and ``tts_client/errors.py``)."""
+"""What the HTTP speech routes send: audio in the format and rate asked for, encoded off the event loop
+(``engine/audio_formats.py``), as a binary stream, a whole file or SSE events (voicedesk's or OpenAI's)."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import av  # noqa: F401 - imported here, at startup, so the first mp3/opus/flac/aac request does not pay ~0.3 s
 import soxr  # noqa: F401 - likewise for the first resampled request
 from starlette.responses import Response
 
-from voicedesk.endpoint.runtime import EndpointRuntime
-from voicedesk.endpoint.speech_request import SpeechRequest
+from voicedesk.endpoint.log_safety import escape
+from voicedesk.endpoint.speech.request import SpeechRequest
 from voicedesk.engine.audio_formats import ENCODINGS, MIME_TYPES, Encoder, open_encoder
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
 from voicedesk.engine.events import BYTES_PER_SAMPLE, SAMPLE_RATE, Audio, Error, Event, SentenceFinished
-from voicedesk.engine.limits import judge, refusal_message
-from voicedesk.engine.request_fields import check_fresh
+from voicedesk.engine.protocol import wire_error
+
+log = logging.getLogger(__name__)
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 SLICE_BYTES = int(0.2 * SAMPLE_RATE) * BYTES_PER_SAMPLE
 """Audio is encoded 200 ms at a time, so a slow encoder delays first bytes by a slice, not a sentence."""
-
-
-class AdmissionRefused(VoicedeskError):
-    """A refusal that carries extra body fields and response headers (``queue_saturated``'s depth, Retry-After)."""
-
-    def __init__(
-        self,
-        code: ErrorCode,
-        message: str,
-        details: dict[str, object] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(code, message)
-        self.details = details or {}
-        self.headers = headers or {}
-
-
-def check_not_saturated(runtime: EndpointRuntime, own_phonemes: int = 0, in_hand_s: float = 0.0) -> None:
-    """Refuses a request its session's own backlog would keep waiting too long (``engine.limits``), or, as a
-    backstop, while more than ``max_queue_depth`` sentences wait. The message starts with the code, which the
-    sample's client matches."""
-    settings = runtime.settings
-    load = runtime.queue_load(own_phonemes, in_hand_s)
-    saturated = judge(load, settings.first_audio_target_s, settings.max_queue_depth)
-    if saturated is None:
-        return
-    wait = saturated.expected_wait_s
-    raise AdmissionRefused(
-        ErrorCode.QUEUE_SATURATED,
-        refusal_message(saturated),
-        {
-            "queue_depth": saturated.queue_depth,
-            "max_queue_depth": saturated.max_queue_depth,
-            "expected_wait_s": None if wait is None else round(wait, 3),
-            "first_audio_target_s": saturated.target_s,
-            "retry_after_s": saturated.retry_after_s,
-        },
-        {"Retry-After": str(saturated.retry_after_s)},
-    )
-
-
-def check_admission(speech: SpeechRequest, runtime: EndpointRuntime) -> None:
-    """Staleness first (a stale request is refused whatever the load), then saturation."""
-    check_fresh(speech.request_timestamp, time.time(), runtime.settings.max_request_age_s)
-    check_not_saturated(runtime)
 
 
 def audio_headers(speech: SpeechRequest) -> dict[str, str]:
@@ -199,3 +158,76 @@ async def whole_response(
         "X-Characters-Processed": str(len(speech.text)),
     }
     return Response(data, media_type=media_type(speech), headers=headers)
+
+
+def _sse(event: str | None, data: dict[str, object]) -> bytes:
+    payload = json.dumps(data, separators=(",", ":"))
+    return (f"event: {event}\n" if event else "").encode() + f"data: {payload}\n\n".encode()
+
+
+async def binary_body(
+    events: AsyncIterator[Event], request: SpeechRequest, tally: AudioTally | None = None
+) -> AsyncIterator[bytes]:
+    """The audio in the asked format and rate; with ``stream: false`` one whole file at the end."""
+    async for _seq, item in encoded_audio(events, open_body_encoder(request), tally or AudioTally()):
+        if isinstance(item, Error):
+            # Status and headers are gone by now; the sentence is skipped and the log says why.
+            log.warning("request %s: sentence %s failed: %s", escape(request.request_id or "-"), item.seq, item.code)
+        else:
+            yield item
+
+
+async def voicedesk_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
+    started = time.monotonic()
+    rid = request.request_id
+    audio_format = sse_format(request)
+    yield _sse(
+        "audio_stream_start",
+        {
+            "type": "audio_stream_start",
+            "request_id": rid,
+            "format": audio_format,
+            "voice": request.voice,
+            "sample_rate": request.sample_rate,
+            "channels": 1,
+            "encoding": ENCODINGS[audio_format],
+        },
+    )
+    tally = AudioTally()
+    encoder = open_body_encoder(request, audio_format)
+    async for seq, item in encoded_audio(events, encoder, tally):
+        if isinstance(item, Error):
+            yield _sse("error", wire_error(replace(item, request_id=rid)))
+        else:
+            chunk = {"type": "audio_chunk", "request_id": rid, "seq": seq}
+            chunk["audio"] = base64.b64encode(item).decode("ascii")
+            yield _sse("audio_chunk", chunk)
+    yield _sse(
+        "audio_stream_end",
+        {
+            "type": "audio_stream_end",
+            "request_id": rid,
+            "duration_s": round(tally.duration_s, 6),
+            "sentences": tally.sentences,
+            "total_chunks": tally.chunks,
+            "elapsed_s": round(time.monotonic() - started, 6),
+        },
+    )
+
+
+async def openai_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
+    """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
+    encoder = open_body_encoder(request, sse_format(request))
+    async for _seq, item in encoded_audio(events, encoder, AudioTally()):
+        if isinstance(item, Error):
+            yield _sse(None, {"type": "error", "error": {"code": str(item.code), "message": item.message}})
+        else:
+            yield _sse(None, {"type": "speech.audio.delta", "audio": base64.b64encode(item).decode("ascii")})
+    characters = len(request.text)
+    yield _sse(
+        None,
+        {
+            "type": "speech.audio.done",
+            "usage": {"input_tokens": characters, "output_tokens": 0, "total_tokens": characters},
+        },
+    )

@@ -5,8 +5,6 @@ ready (binary or SSE), or whole with ``stream: false``."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,17 +17,17 @@ from starlette.types import Receive, Scope, Send
 from voicedesk.endpoint.http_errors import BUG_MESSAGE, Refusal
 from voicedesk.endpoint.log_safety import escape
 from voicedesk.endpoint.runtime import EndpointRuntime, Lease
-from voicedesk.endpoint.speech_encoding import (
+from voicedesk.endpoint.speech.body import (
+    SSE_HEADERS,
     AudioTally,
     audio_headers,
-    check_admission,
-    encoded_audio,
+    binary_body,
     media_type,
-    open_body_encoder,
-    sse_format,
+    openai_sse_body,
+    voicedesk_sse_body,
     whole_response,
 )
-from voicedesk.endpoint.speech_request import (
+from voicedesk.endpoint.speech.request import (
     OPENAI_VOICES,
     SpeechRequest,
     check_budget,
@@ -37,17 +35,14 @@ from voicedesk.endpoint.speech_request import (
     parse_openai_speech,
     request_id_of,
 )
-from voicedesk.engine.audio_formats import ENCODINGS
 from voicedesk.engine.connection import DECODE_OFF_LOOP_BYTES
 from voicedesk.engine.errors import ErrorCode, VoicedeskError, VoiceError
 from voicedesk.engine.events import Error, Event, SessionConfig
 from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.model.languages import LanguageStatus, languages_status
-from voicedesk.engine.protocol import wire_error
+from voicedesk.engine.request_fields import check_fresh
 
 log = logging.getLogger(__name__)
-
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 class SessionStreamResponse(StreamingResponse):
@@ -139,79 +134,6 @@ async def session_events(runtime: EndpointRuntime, lease: Lease, request: Speech
         ended.set()
 
 
-def _sse(event: str | None, data: dict[str, object]) -> bytes:
-    payload = json.dumps(data, separators=(",", ":"))
-    return (f"event: {event}\n" if event else "").encode() + f"data: {payload}\n\n".encode()
-
-
-async def binary_body(
-    events: AsyncIterator[Event], request: SpeechRequest, tally: AudioTally | None = None
-) -> AsyncIterator[bytes]:
-    """The audio in the asked format and rate; with ``stream: false`` one whole file at the end."""
-    async for _seq, item in encoded_audio(events, open_body_encoder(request), tally or AudioTally()):
-        if isinstance(item, Error):
-            # Status and headers are gone by now; the sentence is skipped and the log says why.
-            log.warning("request %s: sentence %s failed: %s", escape(request.request_id or "-"), item.seq, item.code)
-        else:
-            yield item
-
-
-async def voicedesk_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
-    started = time.monotonic()
-    rid = request.request_id
-    audio_format = sse_format(request)
-    yield _sse(
-        "audio_stream_start",
-        {
-            "type": "audio_stream_start",
-            "request_id": rid,
-            "format": audio_format,
-            "voice": request.voice,
-            "sample_rate": request.sample_rate,
-            "channels": 1,
-            "encoding": ENCODINGS[audio_format],
-        },
-    )
-    tally = AudioTally()
-    encoder = open_body_encoder(request, audio_format)
-    async for seq, item in encoded_audio(events, encoder, tally):
-        if isinstance(item, Error):
-            yield _sse("error", wire_error(replace(item, request_id=rid)))
-        else:
-            chunk = {"type": "audio_chunk", "request_id": rid, "seq": seq}
-            chunk["audio"] = base64.b64encode(item).decode("ascii")
-            yield _sse("audio_chunk", chunk)
-    yield _sse(
-        "audio_stream_end",
-        {
-            "type": "audio_stream_end",
-            "request_id": rid,
-            "duration_s": round(tally.duration_s, 6),
-            "sentences": tally.sentences,
-            "total_chunks": tally.chunks,
-            "elapsed_s": round(time.monotonic() - started, 6),
-        },
-    )
-
-
-async def openai_sse_body(events: AsyncIterator[Event], request: SpeechRequest) -> AsyncIterator[bytes]:
-    """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
-    encoder = open_body_encoder(request, sse_format(request))
-    async for _seq, item in encoded_audio(events, encoder, AudioTally()):
-        if isinstance(item, Error):
-            yield _sse(None, {"type": "error", "error": {"code": str(item.code), "message": item.message}})
-        else:
-            yield _sse(None, {"type": "speech.audio.delta", "audio": base64.b64encode(item).decode("ascii")})
-    characters = len(request.text)
-    yield _sse(
-        None,
-        {
-            "type": "speech.audio.done",
-            "usage": {"input_tokens": characters, "output_tokens": 0, "total_tokens": characters},
-        },
-    )
-
-
 async def stream_speech(request: Request, speech: SpeechRequest) -> Response:
     """Admits the request, then streams its audio in the transport it asked for."""
     runtime: EndpointRuntime = request.app.state.runtime
@@ -261,7 +183,9 @@ async def _speech_route(
         check_budget(speech, runtime.settings.limits)
         voice = await resolve_voice(runtime, speech.voice, openai_names=openai)
         speech = replace(speech, voice=voice)
-        check_admission(speech, runtime)
+        # Staleness first: a stale request is refused whatever the load (the AWS sample's 408 request_stale).
+        check_fresh(speech.request_timestamp, time.time(), runtime.settings.max_request_age_s)
+        runtime.check_not_saturated()
         _log_request(route, speech)
         return await stream_speech(request, speech)
     except VoicedeskError as exc:

@@ -1,0 +1,1 @@
+"""The HTTP speech routes (``routes``): the request in (``request``, pure), the audio out (``body``)."""
