@@ -265,6 +265,17 @@ def test_a_clear_sentence_end_is_released_with_its_token_not_the_next_one(text):
     assert core.next_deadline() is None
 
 
+@pytest.mark.parametrize("text", ["I will turn off the lights.", "Sure. "])
+def test_a_flush_after_its_sentence_went_to_the_model_still_names_it(text):
+    core = _core()
+    core.send_text(text, 0.0)
+    core.timer(0.25)  # "Sure." goes out on quiet; the other at once
+    job, _ = core.next_job(0.25)
+    assert core.flush(0.3) == []
+    assert core.job_done(job, PCM_100MS, 0.4)[-1] == Flushed(job.seq, None)
+    assert core.flush(0.5) == [Flushed(-1, None)]  # nothing said since
+
+
 def test_text_without_a_sentence_end_waits_the_buffer_delay_after_the_last_fragment():
     core = _core(max_buffer_delay_ms=800)
     core.send_text("Let me check", 0.0)
