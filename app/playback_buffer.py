@@ -41,6 +41,9 @@ class PlaybackBuffer:
         self._playing = False
         self._ended = True
         self._fade: np.ndarray | None = None
+        self._paused = False
+        self._ramp = np.ones(0, dtype=np.float32)  # a resume's fade-in, applied to the next samples read
+        self._ramped = 0
         self.underruns = 0  # stalls mid-utterance
         self.underrun_frames = 0
         self._starved = False
@@ -83,7 +86,7 @@ class PlaybackBuffer:
         """Fades out in ``fade_s`` and drops the rest, so nothing stale plays; returns samples heard."""
         with self._lock:
             heard = self._read - self._utterance_base
-            if self._playing and self._write > self._read:
+            if self._playing and not self._paused and self._write > self._read:
                 n = min(int(fade_s * self.sample_rate), self._write - self._read)
                 tail = self._copy_out_locked(self._read, n)
                 self._fade = tail * np.linspace(1.0, 0.0, n, dtype=np.float32)
@@ -91,13 +94,30 @@ class PlaybackBuffer:
             self._ended = True
             return max(heard, 0)
 
+    def pause(self, fade_s: float = 0.03) -> bool:
+        """Fades out like ``interrupt`` but holds the rest (a tentative barge-in); whether it paused."""
+        with self._lock:
+            if self._paused or not self._playing:
+                return False
+            self._paused = True
+            n = min(int(fade_s * self.sample_rate), self._write - self._read)
+            self._fade = self._copy_out_locked(self._read, n) * np.linspace(1.0, 0.0, n, dtype=np.float32)
+            return True
+
+    def resume(self, fade_s: float = 0.03) -> None:
+        """Plays on from where ``pause`` faded out (those samples again, faded in): nothing is lost."""
+        with self._lock:
+            if self._paused:
+                self._paused, self._ramped = False, 0
+                self._ramp = np.linspace(0.0, 1.0, int(fade_s * self.sample_rate), dtype=np.float32)
+
     def read_into(self, out: np.ndarray, dac_time: float, lost_frames: int = 0) -> ReadResult:
         """``dac_time``: when out[0] is heard; ``lost_frames``: silence played since the last call, a stall too."""
         result = ReadResult()
         frames = len(out)
         with self._lock:
             heard = self._read > self._utterance_base and (self._write > self._read or not self._ended)
-            if lost_frames > 0 and self._playing and heard:
+            if lost_frames > 0 and self._playing and heard and not self._paused:
                 if not self._starved:
                     if self._read - self._stall_end_at >= STALL_MERGE_S * self.sample_rate:
                         self.underruns += 1
@@ -114,7 +134,7 @@ class PlaybackBuffer:
             available = self._write - self._read
             if not self._playing and available > 0 and (available >= self.prebuffer or self._ended):
                 self._playing = True
-            if self._playing and filled < frames:
+            if self._playing and not self._paused and filled < frames:
                 n = min(available, frames - filled)
                 if n:
                     onsets = []
@@ -127,6 +147,9 @@ class PlaybackBuffer:
                     first = min(n, len(self._ring) - start)
                     out[filled : filled + first] = self._ring[start : start + first]
                     out[filled + first : filled + n] = self._ring[: n - first]
+                    k = min(n, len(self._ramp) - self._ramped)
+                    out[filled : filled + k] *= self._ramp[self._ramped : self._ramped + k]
+                    self._ramped += k
                     self._read += n
                     filled += n
                     result.frames_played = n
@@ -164,13 +187,17 @@ class PlaybackBuffer:
         return self._playing
 
     @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
     def idle(self) -> bool:
         return self._ended and self._write == self._read and self._fade is None
 
     def _drop_locked(self) -> None:
         self._read = self._write
         self._markers.clear()
-        self._playing = False
+        self._playing = self._paused = False
 
     def _copy_out_locked(self, at: int, n: int) -> np.ndarray:
         start = at % len(self._ring)

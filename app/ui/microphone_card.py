@@ -81,7 +81,7 @@ class MicrophoneCard(Card):
         form.addRow(field_label("Barge in"), self.barge_in)
         self.barge_in_min = _slider(0, 2000)
         self.barge_in_min_label = QLabel()
-        self.barge_in_min.setToolTip("Speech shorter than this (a cough, “mm-hm”) never stops a reply")
+        self.barge_in_min.setToolTip("Speech shorter than this (a cough, “mm-hm”) only pauses a reply")
         form.addRow(field_label("At least"), self._with_label(self.barge_in_min, self.barge_in_min_label))
         self.keywords = QLineEdit()
         self.keywords.setPlaceholderText("stop, wait")

@@ -6,6 +6,9 @@ voiced window, not when the silence timeout fired: that is where a reply's laten
 
 Transcription requests name an audio span. One is in flight at a time; the first ``speculate_s`` of silence asks for
 the span a final would have, so when the silence timeout confirms the end, the final is usually already there.
+
+Barge-in takes two steps, to be quick and safe from coughs: speech over the console pauses it at the VAD's onset;
+the policy (``barge_in_min_s`` of voice, or a keyword) commits it, and an utterance that ends first resumes it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class TurnConfig:
     barge_in_min_s: float = 0.5
     barge_in_keywords: tuple[str, ...] = ()
     """When set, only an utterance whose transcript has one of these words interrupts (not its length)."""
+    barge_in_hold_s: float = 2.0
+    """The longest a pause waits for the barge-in to be committed (a keyword that never comes) before resuming."""
     press_until_silence: bool = False
     """A press opens a turn that the silence after speech ends (a wall button or a wake word: nobody holds a key);
     a release ends it sooner, and ``press_wait_s`` with nothing said ends it empty."""
@@ -87,12 +92,26 @@ class BargeIn:
 
 
 @dataclass(frozen=True, slots=True)
+class Paused:
+    """Speech began over the console: hold its audio until the barge-in is committed or the console resumes."""
+
+    utterance: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    utterance: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class Dropped:
     utterance: int
     reason: str
 
 
-TurnEvent = SpeechStarted | SpeechEnded | TranscribeRequest | Transcript | BargeIn | Dropped
+TurnEvent = SpeechStarted | SpeechEnded | TranscribeRequest | Transcript | BargeIn | Paused | Resumed | Dropped
 
 
 @dataclass(slots=True)
@@ -105,6 +124,7 @@ class _Utterance:
     ended: SpeechEnded | None = None
     over_console: bool = False
     barged: bool = False
+    held: bool = False  # it paused the console (once at most: after a resume it plays on until committed)
     last_partial: float = 0.0
     speculated: tuple[float, str] | None = None
     final_requested: bool = False
@@ -121,6 +141,8 @@ class TurnDetector:
     _in_flight: TranscribeRequest | None = None
     _next_id: int = 0
     _pressed: bool = False
+    _holding: tuple[_Utterance, float] | None = None
+    """The utterance that paused the console, and when."""
 
     # ---- inputs --------------------------------------------------------------------------------------
 
@@ -129,9 +151,11 @@ class TurnDetector:
         cfg, u = self.config, self._current
         hands_free = cfg.mode is Mode.HANDS_FREE
         by_silence = hands_free or (self._pressed and cfg.press_until_silence)
+        held = self._holding
+        events: list[TurnEvent] = self._resume(held[0], now) if held and now - held[1] >= cfg.barge_in_hold_s else []
         if u is None:
             if not hands_free or probability < cfg.start_threshold:
-                return []
+                return events
             u = self._current = _Utterance(self._new_id(), now - window_s)
         voiced = probability >= (cfg.keep_threshold if u.started else cfg.start_threshold)
         if voiced:
@@ -139,13 +163,16 @@ class TurnDetector:
             u.last_voiced = now
             u.speculated = None  # speech went on: an earlier transcript no longer covers the utterance
         u.over_console |= self.speaking and hands_free  # a held key is the person's explicit turn
-        events: list[TurnEvent] = []
+        if voiced and u.over_console and cfg.barge_in and not (u.held or u.barged or self._holding):
+            u.held, self._holding = True, (u, now)
+            events.append(Paused(u.id, now))
         if not u.started:
             if u.voiced_s >= cfg.min_speech_s:
                 u.started = True
                 events.append(SpeechStarted(u.id, u.start))
             elif now - u.last_voiced >= cfg.end_silence_s:
                 self._current = None  # a click: never a turn
+                events += self._resume(u, now)
             return events
         interrupting = u.over_console and cfg.barge_in and not (u.barged or cfg.barge_in_keywords)
         if interrupting and u.voiced_s >= cfg.barge_in_min_s:
@@ -186,10 +213,12 @@ class TurnDetector:
         """Listening stops (turned off, or the microphone was lost): what was said so far is still transcribed."""
         self._pressed = False
         u = self._current
+        events = self._resume(self._holding[0], now) if self._holding else []
         if u is None or not u.started:
             self._current = None
-            return []
-        return self._end(u, min(now, u.last_voiced + self.config.tail_s) if u.last_voiced else now, now, "stopped")
+            return events
+        at = min(now, u.last_voiced + self.config.tail_s) if u.last_voiced else now
+        return events + self._end(u, at, now, "stopped")
 
     def transcribed(self, request: TranscribeRequest, text: str, now: float) -> list[TurnEvent]:
         """The STT's answer to ``request``."""
@@ -225,8 +254,14 @@ class TurnDetector:
 
     def _barge(self, u: _Utterance, now: float) -> list[TurnEvent]:
         u.barged = True
-        self.speaking = False
+        self.speaking, self._holding = False, None
         return [BargeIn(u.id, now)]
+
+    def _resume(self, u: _Utterance, now: float) -> list[TurnEvent]:
+        if self._holding is None or self._holding[0] is not u:
+            return []
+        self._holding = None
+        return [Resumed(u.id, now)]
 
     def _keyword(self, u: _Utterance, text: str, now: float) -> list[TurnEvent]:
         if not (u.over_console and self.config.barge_in and not u.barged and self.config.barge_in_keywords):
@@ -246,7 +281,8 @@ class TurnDetector:
     def _end(self, u: _Utterance, at: float, now: float, reason: str) -> list[TurnEvent]:
         self._current = None
         if u.over_console and not (u.barged or (self.config.barge_in and self.config.barge_in_keywords)):
-            return [Dropped(u.id, "too short to interrupt" if self.config.barge_in else "the console was speaking")]
+            why = "too short to interrupt" if self.config.barge_in else "the console was speaking"
+            return [Dropped(u.id, why), *self._resume(u, now)]
         u.ended = SpeechEnded(u.id, at, now, reason)
         self._finishing[u.id] = u
         end = self._final_end(u)
@@ -271,8 +307,8 @@ class TurnDetector:
     def _finish(self, u: _Utterance, text: str, now: float) -> list[TurnEvent]:
         self._finishing.pop(u.id, None)
         if not text:
-            return [Dropped(u.id, "nothing was said")]
+            return [Dropped(u.id, "nothing was said"), *self._resume(u, now)]
         events: list[TurnEvent] = self._keyword(u, text, now)
         if u.over_console and self.config.barge_in_keywords and not u.barged:
-            return [Dropped(u.id, "no barge-in keyword")]
+            return [Dropped(u.id, "no barge-in keyword"), *self._resume(u, now)]
         return [*events, Transcript(u.id, text, True, now)]

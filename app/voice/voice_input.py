@@ -22,6 +22,8 @@ from voicedesk.app.voice.turns import (
     BargeIn,
     Dropped,
     Mode,
+    Paused,
+    Resumed,
     SpeechEnded,
     SpeechStarted,
     Transcript,
@@ -48,7 +50,7 @@ class VoiceSettings:
     barge_in: str = "speech"
     """'speech' (any speech over the console stops it), 'keyword' (only one of ``barge_in_keywords``), 'off'."""
     barge_in_min_s: float = 0.3
-    """Voiced time before speech over the console stops it: a cough or an "mm-hm" does not."""
+    """Voiced time before speech over the console stops it (it pauses at once): a cough or an "mm-hm" only pauses it."""
     barge_in_keywords: tuple[str, ...] = ("stop", "wait")
     stt: str = "whisper"
     stt_model: str = DEFAULT_STT_MODEL
@@ -250,6 +252,8 @@ class VoiceInput:
             reason = self._lost or "the microphone was lost"
         finally:
             self.microphone.close()
+            if self._player is not None:
+                self._player.buffer.resume()  # a reply paused by speech must not stay held once nobody listens
             self._emit(Listening(False, reason))
 
     def _open_transcriber(self) -> Transcriber:
@@ -292,6 +296,9 @@ class VoiceInput:
         elif isinstance(event, SpeechEnded):
             self._ends[event.utterance] = listener.to_monotonic(event.at)
             self._decided[event.utterance] = time.monotonic()
+        elif isinstance(event, Paused | Resumed) and self._player is not None:
+            buffer = self._player.buffer  # at once, in this thread: the fade reaches the device in its next block
+            buffer.pause() if isinstance(event, Paused) else buffer.resume()
         elif isinstance(event, BargeIn):
             self._interrupting = self._spawn(self._barge(listener.to_monotonic(event.at)))
         elif isinstance(event, Dropped):

@@ -98,6 +98,42 @@ def test_interrupt_fades_out_quickly_and_drops_the_rest():
     assert buffer.idle
 
 
+def test_a_pause_fades_out_holds_the_rest_and_resumes_where_it_faded_with_nothing_lost():
+    """A tentative barge-in: no stall counted while held, the held audio plays on faded in, onsets keep their times."""
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.0)
+    buffer.begin_utterance()
+    buffer.write(np.arange(1, 301, dtype=np.float32), seq=0)
+    buffer.write(np.arange(301, 401, dtype=np.float32), seq=1)
+    buffer.end_utterance()
+    _read(buffer, 100)
+    assert buffer.pause(fade_s=0.03) and not buffer.pause() and buffer.paused and buffer.playing
+    out, result = _read(buffer, 100)
+    assert np.allclose(out[:30], np.arange(101, 131) * np.linspace(1, 0, 30))
+    assert not out[30:].any() and result.frames_played == 0 and not result.finished
+    buffer.read_into(np.zeros(100, np.float32), 0.0, lost_frames=50)  # the device lost time while held
+    assert buffer.underruns == 0 and buffer.played_samples == 100
+    buffer.resume(fade_s=0.03)
+    out, result = _read(buffer, 310, dac_time=9.0)
+    assert np.allclose(out[:30], np.arange(101, 131) * np.linspace(0, 1, 30))
+    assert out[30:300].tolist() == list(range(131, 401)) and not out[300:].any()  # all of it, in order
+    assert [(o.seq, o.dac_time) for o in result.onsets] == [(1, 9.0 + 200 / RATE)]
+    assert result.finished and buffer.underruns == 0
+
+
+def test_interrupting_a_paused_buffer_fades_nothing_more_and_keeps_what_was_heard():
+    buffer = PlaybackBuffer(RATE, prebuffer_s=0.0)
+    buffer.begin_utterance()
+    buffer.write(np.ones(1000, dtype=np.float32))
+    _read(buffer, 100)
+    buffer.pause(fade_s=0.03)
+    _read(buffer, 50)
+    assert buffer.interrupt(fade_s=0.03) == 100  # heard up to the pause
+    out, _ = _read(buffer, 100)
+    assert not out.any() and not buffer.paused and buffer.idle
+    buffer.resume()  # a late resume finds nothing to play
+    assert not _read(buffer, 100)[0].any()
+
+
 def test_ring_grows_without_losing_or_reordering_samples():
     buffer = PlaybackBuffer(RATE, prebuffer_s=0.0, capacity_s=1.0)  # 1024-sample ring
     buffer.begin_utterance()

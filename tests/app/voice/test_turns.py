@@ -8,6 +8,8 @@ from voicedesk.app.voice.turns import (
     BargeIn,
     Dropped,
     Mode,
+    Paused,
+    Resumed,
     SpeechEnded,
     SpeechStarted,
     TranscribeRequest,
@@ -152,15 +154,19 @@ def test_cap_splits_a_monologue_and_keeps_listening():
 def test_barge_in_needs_the_minimum_speech_and_a_cough_is_dropped():
     d = Driver(partial_every_s=0, barge_in_min_s=0.5)
     d.turns.speaking = True
-    d.windows(0.9, 0.3)  # a cough
+    d.windows(0.9, 0.3)  # a cough: it pauses the console at once, and lets it play on when it ends
+    assert d.of(Paused) == [Paused(1, W)] and not d.of(Resumed)
     d.windows(0.0, 0.7)
     assert d.of(Dropped) == [Dropped(1, "too short to interrupt")] and not d.of(BargeIn)
+    assert d.of(Resumed) == [Resumed(1, pytest.approx(0.9))]  # the end of speech: 0.6 s after the last voice
     assert d.turns.speaking
     assert d.answer(d.requests()[-1], "ahem") == []  # its speculation's answer is stale
     speech_from = d.now
     d.windows(0.9, 0.6)
     (barge,) = d.of(BargeIn)
     assert barge.at == pytest.approx(speech_from + 0.5) and not d.turns.speaking
+    assert d.of(Paused)[1].at == pytest.approx(speech_from + W)  # paused at its onset, committed, never resumed
+    assert len(d.of(Resumed)) == 1
     d.windows(0.0, 0.7)
     assert d.of(SpeechEnded)
     d.answer(d.requests()[-1], "no, the other light")  # the interruption becomes the next turn
@@ -179,7 +185,33 @@ def test_barge_in_by_keyword_only():
     d2.windows(0.9, 1.0)
     d2.windows(0.0, 0.7)
     final = [r for r in d2.requests()][-1]
-    assert d2.answer(final, "mm-hm yes") == [Dropped(1, "no barge-in keyword")]
+    assert d2.of(Paused) == [Paused(1, W)] and not d2.of(Resumed)  # held while its transcript is awaited
+    assert d2.answer(final, "mm-hm yes") == [Dropped(1, "no barge-in keyword"), Resumed(1, d2.now)]
+
+
+def test_a_pause_waiting_for_a_keyword_resumes_after_the_hold_and_a_later_keyword_still_commits():
+    d = Driver(partial_every_s=0.3, barge_in_keywords=("stop",), barge_in_hold_s=1.0)
+    d.turns.speaking = True
+    d.windows(0.9, 1.5)  # talking to someone else in the room: no keyword in what was heard so far
+    assert d.of(Paused) == [Paused(1, W)]
+    assert d.of(Resumed) == [Resumed(1, pytest.approx(1.0 + W))]
+    assert len(d.of(Paused)) == 1  # one pause per utterance: it does not hold the console again
+    d.answer(d.requests()[-1], "and then, stop")
+    assert [type(e) for e in d.events[-2:]] == [Transcript, BargeIn]
+
+
+def test_a_click_over_the_console_pauses_it_briefly_and_stopping_listening_never_leaves_it_held():
+    d = Driver(partial_every_s=0)
+    d.turns.speaking = True
+    d.windows(0.9, 0.04)  # under min_speech_s: never a turn
+    d.windows(0.0, 0.7)
+    assert [type(e) for e in d.events] == [Paused, Resumed] and d.of(Resumed)[0].at == pytest.approx(0.64)
+    d.windows(0.9, 0.1)
+    assert d.turns.stop(d.now) == [Resumed(2, d.now)]
+    off = Driver(partial_every_s=0, barge_in=False)
+    off.turns.speaking = True
+    off.windows(0.9, 1.0)
+    assert not off.of(Paused)  # barge-in off: the console is never paused
 
 
 def test_without_barge_in_speech_over_the_console_is_ignored():
