@@ -28,7 +28,7 @@ from voicedesk.engine.protocol import SynthesizeRequest, encode_event
 from voicedesk.engine.request_fields import check_fresh
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from voicedesk.engine.audio import BYTES_PER_SAMPLE, SAMPLE_RATE
 from voicedesk.engine.model.synthesis import WordTiming
 from voicedesk.engine.model.voices import DEFAULT_VOICE
+from voicedesk.engine.text.chunking.quiet_release import DEFAULT_MAX_BUFFER_DELAY_MS
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
-from voicedesk.engine.text.quiet_release import DEFAULT_MAX_BUFFER_DELAY_MS
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from voicedesk.engine.model.voices import KNOWN_VOICES, LANGUAGES, VoiceInfo
 from voicedesk.engine.scheduler import SynthesisScheduler
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from voicedesk.engine.errors import ErrorCode, VoicedeskError
-from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
+from voicedesk.engine.text.chunking.phoneme_estimate import estimated_audio_s
 from voicedesk.engine.text.frontend.lexicon import EMPTY_LEXICON, Lexicon
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from voicedesk.engine.events import SAMPLE_RATE, WordTiming
-from voicedesk.engine.text.chunker_rules import CJK_TERMINALS, TERMINALS
+from voicedesk.engine.text.chunking.sentence_ends import CJK_TERMINALS, TERMINALS
 
 WINDOW_S = 0.010
 THRESHOLD_DBFS = -45.0

@@ -32,10 +32,10 @@ from voicedesk.engine.events import (
 from voicedesk.engine.limits import SessionLimits, check_text
 from voicedesk.engine.model.voices import language_of, parse_voice_spec
 from voicedesk.engine.text.chunk_markup import LineStarts, SsmlDocuments
-from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
-from voicedesk.engine.text.chunker_rules import HeldText
+from voicedesk.engine.text.chunking.phoneme_estimate import estimate_phonemes
+from voicedesk.engine.text.chunking.quiet_release import QuietRelease
+from voicedesk.engine.text.chunking.sentence_ends import HeldText
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS, TextSettings
-from voicedesk.engine.text.quiet_release import QuietRelease
 from voicedesk.engine.text.sentence_split import split_at_clause
 
 __all__ = ["SHUTDOWN_REASON", "SessionCore", "SessionLimits", "SynthesisJob"]
@@ -45,13 +45,14 @@ SHUTDOWN_REASON = CloseReason.SHUTTING_DOWN
 
 
 class Chunker(Protocol):
-    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.text.chunker``)."""
+    """The part of ``IncrementalSentenceChunker`` the session relies on (see ``engine.text.chunking.chunker``)."""
 
     def feed(self, fragment: str) -> list[str]: ...
     def flush(self) -> str | None: ...
     def reset(self) -> None: ...
     def release_sentences(self) -> list[str]: ...
     def release_all(self) -> list[str]: ...
+    def release_ended(self) -> list[str]: ...
     @property
     def buffered_chars(self) -> int: ...
     @property
@@ -125,6 +126,9 @@ class SessionCore:
     _in_flight: SynthesisJob | None = None
     _in_flight_pending: _Pending | None = None
     _markers: deque[_Marker] = field(default_factory=deque)
+    _unflushed_seq: int = -1
+    """The last sentence handed to the model before any flush covered it: the next flush covers it too."""
+    _flushed_order: int = -1
     _utterance_audio_s: float = 0.0
     _utterance_started: bool = False
     _produced_s: float = 0.0
@@ -192,7 +196,7 @@ class SessionCore:
             self._enqueue(chunk, voice, speed, request)
         self._ssml.reset()
         self._lines.reset()
-        self._markers.append(_Marker(self._next_order - 1, request_id, request))
+        self._add_marker(request_id, request)
         self._utterance_started = False
         return self._answer_markers(now)
 
@@ -216,6 +220,7 @@ class SessionCore:
         self._queued_chars = self._queued_phonemes = 0
         self._in_flight = None
         self._in_flight_pending = None
+        self._unflushed_seq = -1
         self._utterance += 1
         self._utterance_started = False
         events.append(Cancelled(self._next_seq - 1))
@@ -338,6 +343,8 @@ class SessionCore:
         for marker in self._markers:
             if marker.order >= pending.order:
                 marker.last_seq = job.seq
+        if pending.order > self._flushed_order:
+            self._unflushed_seq = job.seq
         events: list[Event] = []
         request = pending.request
         if request is not None and not request.started:
@@ -525,9 +532,14 @@ class SessionCore:
             self._enqueue(rest)
         self._ssml.reset()
         self._lines.reset()
-        self._markers.append(_Marker(self._next_order - 1, request_id))
+        self._add_marker(request_id)
         self._utterance_started = False
         return self._answer_markers(now)
+
+    def _add_marker(self, request_id: str | None, request: _Request | None = None) -> None:
+        last_seq = -1 if request is not None else self._unflushed_seq
+        self._markers.append(_Marker(self._next_order - 1, request_id, request, last_seq))
+        self._unflushed_seq, self._flushed_order = -1, self._next_order - 1
 
     def _answer_markers(self, now: float) -> list[Event]:
         """Answers every flush/request whose sentences are all done."""

@@ -19,7 +19,7 @@ from voicedesk.engine.model.synthesis import PreparesAhead, SynthesisResult, Syn
 from voicedesk.engine.scheduler import SchedulerClosed, SynthesisScheduler
 from voicedesk.engine.seams import shape_sentence
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SynthesisJob
-from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.chunking.phoneme_estimate import estimate_phonemes
 from voicedesk.engine.text.frontend.settings import DEFAULT_TEXT_SETTINGS
 
 log = logging.getLogger(__name__)

@@ -136,7 +136,10 @@ def test_the_folder_rule_sees_a_folder_reaching_up_and_the_vocabulary_reaching_o
         "voicedesk.engine.model.voices": {"voicedesk.engine.events", "voicedesk.engine.errors"},
         "voicedesk.engine.clients.remote": {"voicedesk.engine.protocol", "voicedesk.engine.model.kokoro_synth"},
         "voicedesk.engine.audio": {"voicedesk.engine.events"},
-        "voicedesk.engine.text.chunker": {"voicedesk.engine.text.chunker_rules", "voicedesk.engine.paths"},
+        "voicedesk.engine.text.chunking.chunker": {
+            "voicedesk.engine.text.chunking.sentence_ends",
+            "voicedesk.engine.paths",
+        },
     }
     assert _folder_rule_breaches(graph) == [
         "voicedesk.engine.audio imports voicedesk.engine.events",

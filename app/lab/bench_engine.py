@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _chunks(text: str) -> list[str]:
-    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
     chunker = IncrementalSentenceChunker()
     chunks = chunker.feed(text)

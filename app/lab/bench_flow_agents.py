@@ -21,7 +21,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 
-from voicedesk.engine.text.quiet_release import SENTENCE_RELEASE_DELAY_MS
+from voicedesk.engine.text.chunking.quiet_release import SENTENCE_RELEASE_DELAY_MS
 
 GUARD_S = 600.0
 PAUSE_GOAL_S = 0.300

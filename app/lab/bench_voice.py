@@ -12,7 +12,7 @@ transcript, the whole reply, the whole audio, then play to its first audible sam
 past the decision, less the STT's work from then to the final transcript, the agent's time to its first chunk's
 last token, Kokoro's time to first audio and the player's first audio → DAC (prebuffer and device: the path the
 baseline's play takes too). What is left is the loop's own: handing the transcript to the console, the chunker's
-wait for the token after a sentence's end, dispatch, the onset.
+hold of the first chunk past its last token (an unclear end waits for the next token), dispatch, the onset.
 """
 
 from __future__ import annotations
@@ -345,8 +345,8 @@ def format_voice(document: dict) -> str:  # type: ignore[type-arg]
         f"{'met' if ratio95 <= GOAL_RATIO and ratio50 <= GOAL_RATIO else 'NOT met'}",
         f"  {'loop overhead beyond the models':<34}{ms(_pct(over, 50)):>9}{ms(_pct(over, 95)):>9}  goal p95 ≤ "
         f"{GOAL_OVERHEAD_S * 1000:.0f} ms: {'met' if _pct(over, 95) <= GOAL_OVERHEAD_S else 'NOT met'}",
-        f"  {'  of which the chunker waits':<34}{ms(_pct(hold, 50)):>9}{ms(_pct(hold, 95)):>9}  for the agent's next "
-        "token, to know a sentence ended",
+        f"  {'  of which the chunker holds':<34}{ms(_pct(hold, 50)):>9}{ms(_pct(hold, 95)):>9}  the first chunk past "
+        "its last token",
         f"  {'  the rest':<34}{ms(_pct(own, 50)):>9}{ms(_pct(own, 95)):>9}",
         f"medians: end of speech → decision (both) {med('decision_s')}; loop: STT after the decision "
         f"{med('loop_stt_s')}, agent to its first chunk {med('loop_agent_s')}, Kokoro to first audio "

@@ -17,8 +17,8 @@ from voicedesk.app.lab.context import LabContext
 from voicedesk.app.lab.probe import Agent, SessionProbe
 from voicedesk.app.lab.runs import Run, ScenarioResult, group_summary, in_group, p50, ratio
 from voicedesk.engine.local import LocalEngine, LocalSession
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_phrases import FIRST_CUTS
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.first_cut import FIRST_CUTS
 
 FIRST_CUT_TEXTS = {
     "long": "Let me check the current thermostat settings in the living room for you before it gets colder tonight.",

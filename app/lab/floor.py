@@ -44,7 +44,7 @@ def bare_forward(synthesizer: Any, text: str, voice: str) -> BareForward:
 def first_fragment(text: str) -> str | None:
     """The first chunk the session's chunker makes of ``text`` streamed token by token (what the floor models)."""
     from voicedesk.app.sources.scripted import tokenize
-    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
     chunker = IncrementalSentenceChunker()
     for token in tokenize(text):

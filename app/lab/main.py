@@ -15,7 +15,7 @@ from voicedesk.engine.engine_spec import EngineSpec, spec_from_args
 from voicedesk.engine.engine_spec import config_from_args as session_config_from_args
 from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
 from voicedesk.engine.factory import open_engine
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 DAC_OFF = "not playing (add --play to time the first sample at the DAC)"
 

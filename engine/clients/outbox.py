@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from voicedesk.engine.errors import ConnectionFailed, VoicedeskError
 from voicedesk.engine.protocol import SendText, encode_command
-from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
+from voicedesk.engine.text.chunking.phoneme_estimate import estimated_audio_s
 
 TEXT_FRAME_PREFIX = '{"type":"text","text":'
 """How ``encode_command`` starts a ``SendText`` frame (checked by ``tests/engine/clients/test_outbox.py``)."""

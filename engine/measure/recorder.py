@@ -30,8 +30,8 @@ from voicedesk.engine.events import (
 )
 from voicedesk.engine.measure.metrics import OnsetDetector, seam_gaps
 from voicedesk.engine.measure.timeline import TimelineBuilder, UtteranceTimeline
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.quiet_release import QuietRelease
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.quiet_release import QuietRelease
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class ReleasedChunk:
 
 class MirrorChunker:
     """The client's copy of the session's chunker, stamping when each chunk's text arrived, was released and sent; it
-    replays release on quiet (``engine.text.quiet_release``) once the next fragment shows the pause happened."""
+    replays release on quiet (``chunking.quiet_release``) once the next fragment shows the pause happened."""
 
     def __init__(
         self,

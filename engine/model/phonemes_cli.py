@@ -60,7 +60,7 @@ def chunks_of(text: str, language: str | None = None) -> list[tuple[str, bool]]:
     if text.lstrip().startswith("<speak"):
         return [(text.strip(), False)]
     from voicedesk.engine.text.chunk_markup import LineStarts
-    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
     chunker, lines = IncrementalSentenceChunker(language=language), LineStarts()
     lines.fed(text)

@@ -1,2 +1,2 @@
-"""Text to speakable pieces: the chunker family, sentence splitting, quiet release, and the text front-end
-(``frontend``: markup, spoken form, lexicon). Pure; no I/O."""
+"""Text to speakable pieces: ``chunking``, sentence splitting and the text front-end (``frontend``: markup, spoken
+form, lexicon). Pure; no I/O."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from voicedesk.engine.text.chunker_rules import NEWLINES
+from voicedesk.engine.text.chunking.sentence_ends import NEWLINES
 
 _OPEN = re.compile(r"\s*(?:<\?xml[^>]*\?>\s*)?(<speak\b[^>]*>)")
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)[^>]*?(/?)>")

@@ -1,7 +1,7 @@
 """Splitting a long sentence into shorter calls while other sessions wait for the model (pure): a model call cannot be
 pre-empted.
 
-Cut after clause punctuation, else at a phrase boundary (``chunker_phrases``' word lists), else at the earliest clause
+Cut after clause punctuation, else at a phrase boundary (``first_cut``' word lists), else at the earliest clause
 boundary; a sentence with none is never split, nor is anything when nobody waits."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
-from voicedesk.engine.text.chunker_phrases import BINDING, opening_tier, phrase_word
-from voicedesk.engine.text.chunker_spans import SpanGuard
+from voicedesk.engine.text.chunking.first_cut import BINDING, opening_tier, phrase_word
+from voicedesk.engine.text.chunking.phoneme_estimate import estimate_phonemes
+from voicedesk.engine.text.chunking.protected_spans import SpanGuard
 
 _CLAUSE_END = re.compile(r"(?:[,;:](?=\s)|[—―](?=\S|\s)|\s[-–](?=\s)|[，、；：])[\"'”’)\]]*")
 _WORD = re.compile(r"\S+")

@@ -23,7 +23,7 @@ def pcm(seconds: float) -> bytes:
 
 
 def test_marks_come_from_when_text_was_sent_and_released():
-    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
     run = make_run()
     link = run.link
@@ -32,7 +32,7 @@ def test_marks_come_from_when_text_was_sent_and_released():
     # Fragments 100 ms apart: no pause long enough for release on quiet (tests/engine/measure/test_recorder.py has
     # those).
     for t, fragment in ((0.1, "Well, here is the first sentence."), (0.2, " And the second one"), (0.3, " ends.")):
-        chunks = reference.feed(fragment)
+        chunks = reference.feed(fragment) + reference.release_ended()  # as the session's quiet release does
         released_at += [t] * len(chunks)
         link.record_sent(link.record_fragment(fragment, t), t + 0.01)
     released_at += [0.4] if reference.flush() else []

@@ -18,7 +18,7 @@ from voicedesk.engine.limits import SessionLimits
 from voicedesk.engine.protocol import ProtocolError, SynthesizeRequest, decode_command
 from voicedesk.engine.request_fields import check_fresh
 from voicedesk.engine.session import SessionCore
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 SENT_AT = 1796200000.5
 CASES = [

@@ -7,7 +7,7 @@ import pytest
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.limits import QueueLoad, judge, refusal_message
 from voicedesk.engine.session import SessionCore
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 def test_no_backlog_is_no_wait_whatever_else_waits():

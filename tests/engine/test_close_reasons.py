@@ -15,7 +15,7 @@ from voicedesk.engine.events import Closed
 from voicedesk.engine.scheduler import SynthesisScheduler
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore
 from voicedesk.engine.session_driver import SessionDriver
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 def test_each_reason_closes_with_its_wire_errors_code():

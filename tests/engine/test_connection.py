@@ -11,7 +11,7 @@ from voicedesk.engine.events import Closed, Error, Event, SessionConfig
 from voicedesk.engine.limits import REFUSAL_HOLD_MAX_S, REFUSAL_QUIET_S, JunkBudget, JunkByAddress, TokenBucket
 from voicedesk.engine.protocol import Cancel, Close, Configure, Flush, SendText, encode_command
 from voicedesk.engine.session import SessionCore, SessionLimits
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 PCM_100MS = b"\x00\x00" * 2400
 

@@ -14,7 +14,7 @@ from voicedesk.engine.connection import ConnectionLimits, ServerConnection
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.protocol import Cancel, Configure, Flush, SendText, encode_command
 from voicedesk.engine.session import SessionCore, SessionLimits
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 def _tone(seconds: float, hz: float) -> bytes:

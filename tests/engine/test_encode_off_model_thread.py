@@ -13,7 +13,7 @@ from voicedesk.engine.events import Audio, SentenceFinished
 from voicedesk.engine.scheduler import SynthesisScheduler
 from voicedesk.engine.session import SessionCore
 from voicedesk.engine.session_driver import SessionDriver
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 class ThreadNoting(PacedSynthesizer):

@@ -21,7 +21,7 @@ from voicedesk.engine.events import (
     SessionConfig,
 )
 from voicedesk.engine.local import LocalEngine
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 EVENT_WAIT_S = 180.0
 """A guard against hanging forever on a busy 2-core machine, not a speed requirement."""

@@ -251,7 +251,7 @@ async def test_a_new_utterance_is_urgent_only_when_its_listener_has_nothing_left
     from voicedesk.engine.events import SessionConfig
     from voicedesk.engine.session import SessionCore
     from voicedesk.engine.session_driver import SessionDriver
-    from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+    from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
     scheduler = SynthesisScheduler()
     block, gate, started = _blocker()

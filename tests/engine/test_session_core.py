@@ -21,7 +21,7 @@ from voicedesk.engine.events import (
     SessionConfig,
 )
 from voicedesk.engine.session import SHUTDOWN_REASON, SessionCore, SessionLimits
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 PCM_100MS = b"\x00\x00" * 2400
 
@@ -235,8 +235,6 @@ def test_abort_closes_immediately_and_drops_work():
 @pytest.mark.parametrize(
     "text",
     [
-        "I will turn off the lights. ",
-        "I will turn off the lights.",  # LLM tokens carry the space with the next word
         "Sure. ",
         "Okay!",
         "Really? ",
@@ -258,6 +256,26 @@ def test_a_finished_sentence_is_released_a_quarter_second_after_its_end_with_no_
     assert core.next_deadline() is None
 
 
+@pytest.mark.parametrize("text", ["I will turn off the lights.", "I will turn off the lights. ", "Is it on?"])
+def test_a_clear_sentence_end_is_released_with_its_token_not_the_next_one(text):
+    core = _core()
+    core.send_text(text, 10.0)
+    job, _ = core.next_job(10.0)
+    assert job.text == text.strip() and job.first_of_utterance
+    assert core.next_deadline() is None
+
+
+@pytest.mark.parametrize("text", ["I will turn off the lights.", "Sure. "])
+def test_a_flush_after_its_sentence_went_to_the_model_still_names_it(text):
+    core = _core()
+    core.send_text(text, 0.0)
+    core.timer(0.25)  # "Sure." goes out on quiet; the other at once
+    job, _ = core.next_job(0.25)
+    assert core.flush(0.3) == []
+    assert core.job_done(job, PCM_100MS, 0.4)[-1] == Flushed(job.seq, None)
+    assert core.flush(0.5) == [Flushed(-1, None)]  # nothing said since
+
+
 def test_text_without_a_sentence_end_waits_the_buffer_delay_after_the_last_fragment():
     core = _core(max_buffer_delay_ms=800)
     core.send_text("Let me check", 0.0)
@@ -276,9 +294,7 @@ def test_the_rest_of_a_forced_early_cut_goes_out_at_its_end_not_glued_to_the_nex
     first, _ = core.next_job(0.0)
     assert first.text.startswith("Let me check") and not first.text.endswith("you.")
     core.job_done(first, b"", 0.0)
-    assert core.next_job(0.1) is None
-    core.timer(0.25)
-    rest, _ = core.next_job(0.25)
+    rest, _ = core.next_job(0.0)  # a clear end: it does not wait for the next token
     assert " ".join([first.text, rest.text]).split() == (
         "Let me check the current thermostat settings in the living room for you.".split()
     )

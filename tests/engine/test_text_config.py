@@ -23,7 +23,7 @@ from voicedesk.engine.protocol import (
     encode_event,
 )
 from voicedesk.engine.session import SessionCore, SessionLimits
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 from voicedesk.engine.text.frontend.lexicon import Lexicon, LexiconEntry, parse_lexicon
 from voicedesk.engine.text.frontend.settings import TextSettings
 
@@ -267,7 +267,7 @@ def test_a_chunk_cut_from_the_middle_of_a_line_is_read_as_text_by_the_front_end(
 
 def test_a_whole_request_is_chunked_for_the_language_of_its_own_voice() -> None:
     """An AWS-style request naming a Japanese voice on an English session: its long sentences are estimated as the
-    Japanese G2P reads them (``chunker_phonemes``), as a session configured with that voice would."""
+    Japanese G2P reads them (``phoneme_estimate``), as a session configured with that voice would."""
     text = "今日はいい天気ですね、明日も晴れるでしょうか、週末は家族と一緒に海へ行く予定なので、"
     text = (text + "とても楽しみにしています。") * 3
 

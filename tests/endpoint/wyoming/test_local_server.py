@@ -24,7 +24,7 @@ from tests.endpoint.wyoming.conftest import (
 from voicedesk.endpoint.wyoming.server import TtsConnection, WyomingTtsServer
 from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.local import LocalEngine, LocalSession
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 pytestmark = pytest.mark.slow
 

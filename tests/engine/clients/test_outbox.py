@@ -61,7 +61,7 @@ def test_a_merged_frame_reads_for_about_a_minute_at_most():
     from collections import deque
 
     from voicedesk.engine.clients.outbox import MAX_MERGED_AUDIO_S, coalesce
-    from voicedesk.engine.text.chunker_phonemes import estimated_audio_s
+    from voicedesk.engine.text.chunking.phoneme_estimate import estimated_audio_s
 
     queued = deque(encode_command(SendText(f"w{i} ")) for i in range(1_500))
     frames = []

@@ -18,7 +18,7 @@ from voicedesk.engine.events import (
 )
 from voicedesk.engine.measure.recorder import Leg, MirrorChunker, ReleasedChunk, UtteranceRecorder, underrun_row
 from voicedesk.engine.measure.timeline import UtteranceTimeline
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 def pcm(silence_s: float = 0.0, loud_s: float = 0.0, trailing_silence_s: float = 0.0) -> bytes:
@@ -30,16 +30,15 @@ def pcm(silence_s: float = 0.0, loud_s: float = 0.0, trailing_silence_s: float =
 
 def test_mirror_chunker_stamps_arrival_release_and_hand_over_of_each_chunk():
     mirror = MirrorChunker()
-    # "you." is only known to end a sentence when the next word arrives (the chunker's look-ahead).
+    # "you." ends clearly: released with its own token. "off." too, but the sentence is under the floor, so it waits.
     # Tokens 50 ms apart: never quiet long enough for release on quiet.
     for t, token in enumerate(["Good", " morning", " to", " you.", " The", " lights", " are", " off."]):
         mirror.sent(mirror.feed(token, arrived_s=t / 20), sent_s=t / 20)
     assert mirror.flush(flushed_s=0.5) == 1
     assert mirror.released[-1].sent_s is None  # not handed over yet
     mirror.sent(1, 0.52)
-    # The releasing token (" The") already carried the next sentence's first word.
     assert mirror.released == [
-        ReleasedChunk("Good morning to you.", 0.0, 0.2, 0.2),
+        ReleasedChunk("Good morning to you.", 0.0, 0.15, 0.15),
         ReleasedChunk("The lights are off.", 0.2, 0.5, 0.52),
     ]
     assert mirror.flush(1.0) == 0
@@ -47,20 +46,20 @@ def test_mirror_chunker_stamps_arrival_release_and_hand_over_of_each_chunk():
 
 def test_mirror_chunker_replays_release_on_quiet_at_the_sessions_own_deadlines():
     mirror = MirrorChunker(max_buffer_delay_ms=800)
-    mirror.sent(mirror.feed("I will turn off the lights.", 1.0), 1.01)  # the agent calls a tool for 5 s
+    mirror.sent(mirror.feed("I will set the heat to 21.", 1.0), 1.01)  # the agent calls a tool for 5 s
     mirror.sent(mirror.feed(" Let me check", 6.0), 6.01)  # ... then pauses again
-    mirror.sent(mirror.feed(" the thermostat.", 9.0), 9.01)
+    mirror.sent(mirror.feed(" the thermostat", 9.0), 9.01)
     mirror.flush(9.1)
     assert [(c.text, c.released_s, c.sent_s) for c in mirror.released] == [
-        ("I will turn off the lights.", 1.25, 1.25),  # 250 ms after its end: what the session did
+        ("I will set the heat to 21.", 1.25, 1.25),  # "21.5"? 250 ms after its end: what the session did
         ("Let me check", 6.8, 6.8),  # the buffer delay after the last fragment
-        ("the thermostat.", 9.1, None),
+        ("the thermostat", 9.1, None),
     ]
 
 
 def test_mirror_chunker_opens_the_next_sentence_at_its_own_first_fragment():
     mirror = MirrorChunker()
-    mirror.feed("Good morning to you.", 1.0)
+    mirror.feed("Good morning, it is 21.", 1.0)  # "21.5"? held for the next character
     assert mirror.feed("\n", 1.1) == 1
     mirror.feed("   ", 1.15)  # whitespace does not open a sentence
     mirror.feed("Bye now, friend.", 1.2)
@@ -71,8 +70,8 @@ def test_mirror_chunker_opens_the_next_sentence_at_its_own_first_fragment():
 def two_sentence_recorder(**kwargs: object) -> UtteranceRecorder:
     recorder = UtteranceRecorder("demo", engine="local", **kwargs)  # type: ignore[arg-type]
     leg = recorder.leg
-    leg.sent(leg.fragment("Good morning to you. ", 0.0), 0.05)  # released by the next word's arrival below
-    leg.sent(leg.fragment("The lights are off.", 0.2), 0.25)
+    leg.sent(leg.fragment("Good morning to you", 0.0), 0.05)  # released by its period's arrival below
+    leg.sent(leg.fragment(". The lights are off.", 0.2), 0.25)
     leg.sent(leg.flush(0.4), 0.45)
     return recorder
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
 
 
 def chunk_all(text: str, pieces: list[str] | None = None, **options: object) -> list[str]:
@@ -89,7 +89,7 @@ CASES: list[tuple[str, str, dict, list[str]]] = [
         {},
         ["one two three four five six seven eight nine ten eleven Dr. Smith", "arrived late today."],
     ),
-    # ---- the forced first cut lands at a phrase boundary (engine.chunker_phrases) --------------------
+    # ---- the forced first cut lands at a phrase boundary (engine.text.chunking.first_cut) --------------------
     (
         "clause-first-cut-before-and",  # the first clause opener with five words before it
         "Please turn on all of the lights in the house and close every single window upstairs now.",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.text.chunker_corpus import CASES, LONG_SENTENCE, chunk_all
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker, estimate_phonemes
-from voicedesk.engine.text.chunker_rules import period_ends_sentence, run_ends_sentence
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker, estimate_phonemes
+from voicedesk.engine.text.chunking.sentence_ends import period_ends_sentence, run_ends_sentence
 
 
 @pytest.mark.parametrize(("text", "options", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

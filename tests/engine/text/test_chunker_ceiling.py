@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.text.chunker_corpus import LONG_SENTENCE, LONG_TEXTS, REALISTIC, chunk_all
-from voicedesk.engine.text.chunker import estimate_phonemes
-from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator
+from voicedesk.engine.text.chunking.chunker import estimate_phonemes
+from voicedesk.engine.text.chunking.phoneme_estimate import PhonemeEstimator
 
 
 def test_a_long_sentence_is_cut_at_clause_boundaries_under_the_limit() -> None:

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.text.chunker_corpus import LONG_TEXTS, REALISTIC, chunk_all, split_at
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker, estimate_phonemes
-from voicedesk.engine.text.chunker_rules import NEWLINES, HeldEnd
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker, estimate_phonemes
+from voicedesk.engine.text.chunking.sentence_ends import NEWLINES, HeldEnd
 
 # ---- fragmentation invariance (property tests) ----------------------------------------------------------
 
@@ -119,6 +119,29 @@ def test_realistic_texts_give_the_same_chunks_however_they_are_split(
     whole = fed_in_pieces(text, [text], **options)
     assert fed_in_pieces(text, random_pieces(text, seed, count), **options) == whole
     check_chunks(text, whole, options["max_chunk_phonemes"])
+
+
+LLM_TOKEN = re.compile(r"[^\r\n\w]?[^\W\d_]+|\d{1,3}| ?[^\s\w]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+"""GPT-4-style pre-tokenization: a period that goes on without a space is in the next token (".pdf", ".S")."""
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    # Prose whose sentences start in upper case: a lower-case word after "done." is the case release_ended gives up.
+    picks=st.lists(st.sampled_from([text for text in REALISTIC if not text[0].islower()]), min_size=1, max_size=4),
+    separators=st.lists(st.sampled_from([" ", "\n", "\n\n", "  "]), min_size=4, max_size=4),
+    options=OPTIONS,
+)
+def test_releasing_clear_ends_at_their_token_gives_the_same_chunks(
+    picks: list[str], separators: list[str], options: dict
+) -> None:
+    text = "".join(p + s for p, s in zip(picks, separators, strict=False))
+    tokens = LLM_TOKEN.findall(text)
+    assert "".join(tokens) == text
+    chunker = IncrementalSentenceChunker(**options)
+    chunks = [chunk for token in tokens for chunk in chunker.feed(token) + chunker.release_ended()]
+    rest = chunker.flush()
+    assert chunks + ([rest] if rest else []) == fed_in_pieces(text, [text], **options)
 
 
 # ---- held and releases, interleaved with feeding ----------------------------------------------------------

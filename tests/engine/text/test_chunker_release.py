@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.text.chunker_corpus import LATER
-from voicedesk.engine.text.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_phrases import FirstCutPlanner, opening_tier, phrase_word
-from voicedesk.engine.text.chunker_rules import run_ends_unless_lower
+from voicedesk.engine.text.chunking.chunker import HeldEnd, HeldText, IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.first_cut import FirstCutPlanner, opening_tier, phrase_word
+from voicedesk.engine.text.chunking.sentence_ends import run_ends_unless_lower
 
 # ---- held: the issue's texts, left by an agent that went quiet without flush ------------------------------
 
@@ -290,3 +290,71 @@ def test_the_planner_keeps_the_plain_rule_without_english_words() -> None:
     answers = feed_words(FirstCutPlanner(3, 12), "un deux trois quatre cinq six sept huit neuf dix onze douze treize")
     assert answers[:11] == [None] * 11
     assert answers[11] == 11
+
+
+# ---- release_ended: a clear sentence end goes out with its own token, not the agent's next one -----------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure, it is done.",
+        "Is the front door locked?",
+        "Yes, it is on!",
+        "Really, is it on?!",
+        "Sure, it is done. ",  # a token that carries the space after the period
+        "Sure, it is **done.**",
+        "Set it to twenty degrees (as asked).",
+    ],
+)
+def test_a_clear_sentence_end_is_released_at_its_last_token(text: str) -> None:
+    chunker = IncrementalSentenceChunker()
+    assert chunker.feed(text) == []  # feed alone waits for the next token to confirm the end
+    assert chunker.release_ended() == [text.strip()]
+    assert chunker.held is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It costs about 3.",  # a decimal point may follow: "3.14"
+        "Please call Dr.",  # a title: "Dr. Smith"
+        "Paint the room e.g.",
+        "I met George W.",  # an initial
+        "Look at Fig.",  # before a number: "Fig. 3"
+        "We went to the U.S.",
+        "Apples, pears, etc.",  # often goes on: "etc. and"
+        "I will wait...",  # an ellipsis often goes on in lower case
+        "I will wait…",
+        'He said "it is done.',  # the closing quote may be the next token
+        '"Is it done?"',  # a quote's sentence often goes on in lower case: '"Is it done?" he asked.'
+        "Sure, it is **done.",
+        "Set it to twenty degrees (as asked.",
+        "Open the page at x.org/a?",  # a query may follow: "?c=d"
+        "ii.",  # a list marker at a line start
+        "<speak>It is done now.",  # SSML: what follows may be a tag that goes with this sentence
+        "Sure.",  # a first fragment under min_first_words merges with the next sentence
+    ],
+)
+def test_an_end_the_next_token_could_still_undo_waits_for_it(text: str) -> None:
+    chunker = IncrementalSentenceChunker()
+    assert chunker.feed(text) == []
+    assert chunker.release_ended() == []
+    assert chunker.held is not None and chunker.held_text == text
+
+
+def test_a_short_later_sentence_still_waits_to_merge() -> None:
+    chunker = IncrementalSentenceChunker()
+    chunker.feed("Sure, it is done.")
+    assert chunker.release_ended() == ["Sure, it is done."]
+    assert chunker.feed(" Ok.") == [] and chunker.release_ended() == []  # under min_sentence_chars
+    assert chunker.feed(" The lights are off now.") == []
+    assert chunker.release_ended() == ["Ok. The lights are off now."]
+
+
+def test_a_lower_case_word_after_a_released_end_starts_a_new_chunk() -> None:
+    # The price of not waiting: feed alone keeps "done. and" together; agents' prose rarely does this.
+    chunker = IncrementalSentenceChunker()
+    assert chunker.feed("Sure, it is done.") == [] and chunker.release_ended() == ["Sure, it is done."]
+    assert chunker.feed(" and the lights are off.") == []
+    assert chunker.flush() == "and the lights are off."

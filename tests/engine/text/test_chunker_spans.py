@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from tests.engine.text.chunker_corpus import chunk_all, split_at
 from tests.engine.text.test_chunker_ceiling import g2p_phonemes  # noqa: F401 - the real-G2P fixture
 from tests.engine.text.test_chunker_properties import OPTIONS, SOUP, check_chunks, fed_in_pieces
-from voicedesk.engine.text.chunker import estimate_phonemes
-from voicedesk.engine.text.chunker_spans import SpanGuard, number_binds
+from voicedesk.engine.text.chunking.chunker import estimate_phonemes
+from voicedesk.engine.text.chunking.protected_spans import SpanGuard, number_binds
 
 # The cut the chunker made before it knew these constructs is in the comment.
 CASES = [

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_phonemes import PhonemeEstimator, char_kind_for
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.phoneme_estimate import PhonemeEstimator, char_kind_for
 
 PROSE = {
     "e": "El tren de alta velocidad salió de la estación central a las ocho de la mañana con cuatrocientos "

@@ -10,7 +10,7 @@ from voicedesk.engine.session_driver import (
     SPLIT_ABOVE_PHONEMES,
     split_threshold,
 )
-from voicedesk.engine.text.chunker_phonemes import estimate_phonemes
+from voicedesk.engine.text.chunking.phoneme_estimate import estimate_phonemes
 from voicedesk.engine.text.sentence_split import split_at_clause
 
 LONG = (

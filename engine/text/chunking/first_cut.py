@@ -8,7 +8,7 @@ on purpose: text with no English function word keeps the plain rule."""
 
 from __future__ import annotations
 
-from voicedesk.engine.text.chunker_spans import is_number_token, number_binds
+from voicedesk.engine.text.chunking.protected_spans import is_number_token, number_binds
 
 FIRST_CUTS = {"clause": 1, "phrase": 2, "at-max": 0}
 """First-cut policy → the highest tier cut eagerly (``voicedesk bench first-cut`` measures each)."""

@@ -1,14 +1,15 @@
 """Release on quiet, the clock-aware half of chunking (pure; time is passed in), so a finished sentence never waits for
 an agent that has paused.
 
-Held text whose sentence has ended is released ``SENTENCE_RELEASE_DELAY_MS`` after that end arrived; any other held
-text ``max_buffer_delay_ms`` after the last fragment. The session core and the recorder
-(``engine.measure.recorder``) use the same rule, so both agree on when a sentence went out."""
+A clear sentence end is released with the fragment that brings it (``release_ended``); held text whose sentence has
+otherwise ended is released ``SENTENCE_RELEASE_DELAY_MS`` after that end arrived; any other held text
+``max_buffer_delay_ms`` after the last fragment. The session core and the recorder (``engine.measure.recorder``) use
+the same rule, so both agree on when a sentence went out."""
 
 from __future__ import annotations
 
-from voicedesk.engine.text.chunker import IncrementalSentenceChunker
-from voicedesk.engine.text.chunker_rules import HeldEnd, HeldText
+from voicedesk.engine.text.chunking.chunker import IncrementalSentenceChunker
+from voicedesk.engine.text.chunking.sentence_ends import HeldEnd, HeldText
 
 DEFAULT_MAX_BUFFER_DELAY_MS = 1000
 """How long text without a sentence end waits for more text before it is spoken as it is (release on quiet)."""
@@ -34,6 +35,7 @@ class QuietRelease:
     def feed(self, fragment: str, now: float) -> list[str]:
         """The chunks ``fragment`` completes (with a zero delay, whatever is held as well)."""
         chunks = self.chunker.feed(fragment)
+        chunks += self.chunker.release_ended()  # a clear sentence end does not wait for the next token
         self._last_text_at = now
         # A cut means what is held now is new text: its sentence end, if any, arrived now.
         self._note_held(now, released=bool(chunks))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from voicedesk.engine.text.chunker_spans import SpanGuard
+from voicedesk.engine.text.chunking.protected_spans import SpanGuard
 
 QUARTERS = 4
 """Internal unit: a quarter phoneme."""
@@ -143,7 +143,7 @@ class PhonemeEstimator:
     part_head: str = ""
     """The first two letters of the part, lower-cased (short words have their own costs)."""
     kind_of: Callable[[str], tuple[int, int]] = char_kind
-    """Weights per character: ``char_kind``, or the voice language's (``engine.text.chunker_phonemes``)."""
+    """Weights per character: ``char_kind``, or the voice language's (``engine.text.chunking.phoneme_estimate``)."""
 
     def add(self, c: str) -> None:
         kind, weight = self.kind_of(c)

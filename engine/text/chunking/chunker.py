@@ -3,18 +3,19 @@
 Where text is cut decides both latency and prosody:
 
 - Early first fragment: the first chunk of an utterance goes out at its first clause boundary once it has
-  ``min_first_words`` words, or where a clause opens (``chunker_phrases``); failing that it is forced at
+  ``min_first_words`` words, or where a clause opens (``first_cut``); failing that it is forced at
   ``first_fragment_max_words`` words at a phrase boundary, never inside a phrase. Later chunks are whole sentences.
 - Sentence ends: ``. ! ? …`` and runs of them before whitespace, CJK ``。！？`` at once, every newline. A run is
   decided by the next non-space character (lower-case: the sentence goes on); a single period after a title,
-  initial, number abbreviation or list marker does not end one (``chunker_rules``). Unsure means no cut: a missed
+  initial, number abbreviation or list marker does not end one (``sentence_ends``). Unsure means no cut: a missed
   cut costs latency, a wrong one an audible pause.
 - Floor and ceiling: a sentence under ``min_sentence_chars`` merges with the next one already in hand; a chunk whose
-  phoneme estimate (``chunker_phonemes``) would pass ``max_chunk_phonemes`` is cut at its last sentence end, else
+  phoneme estimate (``phoneme_estimate``) would pass ``max_chunk_phonemes`` is cut at its last sentence end, else
   clause, else word boundary.
-- No clock: ``held`` (``chunker_rules.HeldText``) says what is held and why; the session calls
-  ``release_sentences()`` or ``release_all()`` after a quiet spell.
-- No cut inside what the front-end reads whole (``chunker_spans``): overrides, links, a number and its unit, an SSML
+- No clock: ``held`` (``sentence_ends.HeldText``) says what is held and why; the session calls
+  ``release_sentences()`` or ``release_all()`` after a quiet spell, and ``release_ended()`` after each fragment so a
+  clear end ("done.", "on?") does not wait for the agent's next token.
+- No cut inside what the front-end reads whole (``protected_spans``): overrides, links, a number and its unit, an SSML
   element.
 - Fragmentation invariance: the same text in any pieces gives the same chunks and the same ``held``; each character
   is examined about once (``scanned_chars``).
@@ -25,7 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voicedesk.engine.text.chunker_phonemes import (
+from voicedesk.engine.text.chunking.first_cut import FIRST_CUTS, FREE_AFTER_NUMBER, FirstCutPlanner
+from voicedesk.engine.text.chunking.phoneme_estimate import (
     CJK,
     CJK_PHRASE_WAIT,
     QUARTERS,
@@ -37,8 +39,8 @@ from voicedesk.engine.text.chunker_phonemes import (
     estimate_phonemes,
     is_cjk,
 )
-from voicedesk.engine.text.chunker_phrases import FIRST_CUTS, FREE_AFTER_NUMBER, FirstCutPlanner
-from voicedesk.engine.text.chunker_rules import (
+from voicedesk.engine.text.chunking.protected_spans import SpanGuard, is_number_token, number_binds
+from voicedesk.engine.text.chunking.sentence_ends import (
     CJK_CLAUSE_MARKS,
     CJK_TERMINALS,
     CLAUSE_MARKS,
@@ -47,16 +49,18 @@ from voicedesk.engine.text.chunker_rules import (
     DAY,
     HYPHENS,
     NEWLINES,
+    QUOTES,
     SPACED_CLOSERS,
     TERMINALS,
     HeldEnd,
     HeldText,
     clean_word,
     cut_may_follow,
+    period_ends_clearly,
     run_ends_sentence,
     run_ends_unless_lower,
+    unclosed,
 )
-from voicedesk.engine.text.chunker_spans import SpanGuard, is_number_token, number_binds
 
 __all__ = ["HeldEnd", "HeldText", "IncrementalSentenceChunker", "estimate_phonemes"]
 
@@ -86,6 +90,8 @@ class _Run:
     at_line_start: bool
     spaced_before: bool
     single_period: bool
+    dotted: bool
+    """A ``.`` or ``…`` in the run: "3." may be "3.14", "wait..." may go on."""
     marks: int = 1
     closing: bool = False
     """A closer has been seen: no more punctuation joins the run."""
@@ -131,7 +137,7 @@ class IncrementalSentenceChunker:
         if first_cut not in FIRST_CUTS:
             raise ValueError(f"first_cut must be one of {', '.join(FIRST_CUTS)}; got {first_cut!r}.")
         self._first_cut = first_cut
-        """Where the first fragment is cut eagerly (``engine.text.chunker_phrases.FIRST_CUTS``)."""
+        """Where the first fragment is cut eagerly (``engine.text.chunking.first_cut.FIRST_CUTS``)."""
         self._min_first_words = min_first_words
         self._max_first_words = first_fragment_max_words
         self._min_sentence_chars = min_sentence_chars
@@ -177,11 +183,28 @@ class IncrementalSentenceChunker:
         """Releases the held text up to its last sentence end (``held.sentence_chars``) as one chunk; [] if none. It
         does not end the utterance (``flush`` does), but spends the early first fragment."""
         end, _ = self._last_end()
-        if end is None:
+        return [] if end is None else self._release_at(end)
+
+    def release_ended(self) -> list[str]:
+        """Releases the held sentence now if its end is clear without the next token and ``feed`` would cut it there
+        (a clear ``!``/``?``, or ``.`` after a plain word); [] otherwise. Only text that goes on after it in lower
+        case ("done. and") would have kept it: the price of not waiting for the agent's next token."""
+        run = self._pending or self._run
+        if run is None or run.kind != _TERM or self._start is None or self._guard.ssml:
             return []
-        self._cut(end, sentence_end=True)
-        self._scan()
-        return self._take()
+        end = run.end
+        if run.single_period:
+            clear = period_ends_clearly(run.word, at_line_start=run.at_line_start)
+        else:
+            clear = not run.dotted and "/" not in run.word  # "x.org/a?" may go on "c=d"
+        speakable = self._first_alnum is not None and self._first_alnum < end
+        if self._slice(end - 1, end) in QUOTES:
+            return []  # '"Are you sure?" he asked': a quote's sentence often goes on in lower case
+        if not clear or not speakable or self._guard.inside(end) or unclosed(self._slice(self._start, end)):
+            return []
+        if self._first and self._words >= self._max_first_words:
+            return []  # the first-cut planner may cut at this word as a phrase boundary instead
+        return self._release_at(end) if self._cut_due(end, _SENTENCE) else []
 
     def release_all(self) -> list[str]:
         """Releases everything held as one chunk, even mid-sentence; [] if nothing is held. Text fed next continues the
@@ -192,6 +215,11 @@ class IncrementalSentenceChunker:
         line_has_content = self._line_has_content  # nothing is rescanned, so the line state stays true
         self._cut(self._base + len(self._buf), sentence_end=tail is not HeldEnd.OPEN)
         self._line_has_content = line_has_content
+        return self._take()
+
+    def _release_at(self, end: int) -> list[str]:
+        self._cut(end, sentence_end=True)
+        self._scan()
         return self._take()
 
     @property
@@ -359,6 +387,7 @@ class IncrementalSentenceChunker:
         if c in _PUNCT and not run.closing:
             run.marks += 1
             run.single_period = False
+            run.dotted = run.dotted or c in ".…"
             run.kind = _punct_kind(c, run.kind)
             run.end = i + 1
             return True
@@ -462,7 +491,7 @@ class IncrementalSentenceChunker:
         token_start = self._token_start if self._token_start is not None else i
         word = clean_word(self._slice(token_start, i)) if i - token_start <= _MAX_WORD else ""
         spaced_before = not self._prev or self._prev.isspace()
-        self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".")
+        self._run = _Run(kind, i + 1, word, self._token_at_line_start, spaced_before, c == ".", c in ".…")
 
     def _first_word_done(self, token_start: int, i: int) -> bool:
         """A first-fragment token ended at ``i``: the planner may force the cut there or earlier; returns whether it
@@ -504,18 +533,24 @@ class IncrementalSentenceChunker:
             return False  # nothing speakable before it
         if self._guard.inside(p) or (kind == _CLAUSE and self._guard.ssml):
             return False  # inside "[word](/phonemes/)", a link, an SSML tag or element
-        if self._first and self._words >= self._min_first_words:
+        if self._cut_due(p, kind):
             return self._cut(p, sentence_end=kind == _SENTENCE)
         mark = (p, self._est.quarters)
         if kind == _CLAUSE:
             self._last_clause = mark
-            return False
+        else:
+            self._last_sentence = mark
+        return False
+
+    def _cut_due(self, p: int, kind: int) -> bool:
+        """Whether a boundary at ``p`` is cut rather than held: the first fragment's once it has enough words, a later
+        sentence end once the sentence is not under the floor."""
+        assert self._start is not None
+        if self._first:
+            return self._words >= self._min_first_words
         # A CJK character is a syllable, about three Latin letters' worth of speech.
         length = min(self._content_end, p) - self._start + 2 * self._cjk_chars
-        if not self._first and (self._continues or length >= self._min_sentence_chars):
-            return self._cut(p, sentence_end=True)
-        self._last_sentence = mark
-        return False
+        return kind == _SENTENCE and (self._continues or length >= self._min_sentence_chars)
 
     def _split_long(self, i: int) -> None:
         """The held chunk went over the ceiling with the character at ``i``: cut at its best earlier boundary (sentence,

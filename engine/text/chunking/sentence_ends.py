@@ -24,6 +24,7 @@ HYPHENS = frozenset("-–")
 """Hyphen and en dash: a clause boundary only when spaced (" - "), or doubled ("--")."""
 CLOSERS = frozenset("\"'”’)]}»›」』】〉》）〕＂*_`")
 """Closing quotes and brackets (and Markdown emphasis, "**Done.**"): they stay with the sentence they close."""
+QUOTES = frozenset("\"'”’»›」』")
 SPACED_CLOSERS = frozenset("»›")
 """Closing quotes French writes after a space ("Oui ! »"): after a sentence end they still belong to it."""
 OPENERS = "\"'“‘([{«‹「『【〈《（〔¿¡*_"
@@ -52,7 +53,7 @@ sentence; before a word they may ("I said No. Then ...", "It was Jan. The ..."),
 
 MAY_END = frozenset("etc inc ltd co corp llc plc bros jr sr esq al a.m p.m am pm".split())
 """Abbreviations that often close a sentence: "... apples, pears, etc. The next ..." ends the sentence before
-the capital; "etc. and" does not. Listed for documentation; they follow the usual rule."""
+the capital; "etc. and" does not: they follow the usual rule, but an early release waits for the next word."""
 
 _MULTI_DOT = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
 """U.S, Ph.D, e.g, a.m: letters with inner periods (the final period is not part of the word)."""
@@ -111,6 +112,20 @@ def run_ends_unless_lower(single_period: bool, word: str, *, at_line_start: bool
     )
 
 
+def period_ends_clearly(word: str, *, at_line_start: bool) -> bool:
+    """Whether "<word>." ends a sentence before whatever comes next short of a lower-case word or more of the token:
+    not after a number ("3.14"), a letter, or any abbreviation ("etc." often goes on)."""
+    if len(word) < 2 or not word[-1].isalpha() or word.lower() in MAY_END:
+        return False
+    return run_ends_unless_lower(True, word, at_line_start=at_line_start)
+
+
+def unclosed(text: str) -> bool:
+    """An open quote, bracket or bold: its closer may be the next token and belongs to this sentence."""
+    pairs = (("\u201c", "\u201d"), ("«", "»"), ("(", ")"))
+    return text.count('"') % 2 == 1 or text.count("**") % 2 == 1 or any(text.count(o) > text.count(c) for o, c in pairs)
+
+
 def cut_may_follow(token: str, *, at_line_start: bool) -> bool:
     """Whether a forced cut may come right after ``token`` (not after "Dr.", "J.", "No." or a list marker)."""
     word = clean_word(token)
@@ -147,4 +162,3 @@ class HeldText:
     """Held characters up to the last sentence end, closers included; what ``release_sentences()`` releases ("Sure. I
     will" gives 5)."""
     end: HeldEnd
-    """How the held text ends."""
