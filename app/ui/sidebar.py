@@ -1,7 +1,5 @@
 """The settings column: engine (with live status), voice, output device, microphone and agent source.
-
-Widgets only: values are read from and written back to ``AppSettings``; the window reacts to the signals.
-"""
+Widgets only: values are read from and written back to ``AppSettings``; the window reacts to the signals."""
 
 from __future__ import annotations
 

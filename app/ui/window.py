@@ -307,9 +307,7 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
-
-        Idempotent: every caller (the close button, a test) awaits the same shutdown to its end.
-        """
+        Idempotent: every caller (the close button, a test) awaits the same shutdown to its end."""
         if self._shutdown is None:
             self._closing = True
             self._shutdown = asyncio.ensure_future(self._shut_down())
