@@ -1,6 +1,5 @@
-"""The in-process engine: the container's own ``SessionCore`` and driver (``engine.session_driver``), on asyncio.
-Audio counts as taken when the reader takes its event, so a reader that stops stops synthesis and the model serves
-others."""
+"""The in-process engine: the container's own ``SessionCore`` and driver (``engine.session_driver``), on asyncio; a
+reader that stops taking events stops synthesis, and the model serves others."""
 
 from __future__ import annotations
 
