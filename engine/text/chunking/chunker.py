@@ -200,7 +200,8 @@ class IncrementalSentenceChunker:
         speakable = self._first_alnum is not None and self._first_alnum < end
         if self._slice(end - 1, end) in QUOTES:
             return []  # '"Are you sure?" he asked': a quote's sentence often goes on in lower case
-        if not clear or not speakable or self._guard.inside(end) or unclosed(self._sentence_head + self._slice(self._start, end)):
+        sentence = self._sentence_head + self._slice(self._start, end)
+        if not clear or not speakable or self._guard.inside(end) or unclosed(sentence):
             return []
         if self._first and self._words >= self._max_first_words:
             return []  # the first-cut planner may cut at this word as a phrase boundary instead
