@@ -1,10 +1,7 @@
 """Which of voicedesk's package folders this checkout has (the rest of the build is in pyproject.toml).
 
-A clone has app/, engine/ and endpoint/; the endpoint image copies only the modules ``voicedesk serve`` runs
-(packaging/Dockerfile), so the desktop app, the lab (app/lab/) and the folders serve never imports are not in it.
-Installed, the folders are voicedesk.app, voicedesk.engine and voicedesk.endpoint, so they never collide with anyone
-else's ``app`` or ``engine``.
-"""
+The endpoint image copies only the modules ``voicedesk serve`` runs (packaging/Dockerfile), so the app and lab folders
+may be absent. Installed, they are voicedesk.app/.engine/.endpoint, so they never collide with another ``app``."""
 
 from pathlib import Path
 

@@ -1,11 +1,7 @@
 """The app's conductor: turns text into speech through the selected engine and the player, with no Qt in sight.
 
-One ``speak`` is one turn: fragments from a text source go to the engine session as they arrive; the session's
-events feed the player, the conversation state and the latency timeline. ``stop`` fades the audio out, cancels
-the session and marks where speech was cut; audio of the cancelled utterance that is still in flight is dropped.
-If a remote engine dies mid-reply and failover is on, the reply continues on the local engine from the first
-sentence whose audio never arrived (``app.failover``). The window listens through ``ControllerListener``.
-"""
+One ``speak`` is one turn; ``stop`` fades out, cancels and marks the cut. If a remote engine dies mid-reply and failover
+is on, the reply continues on the local engine (``app.failover``). The window listens through ``ControllerListener``."""
 
 from __future__ import annotations
 

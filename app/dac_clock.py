@@ -1,18 +1,9 @@
 """When a sample written to the audio device will be heard: PortAudio's per-callback estimate, smoothed.
 
-PortAudio reports, for every callback, the time its first sample reaches the DAC. Those reports wobble by several
-milliseconds from one callback to the next (PulseAudio's latency figure moves in steps, the audio thread wakes
-late), although the device itself plays sample after sample at a steady rate. Sentence onsets timed from raw reports
-would show seams that are not there. So the clock keeps one number, the DAC time of the stream's sample 0, and
-moves it slowly towards each report: onsets within a continuous stream are then exactly their sample distance
-apart, while a real change (a restarted stream, an underflow that lost time, clock drift) is still followed.
-
-While an utterance plays, the player pins the estimate (``pin``): its onsets are then timed from the one origin it
-started with, exactly their sample distance apart, whatever the reports do meanwhile. Under load PulseAudio's
-reports do not only wobble, they shift by several milliseconds for seconds at a time, and a smoothed estimate
-follows such a shift into the next sentence's onset although the device played every sample in between without
-a break. A real jump or an underflow re-pins at the new origin; between utterances the estimate moves freely.
-"""
+PortAudio's reports wobble by milliseconds (and under load shift for seconds) while the device plays at a steady rate,
+so onsets timed from them would show seams that are not there. The clock keeps the DAC time of sample 0 and moves it
+slowly towards each report; while an utterance plays the player pins it (``pin``), and only a real jump or an underflow
+re-pins."""
 
 from __future__ import annotations
 

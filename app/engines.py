@@ -1,10 +1,8 @@
 """The selected engine and the loaded local one (what a failing remote reply falls back to, so it stays loaded
 after a switch), each state change reported as an ``EngineStatus``; the model loads on a worker thread.
 
-The health check reconnects a remote engine and says when it was last seen healthy: WebSocket asks ``GET /ping``
-on the same host (no token needed); SageMaker has no call to ask an endpoint how it is without invoking it, so its
-live stream is the check, reopened with back-off when lost.
-"""
+SageMaker has no call to ask an endpoint how it is without invoking it, so its live stream is its health check,
+reopened with back-off when lost; a WebSocket engine asks ``GET /ping``."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
 """Keeping a reply whole when its engine dies: which text was sent, which was spoken, what to resend (pure).
 
-A ``ReplyLedger`` records the text given to one engine session during a turn, and follows the sentences the
-engine announces through it. A sentence counts as *delivered* once its audio has been handed to the player
-(our wire protocol sends a sentence's audio in one binary frame, so audio that arrived is the whole sentence);
-everything after the last delivered sentence is what another engine must say to finish the reply: the sentence
-being synthesized, those queued behind it, and the text the remote chunker was still holding.
-
-Sentence texts come back from the engine's chunker, which may tidy whitespace, so they are matched against
-the sent text ignoring whitespace and case. Should a sentence not match (a chunker that rewrites text), the
-ledger keeps its cursor where it was: failing over then repeats a little, and never drops text.
-"""
+A sentence is delivered once its audio reached the player (one binary frame holds a sentence's audio); all after the
+last delivered one is resent. Sentences are matched ignoring whitespace and case; a mismatch keeps the cursor, so
+failing over repeats a little and never drops text."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """Global shortcuts: stop speech and speak saved phrases from anywhere on the desktop.
 
-Qt can only see keys while its window has the focus, so system-wide shortcuts come from ``pynput``'s
-``GlobalHotKeys`` (X11: the XRecord extension; macOS: needs the Accessibility permission; Windows: a keyboard
-hook). Wayland does not let one program watch another's keys; there, and wherever the grab fails, the
-shortcuts are off and ``GlobalShortcuts.status`` says so in plain words. (The XDG desktop portal's
-``GlobalShortcuts`` interface is the Wayland way; it is not offered by every desktop yet and is not used here.)
-
-Callbacks arrive on pynput's thread; ``dispatch`` hands them to the caller's loop.
-"""
+Qt sees keys only while its window has the focus, so these come from ``pynput``'s ``GlobalHotKeys``. Wayland lets no
+program watch another's keys; there, and wherever the grab fails, ``GlobalShortcuts.status`` says so. Callbacks arrive
+on pynput's thread; ``dispatch`` hands them to the caller's loop."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """``voicedesk say``: speak text (or text streaming in on stdin) through any engine, or write a WAV file.
 
-``llm-cli "tell me a story" | voicedesk say -`` speaks each sentence as soon as it is complete, while the
-model is still writing the next one.
-"""
+``llm-cli "tell me a story" | voicedesk say -`` speaks each sentence while the model is still writing the next one."""
 
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
 """The app's settings and its lexicon: JSON files in the platformdirs config folder, read forgivingly, written
 atomically.
 
-A settings file is something people edit by hand and programs crash halfway through writing, so loading
-never fails, whatever the file holds: unreadable JSON (cut off, nested thousands deep, megabytes long) gives
-the defaults, and a value of the wrong type, out of range (a 400-digit number), or a URL that is not one falls
-back to that field's default. Either way the file is kept next to it as ``settings.damaged-<time>.json``, so
-nothing is lost when the settings are saved again, and ``load_settings`` returns a message for the window.
-
-Secrets (the WebSocket bearer token, API keys) are not written here: they come from the environment
-(``VOICEDESK_TOKEN``, ``OPENAI_API_KEY``, ``HASS_TOKEN``) or live only for the session.
-"""
+Loading never fails (people edit the file by hand, programs crash mid-write): bad JSON or a bad value gives the default,
+and the file is kept aside as ``settings.damaged-<time>.json``. Secrets are never written here: they come from the
+environment or live only for the session."""
 
 from __future__ import annotations
 

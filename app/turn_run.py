@@ -1,10 +1,7 @@
 """One turn in flight: its conversation state, its latency record and its audio, updated event by event.
 
-``TurnRun`` turns engine events (through the session link that carries the turn) into the conversation's
-sentences and the turn's ``engine.measure.recorder.UtteranceRecorder`` — the same recorder the latency lab uses, so a
-turn's timeline and a ``voicedesk bench`` run's are made by one set of rules. The controller decides what
-happens (player, failover, ending).
-"""
+It uses the latency lab's own ``UtteranceRecorder``, so a turn's timeline and a ``voicedesk bench`` run's follow one set
+of rules. The controller decides what happens (player, failover, ending)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Bearer-token guard for lab boxes on a LAN (``voicedesk serve --token``; SageMaker relies on IAM), as ASGI middleware
-so it covers HTTP and WebSocket alike; a refused upgrade gets a real 401 where the server supports it, else close
-1008."""
+"""Bearer-token guard for lab boxes on a LAN (SageMaker relies on IAM), as ASGI middleware so it covers HTTP and
+WebSocket alike; a refused upgrade gets a real 401 where the server supports it, else close 1008."""
 
 from __future__ import annotations
 

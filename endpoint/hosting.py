@@ -1,8 +1,7 @@
 """Where a server runs, as far as its exposure goes: behind SageMaker, on loopback, or open to a network.
 
-SageMaker sets no variable in every container, so the signal is ``VOICEDESK_PLATFORM=sagemaker`` (``voicedesk deploy``
-sets it) or any ``SAGEMAKER_*``/``SM_*`` variable. Behind SageMaker IAM decides who calls and every session comes from
-one address: no token warning, no per-client cap."""
+Behind SageMaker (``VOICEDESK_PLATFORM=sagemaker`` or any ``SAGEMAKER_*``/``SM_*`` variable) IAM decides who calls and
+every session comes from one address: no token warning, no per-client cap."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""Where the container's model comes from: baked into the image, or SageMaker model data in /opt/ml/model (a hub cache
-or an ``HF_HOME``, read in place; or a flat folder like the hub repository, checked and imported).
+"""Where the container's model comes from: baked into the image, or SageMaker model data in /opt/ml/model.
 
 Model data is data, never code: whoever can write the S3 object could put a wheel there, so nothing from it is
-imported, unpacked or put on ``sys.path`` (spaCy's pipeline is pip-installed in the image, found code is logged and
-ignored), and weights load with ``weights_only=True``."""
+imported, unpacked or put on ``sys.path``, and weights load with ``weights_only=True``."""
 
 from __future__ import annotations
 

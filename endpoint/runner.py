@@ -1,8 +1,7 @@
 """Running the app under uvicorn, in the foreground (``voicedesk serve``) or on a thread (tests, benchmarks).
 
-uvicorn alone answers SIGTERM by closing every WebSocket with 1012. ``GracefulServer`` stops accepting, lets each
-session finish its sentence and close 1001 (``shutdown_grace_s``, 20 s), gives uvicorn ``UVICORN_GRACE_S`` for
-handshakes, then aborts what is left: within SageMaker's 30 s. Protocols carry ``endpoint.transport_guards``' limits."""
+uvicorn alone answers SIGTERM by closing every WebSocket with 1012; ``GracefulServer`` lets each session finish its
+sentence and close 1001, then aborts what is left, within SageMaker's 30 s."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The endpoint's shared state: one model, one scheduler, and the sessions using them. The model loads in the
-background so ``/ping`` says 503 until ready; every session and HTTP stream holds a ``Lease``, which enforces the
-caps and lets shutdown find it."""
+"""The endpoint's shared state: one model, one scheduler, and the sessions using them. Every session and HTTP stream
+holds a ``Lease``, which enforces the caps and lets shutdown find it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``voicedesk serve``, and the container's ``serve`` (``python -m voicedesk.endpoint.serve_cli``) as SageMaker starts
-it.
+"""``voicedesk serve``, and the container's ``serve`` as SageMaker starts it.
 
-Outside the container it binds 127.0.0.1 unless told; inside 0.0.0.0:8080, with model data from ``/opt/ml/model``.
 Before anything loads it says what it exposes (a token on the command line, an open port without a token, a token
 without TLS). torch loads only when the server starts."""
 

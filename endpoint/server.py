@@ -1,11 +1,9 @@
 """The endpoint's Starlette app: SageMaker's contract (``/ping``, ``/invocations``, the bidirectional WebSocket) plus
 OpenAI's speech route, over one model shared through the scheduler.
 
-The server listens at once and ``/ping`` (a flag read, never waiting on the model) says 503 until the model is warm.
-``/ping`` needs no token, so strangers learn only healthy or not; details go to token holders, or to loopback callers on
-a server without one. Every HTTP error is JSON with a ``code``; an unexpected exception is ``internal``, its text logged
-only. ``trim_when_idle`` hands freed heap back to the system while the model is idle (glibc keeps it, and the server
-looks like it leaks)."""
+``/ping`` is a flag read (503 until the model is warm) and needs no token, so strangers learn only healthy or not.
+``trim_when_idle`` hands freed heap back to the system while the model is idle (glibc keeps it, and the server looks
+like it leaks)."""
 
 from __future__ import annotations
 

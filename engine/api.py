@@ -1,8 +1,5 @@
 """The one interface every engine offers (local, websocket, sagemaker), so the app, the CLI and the benchmarks never
-care where speech is made.
-
-``EventStream`` carries a session's events to its one reader: nothing after ``Closed``, and the producer told when
-each event is taken (how far ahead to synthesize)."""
+care where speech is made. The producer is told when each event is taken (how far ahead to synthesize)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """Output audio formats and sample rates: resample Kokoro's PCM16 mono 24 kHz and encode it as a stream (pure: bytes in,
 bytes out).
 
-``open_encoder`` gives an ``Encoder`` per response or session; a container header goes out only with the first audio, so
-a client timing its first read times real audio. soxr resamples (its stream state keeps chunk seams click-free;
-``flush()`` hands over its ~30 ms), PyAV encodes mp3, opus, flac and aac one chunk at a time (imported only when asked
-for: lameenc is mp3 only, soundfile buffers Ogg pages, an ffmpeg subprocess buffers 1.5-2 s), ``wave`` writes whole WAV
-files; a streaming WAV header has its sizes at their maximum, as FFmpeg sends it. Costs: docs/protocol.md ("Audio
-formats"), ``python -m voicedesk.engine.audio_formats``."""
+A container header goes out only with the first audio, so a client timing its first read times real audio. soxr keeps
+chunk seams click-free; PyAV encodes one chunk at a time (lameenc is mp3 only, soundfile buffers Ogg pages, an ffmpeg
+subprocess buffers 1.5-2 s). Costs: docs/protocol.md ("Audio formats")."""
 
 from __future__ import annotations
 

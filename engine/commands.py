@@ -1,8 +1,7 @@
 """``voicedesk``: the desktop app with no arguments, or one of ``COMMANDS`` (in ``--help`` order).
 
-Each command registers itself from the module that drives it, imported only when the parser is built: every install has
-the dispatch, and a command whose part is not installed says what to install. tests/test_architecture.py reads these
-names as the dispatch's imports; tests/app/test_commands.py checks nothing heavy is imported, so ``--help`` is fast."""
+Each command's module is imported only when the parser is built, so a command whose part is not installed says what
+to install and ``--help`` stays fast; tests/test_architecture.py reads these names as the dispatch's imports."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Errors, with owners (as h11 separates local from remote protocol errors).
 
-``ErrorCode``: what a server says to a client, one ``WIRE_ERRORS`` row each (HTTP status, WebSocket close code), listed
-in docs/protocol.md and kept in step by a test. ``LocalErrorCode``: what never crosses the wire (usage, audio device,
-connection, a server breaking the protocol). A ``VoicedeskError`` carries ``advice`` apart from its ``message``, so a
-window can show them apart."""
+``ErrorCode`` crosses the wire (one ``WIRE_ERRORS`` row each, kept in step with docs/protocol.md by a test);
+``LocalErrorCode`` never does. ``advice`` is kept apart from ``message``, so a window can show them apart."""
 
 from __future__ import annotations
 

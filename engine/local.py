@@ -1,8 +1,5 @@
-"""The in-process engine: ``SessionCore`` driven by asyncio (``engine.session_driver``), the same core and driver the
-container's routes run.
-
-Audio counts as taken when the reader takes its event, so a reader that stops stops synthesis after
-``max_audio_ahead_s`` and the model serves others."""
+"""The in-process engine: the container's own ``SessionCore`` and driver (``engine.session_driver``), on asyncio; a
+reader that stops taking events stops synthesis, and the model serves others."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """Shares one model among many sessions, so concurrent sessions do not collapse each other's time to first audio.
 
-``DeadlineQueue`` (pure): first sentences first (a listener waits in silence), then earliest deadline, when the audio
-already delivered runs out. ``SynthesisScheduler`` runs jobs on one worker thread per model (torch releases the GIL);
-cancelling a session drops its queued jobs and interrupts its running one between model layers.
-``should_preempt`` (pure) says when a newcomer's first sentence may stop a long call already on the model, which is
-queued again: only when its own audio is not needed before the redo, what is left of it is not short, and the work
-thrown away stays bounded."""
+First sentences go first (a listener waits in silence), then the earliest deadline. ``should_preempt`` (pure) lets a
+newcomer's first sentence stop a long call already on the model only when the work thrown away stays bounded."""
 
 from __future__ import annotations
 

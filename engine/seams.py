@@ -1,6 +1,5 @@
-"""Sentence seams (pure numpy): Kokoro pads each chunk with uneven silence, so the lead-in is cut to 40 ms and the tail
-set to the pause its punctuation calls for (300 ms after ``.!?``, 150 after ``,;:``), with 5 ms fades against
-clicks."""
+"""Sentence seams (pure numpy): Kokoro pads each chunk with uneven silence, so the lead-in is trimmed and the tail set
+to the pause its punctuation calls for, with short fades against clicks."""
 
 from __future__ import annotations
 

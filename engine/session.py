@@ -1,11 +1,8 @@
 """The session state machine: one implementation of session semantics, with no I/O and no clock of its own.
 
-Adapters (``engine.local``, ``engine.connection``) ask for the next ``SynthesisJob``, run it, hand back its outcome and
-call ``timer(now)`` at ``next_deadline()``; every input returns the events it causes, in order. What every engine
-inherits (docs/protocol.md, "What a client can rely on"): sequence numbers that never restart; ``Flushed`` after the
-sentences before its flush; ``cancel`` answers what it drops, then ``Cancelled``; ``Closed`` last. Held text is released
-on quiet, a job waits while ``max_audio_ahead_s`` of audio is untaken, and a long sentence is split while others wait
-for the model."""
+Adapters (``engine.local``, ``engine.connection``) ask for the next ``SynthesisJob``, hand back its outcome and call
+``timer(now)`` at ``next_deadline()``; every input returns the events it causes, in order. What every engine inherits
+is in docs/protocol.md ("What a client can rely on")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """The conversation: one bubble per turn, the word being spoken highlighted, cuts and failovers marked.
 
-The view follows the word being heard: it scrolls so that line stays in sight (not to the bottom of the
-conversation, which in a long reply is text not yet spoken), until the person scrolls away; scrolling back to
-the end, or a new turn, follows again. What the microphone hears shows live in a bubble of its own (partial
-transcripts in italics) until the spoken turn's own bubble takes over.
-"""
+The view follows the word being heard, not the bottom (in a long reply that is text not yet spoken), until the person
+scrolls away; what the microphone hears shows live in a bubble of its own."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The console away from its window: the tray icon and the global shortcuts (stop, saved phrases).
 
-Both say plainly when the desktop does not allow them (no tray, Wayland, a refused grab); the Desktop card
-shows it. Shortcut presses arrive on another thread and are handed to Qt's loop.
-"""
+Both say plainly when the desktop does not allow them (no tray, Wayland, a refused grab); the Desktop card shows it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The latency panel: the turn's headline numbers, its live per-sentence waterfall (``app.ui.waterfall``), and
-export of the turn or of the whole session. It collapses to its header line and resizes with the splitter above it.
-
-The data and its JSON/CSV forms are ``engine.measure.timeline``'s, the same as ``voicedesk bench`` writes; the
-session is every turn's final timeline, in order.
-"""
+"""The latency panel: the turn's headline numbers, its live per-sentence waterfall, and export of the turn or the
+session, in ``engine.measure.timeline``'s JSON/CSV forms (the same as ``voicedesk bench`` writes)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """Where the sound goes: the window's output, the outputs saved phrases ask for, and the list to choose from.
 
-Each output is opened once and stays open (playing silence between replies, so no start of speech is clipped);
-what is said next goes to the one ``use`` picked. With no usable output the window says so and keeps working:
-replies are still made, shown and can be saved as WAV.
-
-It is given the few things it works with (the controller, the settings, the Output card, the banners and the
-status line), not the window.
-"""
+Each output is opened once and stays open (playing silence between replies, so no start of speech is clipped). With no
+usable output the window says so and keeps working. It is given the few things it works with, not the window."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """The settings column: engine (with live status), voice, output device, microphone and agent source.
-
-Widgets only: values are read from and written back to ``AppSettings``; the window reacts to the signals.
-"""
+Widgets only: values are read from and written back to ``AppSettings``; the window reacts to the signals."""
 
 from __future__ import annotations
 
@@ -49,6 +47,18 @@ NOT_HERE = "not downloaded"
 NOT_SET_UP = "language not set up"
 
 
+def slider_row(low: int, high: int, label_width: int) -> tuple[QSlider, QLabel, QHBoxLayout]:
+    """A slider with its value's label at its right (not a spin box: styled spin boxes lose their text in Qt 6.12)."""
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setRange(low, high)
+    value = QLabel()
+    value.setMinimumWidth(label_width)
+    row = QHBoxLayout()
+    row.addWidget(slider, 1)
+    row.addWidget(value)
+    return slider, value, row
+
+
 def _first_choice(combo: QComboBox) -> int:
     """The first entry that is a choice (headings carry no data)."""
     return next((i for i in range(combo.count()) if combo.itemData(i) is not None), 0)
@@ -70,22 +80,10 @@ class VoiceCard(Card):
         self.body.addLayout(row)
         form = form_layout()
         self.blend = picker(10)
-        self.blend_weight = QSlider(Qt.Orientation.Horizontal)
-        self.blend_weight.setRange(5, 95)
-        self.blend_label = QLabel()
-        self.blend_label.setMinimumWidth(36)
-        blend_row = QHBoxLayout()
-        blend_row.addWidget(self.blend_weight, 1)
-        blend_row.addWidget(self.blend_label)
-        self.speed = QSlider(Qt.Orientation.Horizontal)
-        self.speed.setRange(50, 200)
+        self.blend_weight, self.blend_label, blend_row = slider_row(5, 95, 36)
+        self.speed, self.speed_label, speed_row = slider_row(50, 200, 36)
         self.speed.setSingleStep(5)
         self.speed.setPageStep(10)
-        self.speed_label = QLabel()
-        self.speed_label.setMinimumWidth(36)
-        speed_row = QHBoxLayout()
-        speed_row.addWidget(self.speed, 1)
-        speed_row.addWidget(self.speed_label)
         form.addRow(field_label("Blend with"), self.blend)
         form.addRow(field_label("Mix"), blend_row)
         form.addRow(field_label("Speed"), speed_row)
@@ -274,14 +272,7 @@ class AgentCard(Card):
         self.source.addItem("Home Assistant", "homeassistant")
         self.body.addWidget(self.source)
         self.pages = PageSwitcher()
-        # A slider, not a spin box: styled spin boxes lose their text in Qt 6.12.
-        self.tokens_per_s = QSlider(Qt.Orientation.Horizontal)
-        self.tokens_per_s.setRange(1, 100)
-        self.pace_label = QLabel()
-        self.pace_label.setMinimumWidth(62)
-        pace_row = QHBoxLayout()
-        pace_row.addWidget(self.tokens_per_s, 1)
-        pace_row.addWidget(self.pace_label)
+        self.tokens_per_s, self.pace_label, pace_row = slider_row(1, 100, 62)
         scripted = form_layout()
         scripted.addRow(field_label("Pace"), pace_row)
         self.pages.addWidget(page(scripted, hint("Replays what you type, word by word, like a model writing.")))

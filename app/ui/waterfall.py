@@ -1,12 +1,7 @@
 """The latency waterfall: one row per sentence on a shared time axis (QPainter), its axis pinned above the rows.
 
-Each row: text arriving → chunk released → sent → synthesis (first audio byte) → leading silence (first audible
-sample), a diamond where its first sample reached the DAC, and the sentence's audio, RTF and underruns at the right.
-The axis and the rows are two widgets sharing one ``Geometry``, so rows scroll (the first, which holds the turn's
-first audio, is where the view starts) while the axis stays in sight. A spoken turn's first row is the person: from
-the end of their speech (the clock's zero) to the final transcript. Where things go is worked out by the pure
-functions here (``geometry``, ``axis_ticks``, ``legend_layout``), apart from the painting.
-"""
+The axis and the rows are two widgets sharing one ``Geometry``, so rows scroll while the axis stays in sight; layout is
+worked out by pure functions (``geometry``, ``axis_ticks``, ``legend_layout``), apart from the painting."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """The main window: lays out the widgets and wires them to the controller, the player and the settings file.
 
-Three columns: settings on the left, the conversation (with the latency panel under it, on a splitter so it
-can shrink) in the middle, and the console (saved phrases, the announcement queue, the history) on the right.
-What is said goes through the announcement queue (``announce_actions``), the composer's questions through
-``agent_actions``, saved phrases through ``phrase_actions``; engines, health and model files are
-``engine_actions``; the tray icon and global shortcuts are ``desktop``. Everything slow runs as asyncio tasks
-on Qt's own loop (qasync) or on worker threads; the Qt thread only draws and reacts.
-"""
+Everything slow runs as asyncio tasks on Qt's own loop (qasync) or on worker threads; the Qt thread only draws and
+reacts."""
 
 from __future__ import annotations
 
@@ -312,9 +307,7 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> Awaitable[None]:
         """Saves the settings, stops speech, closes the engines and the audio output; closing then is instant.
-
-        Idempotent: every caller (the close button, a test) awaits the same shutdown to its end.
-        """
+        Idempotent: every caller (the close button, a test) awaits the same shutdown to its end."""
         if self._shutdown is None:
             self._closing = True
             self._shutdown = asyncio.ensure_future(self._shut_down())

@@ -1,9 +1,7 @@
-"""Deploying the container to a SageMaker real-time endpoint with boto3: apply the plan (``deploy.plan``, pure;
-``--dry-run`` prints it) and wait.
+"""Deploying the container to a SageMaker real-time endpoint with boto3: apply the plan (``deploy.plan``) and wait.
 
-Models and endpoint configs are immutable, so each deploy creates a fresh ``{endpoint}-{stamp}`` pair, switches the
-endpoint to it without downtime and deletes the pair it replaced once InService; autoscaling is registered once
-InService and deregistered first for an update SageMaker would refuse."""
+Models and endpoint configs are immutable, so each deploy creates a fresh ``{endpoint}-{stamp}`` pair, switches to it
+without downtime and deletes the pair it replaced once InService."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``voicedesk deploy``'s plan, pure: the settings, the state read back, and the exact API calls one deploy or destroy
-makes, in order. GPU variants ask for the inference AMI with NVIDIA driver 580, which the image's CUDA 13.0 needs
-(docs/remote.md, "The GPU driver")."""
+"""``voicedesk deploy``'s plan, pure: the exact API calls one deploy or destroy makes, in order. GPU variants ask for
+the inference AMI with NVIDIA driver 580, which the image's CUDA 13.0 needs (docs/remote.md, "The GPU driver")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Autoscaling the endpoint on open sessions with Application Auto Scaling: plan the calls (pure), read back.
 
-SageMaker counts an open bidirectional stream as one concurrent request, so ``ConcurrentRequestsPerModel`` (high
-resolution) is open sessions per instance, and target tracking keeps it at ``target_sessions``: by default a quarter of
-the container's session cap (a target at the cap would never scale out). SageMaker refuses an update changing a scalable
-variant's instance type, so the target is deregistered first and registered again once InService; a model-only update
-keeps it, with ``RetainAllVariantProperties`` keeping the count."""
+SageMaker counts an open bidirectional stream as one concurrent request, so ``ConcurrentRequestsPerModel`` is open
+sessions per instance; the default target is a quarter of the session cap (a target at the cap never scales out).
+SageMaker refuses an instance-type change on a scalable variant, so the target is deregistered first."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""HTTP speech routes: ``POST /invocations`` (the AWS sample's), OpenAI's ``POST /v1/audio/speech`` and ``GET
-/v1/audio/voices``. Each request runs through a ``LocalSession`` like every other path, streamed as each sentence is
-ready (binary or SSE), or whole with ``stream: false``."""
+"""HTTP speech routes: ``POST /invocations`` (the AWS sample's) and OpenAI's speech and voices routes, each request run
+through a ``LocalSession`` like every other path."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The voices a Wyoming server offers, and which one a request gets.
 
-The catalogue is fixed at start (Home Assistant gives ``describe`` only a moment). ``probe_voices`` opens one session
-and sends each candidate ``configure(voice)`` then ``flush``; an error before ``Flushed`` rules it out. That works for
-every engine, without a voice-listing route the SageMaker contract lacks."""
+The catalogue is fixed at start (Home Assistant gives ``describe`` only a moment). ``probe_voices`` tries each
+candidate on one session, which works for every engine without a voice-listing route the SageMaker contract lacks."""
 
 from __future__ import annotations
 

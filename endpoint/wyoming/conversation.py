@@ -1,11 +1,8 @@
-"""One Wyoming TTS connection as a state machine with no I/O: Wyoming and session events in, actions out (``Reply``,
-``Hangup``, session commands); the session does all chunking and scheduling. ``describe`` gets ``build_info``.
+"""One Wyoming TTS connection as a state machine with no I/O: Wyoming and session events in, actions out; the session
+does all chunking and scheduling.
 
-``synthesize`` is text and a flush, answered ``audio-start``/``audio-chunk``…/``audio-stop``; a
-``synthesize-start``/``-chunk``/``-stop`` stream feeds each chunk as it comes and ends with ``synthesize-stopped`` (the
-``synthesize`` a streaming client repeats for older servers is ignored). Requests are answered in order; ``ssml`` is
-read as SSML. Bad input or an engine failure gets an ``error`` event and the connection is closed: Home Assistant
-ignores ``error``, so the close ends its wait."""
+The ``synthesize`` a streaming client repeats for older servers is ignored. Bad input or an engine failure gets an
+``error`` event and the connection is closed: Home Assistant ignores ``error``, so the close ends its wait."""
 
 from __future__ import annotations
 

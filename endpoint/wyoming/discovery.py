@@ -1,6 +1,5 @@
 """Zeroconf advertisement of the server as ``_wyoming._tcp`` (wyoming-piper's record), with the ``zeroconf`` library
-directly so it is withdrawn when the server stops; announced where the server listens (loopback, one interface, or all
-with the LAN address)."""
+directly so it is withdrawn when the server stops."""
 
 from __future__ import annotations
 

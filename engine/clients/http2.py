@@ -1,7 +1,6 @@
-"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt (the SDK's only transport that streams both ways),
-a private CA kept across the SDK's config copy, and a quick ``ssl`` handshake first on non-AWS URLs, since awscrt
-reports an untrusted certificate only after 10-30 s. Credentials come from boto3, resolved at every signing
-(``BotoCredentialsResolver``): the SDK's own chain lacks SSO, assume-role and instance roles."""
+"""The HTTP/2 transport for SageMaker's bidirectional stream: awscrt (the SDK's only transport that streams both ways).
+A quick ``ssl`` handshake comes first on non-AWS URLs (awscrt reports an untrusted certificate only after 10-30 s);
+credentials come from boto3 at every signing, since the SDK's own chain lacks SSO, assume-role and instance roles."""
 
 from __future__ import annotations
 

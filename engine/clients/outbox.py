@@ -1,9 +1,7 @@
 """The frames a remote session sends, in order, by one writer task: text fragments that queue behind a send in flight go
-out as one ``text`` frame, so a slow connection reads a few large frames instead of a thousand tokens. Other commands
-are never merged or reordered.
+out as one ``text`` frame, so a slow connection reads a few large frames instead of a thousand tokens.
 
-``send`` waits only while over ``max_queued_chars`` (backpressure); a failed send is raised by the next ``send`` or
-``drain``."""
+Other commands are never merged or reordered; ``send`` waits only while over ``max_queued_chars``."""
 
 from __future__ import annotations
 

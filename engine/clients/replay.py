@@ -1,10 +1,8 @@
 """What a remote session must re-send when its stream ends early, and how its events stay one story (pure).
 
-``ReplayLog`` keeps the commands since the last confirmed point: a sentence is spoken once its audio begins (or it ended
-without any), a ``Flushed`` confirms its flush, a ``cancel`` drops what came before; a cancel the server made as it shut
-down keeps the text. ``EventRelay`` keeps sequence numbers increasing across streams and holds each ``SentenceStarted``
-until its first audio, so a sentence cut off before any audio is said again without being announced twice. Per sentence,
-audio is delivered at most once."""
+``ReplayLog`` keeps the commands since the last confirmed point; ``EventRelay`` keeps sequence numbers increasing across
+streams and holds each ``SentenceStarted`` until its first audio, so a sentence cut off before any audio is said again
+without being announced twice."""
 
 from __future__ import annotations
 

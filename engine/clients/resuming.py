@@ -1,9 +1,8 @@
 """A remote session that outlives its stream: SageMaker ends a stream after 30 minutes and containers go away, while an
 always-on console keeps its session for hours.
 
-Renewal: after ``renew_after_s`` with nothing in flight a new stream takes over, unnoticed. Reconnect: after an
-unexpected end (pausing ``reconnect_delays_s``) the unspoken text, pending flushes, cancels and close are re-sent
-(``engine.clients.replay``). It gives up, with ``Error(fatal)`` + ``Closed``, on a container error, a failed reopen or
+With nothing in flight a new stream takes over unnoticed; after an unexpected end what was unspoken is re-sent
+(``engine.clients.replay``). It gives up (``Error(fatal)`` + ``Closed``) on a container error, a failed reopen or
 ``max_fruitless_reconnects`` streams in a row that spoke nothing."""
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The sagemaker engine: the container behind a SageMaker endpoint, over InvokeEndpointWithBidirectionalStream.
 
-Commands go out as UTF8 ``PayloadPart``s (text frames to the container), ``PARTIAL`` parts are joined, and the input
-stream stays open until the session says ``closed`` (closing it early tears the stream down). Sessions are
+The input stream stays open until the session says ``closed`` (closing it early tears the stream down); sessions are
 ``ResumingSession``s, since a stream lasts 30 minutes. One SDK client per event loop: awscrt's pool is not
 thread-safe."""
 

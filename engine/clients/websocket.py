@@ -1,6 +1,5 @@
 """The websocket engine: a container's ``/invocations-bidirectional-stream`` reached directly, one WebSocket per
-session; with ``reconnect`` a dropped connection or a server shutting down is replaced and the unspoken text re-sent
-(``engine.clients.resuming``)."""
+session, resumed after a drop with ``reconnect`` (``engine.clients.resuming``)."""
 
 from __future__ import annotations
 

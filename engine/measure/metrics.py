@@ -1,8 +1,6 @@
 """Latency-lab metrics: pure functions of timestamps and samples (no I/O, no clock is read).
 
-Times are float seconds on one clock of the caller's choosing; audio is PCM16 ``bytes``, an ``int16`` array or a
-float array in [-1, 1], mono, 24 kHz unless told. The definitions (onset, RTF and pacing, percentiles, seam gaps,
-transport, floor) are in docs/bench.md ("Metric definitions"); tests/app/lab/test_docs.py holds the two in step."""
+The definitions are in docs/bench.md ("Metric definitions"); tests/app/lab/test_docs.py holds the two in step."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """One utterance's record, for the app and the latency lab alike (pure: no I/O, no clock read).
 
-A caller (``app.turn_run``, ``app.lab.probe``) tells an ``UtteranceRecorder`` what the client did, what the engine sent
-and what the player did, with times on its own clock; ``build`` makes the ``UtteranceTimeline``. Rows are keyed by
-position in the utterance, not the engine's number: a failover continues a reply on an engine whose numbers start again.
-Each engine session is a ``Leg`` with a ``MirrorChunker``, the session's chunker run on the same fragments, whose k-th
-chunk gives the k-th announced sentence its fragment, release and send marks. An underrun is charged to the sentence the
-listener was waiting for (``underrun_row``), the one ``playback_pacing`` charges a modelled stall to."""
+Rows are keyed by position in the utterance, not the engine's number: a failover continues a reply on an engine whose
+numbers start again. Each engine session's ``MirrorChunker`` runs the session's chunker on the same fragments, so the
+k-th announced sentence gets its fragment, release and send marks."""
 
 from __future__ import annotations
 

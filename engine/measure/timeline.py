@@ -1,7 +1,5 @@
 """Utterance timelines: raw timestamped marks in, a per-sentence latency waterfall out (pure; no clock is read).
-
-The stages, the per-sentence values and the JSON schema (``SCHEMA``) are defined in docs/bench.md ("Timeline
-definitions"); tests/app/lab/test_docs.py holds the two in step."""
+Defined in docs/bench.md ("Timeline definitions"); tests/app/lab/test_docs.py holds the two in step."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """One padded forward of Kokoro's ``KModel`` for several sentences (of different sessions) at once.
 
-``KModel.forward_with_tokens`` is only right for one item: its LSTMs, instance norms, vocoder STFT and noise source all
-see the padding. This runs the model's own layers with what makes padding harmless (attention mask, packed LSTMs,
-outputs zeroed past each length, masked norms, the harmonic source and STFTs per item in order), so each item equals its
-unbatched forward within float tolerance (``tests/engine/model/test_batch.py``). ``engine.model.batch_policy`` decides
-when it pays; ``batch_runner`` is the scheduler's runner for it."""
+``KModel.forward_with_tokens`` is only right for one item (its LSTMs, norms, vocoder STFT and noise source see the
+padding); this runs the model's layers with padding made harmless, so each item equals its unbatched forward within
+float tolerance. ``batch_policy`` decides when it pays."""
 
 from __future__ import annotations
 

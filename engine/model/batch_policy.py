@@ -1,8 +1,7 @@
 """When sentences of different sessions share one padded forward (``engine.model.batch``), and which (pure).
 
-It pays on a GPU, where one short sentence leaves the device idle, not on a CPU, where padding is extra work: off unless
-CUDA and a measurement found it faster (``BatchMode``). ``companions`` keeps the scheduler's promises: first sentences
-only with first sentences, no companion much longer than the head (``max_stretch``), at most ``max_items``."""
+It pays on a GPU, where one short sentence leaves the device idle, not on a CPU, where padding is extra work.
+``companions`` keeps the scheduler's promises: first sentences only with first sentences, no long companions."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """misaki's English G2P as ``KPipeline`` builds it, without importing kokoro or torch, so ``voicedesk phonemes`` starts
-in about a second: spaCy is kept from importing torch (1.5 s) and misaki's lexicon is kept pickled by version (0.6
-s)."""
+in about a second."""
 
 from __future__ import annotations
 

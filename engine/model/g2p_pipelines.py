@@ -1,9 +1,8 @@
 """Kokoro's G2P per language, one ``KPipeline`` each built on first use, shared by the synthesizer and the preparation
-workers (which have no model: only G2P and 510-phoneme chunking are asked of it).
+workers (which have no model).
 
-``LanguageG2P`` wraps each language's G2P: its spoken forms first, runs of another script to the G2P that reads it
-(Latin words in Japanese or Mandarin to English; kana and kanji elsewhere to Japanese or Mandarin; a script none reads
-is left out rather than named), and only characters in the model's vocabulary, so the phonemes reported are spoken."""
+``LanguageG2P`` sends runs of another script to the G2P that reads it, leaves out a script none reads rather than
+naming it, and keeps only characters in the model's vocabulary, so the phonemes reported are spoken."""
 
 from __future__ import annotations
 

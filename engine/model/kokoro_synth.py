@@ -1,9 +1,7 @@
 """The local synthesizer: Kokoro-82M through the ``kokoro`` package (one ``KModel``, a ``KPipeline`` per language).
 
-``load()`` finds the model in the Hugging Face cache without network, puts it on CUDA when present and warms up.
-``prepare`` (CPU: front-end, G2P, 510-phoneme pieces; in worker processes with a pool) gives a picklable
-``PreparedSentence``; ``render`` runs the forwards, with Kokoro's own word timestamps. Voice packs are loaded and
-blended here, so ``KPipeline`` never looks a voice up on the hub."""
+``prepare`` (CPU, in worker processes with a pool) gives a picklable ``PreparedSentence``; ``render`` runs the
+forwards. Voice packs are loaded and blended here, so ``KPipeline`` never looks a voice up on the hub."""
 
 from __future__ import annotations
 

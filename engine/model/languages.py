@@ -1,12 +1,8 @@
 """Which of Kokoro's nine languages this machine can speak, what each G2P needs, and the command that brings it.
 
-English: misaki and spaCy's ``en_core_web_sm``; es, fr, hi, it, pt: espeak-ng through ``espeakng_loader``; Japanese:
-fugashi with ``unidic-lite`` (not ``unidic``, whose dictionary downloads at first use) and ``pyopenjtalk-plus``;
-Mandarin: jieba, pypinyin, cn2an. Readiness is checked from module specs and data files, in milliseconds. These
-requirements are the single source of pyproject.toml's language extras (tests/engine/model/test_languages.py).
-
-``install_language_packages`` sets a language up with pip, from PyPI or, offline, from a folder of wheels
-(``pip download -d DIR`` on a connected machine, then ``voicedesk models import DIR --languages ja``)."""
+Readiness is checked from module specs and data files, in milliseconds. These requirements are the single source of
+pyproject.toml's language extras (tests/engine/model/test_languages.py); ``install_language_packages`` installs them
+with pip, from PyPI or, offline, from a folder of wheels."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``voicedesk phonemes TEXT|-``: the exact phoneme strings ``KModel`` will get for a text, one line per model call
-(``--lines``: per stdin line; ``--explain``: the rules that changed it), without the model, so it starts in about a
-second and works before any voice is fetched."""
+"""``voicedesk phonemes TEXT|-``: the exact phoneme strings ``KModel`` will get for a text, without the model, so it
+starts in about a second and works before any voice is fetched."""
 
 from __future__ import annotations
 

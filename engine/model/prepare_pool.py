@@ -1,11 +1,9 @@
 """The CPU side of speech across cores: front-end and G2P of every session's upcoming sentences in worker processes, so
 the model's thread only runs forwards and the event loop keeps its core.
 
-An instance is CPU-bound before GPU-bound (the AWS sample's load test on ml.g5.xlarge: CPU 100 %, GPU 39 %), and
-misaki and NeMo are pure Python. Workers (``spawn``) load the front-end and G2P once. A warm goes to a worker only
-while one would stay idle, so it never delays real work. A worker's error comes back as the same ``VoicedeskError``;
-a dead worker is replaced and its sentences sent once more (a second death fails with ``synthesis_failed``);
-``close`` leaves no process behind."""
+An instance is CPU-bound before GPU-bound (ml.g5.xlarge under load: CPU 100 %, GPU 39 %) and misaki and NeMo are pure
+Python. A warm goes to a worker only while one would stay idle; a dead worker is replaced and its sentences sent once
+more (a second death fails with ``synthesis_failed``)."""
 
 from __future__ import annotations
 

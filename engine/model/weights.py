@@ -1,9 +1,8 @@
 """Where Kokoro's files come from: the Hugging Face cache, read without network.
 
-Loading never downloads: a missing file raises ``WeightsMissingError`` naming the command that fixes it, in milliseconds
-(an unreachable hub costs ~23 s of retries per file). ``voicedesk models fetch`` downloads. spaCy's ``en_core_web_sm``
-is not on PyPI, and misaki would download it; we take spaCy's wheel from the hub through the same cache and unpack it
-into our data folder (``spacy_model_dir``), which works in frozen apps and never touches site-packages."""
+Loading never downloads (an unreachable hub costs ~23 s of retries per file): a missing file raises
+``WeightsMissingError`` naming the fix. spaCy's ``en_core_web_sm`` is not on PyPI, so its wheel comes from the hub
+through the same cache and is unpacked into our data folder, never site-packages."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """What the text front-end reads for each chunk: markup is written for whole documents and lines, and a chunk is a
-piece of them.
+piece of them (pure).
 
-``LineStarts`` says whether a chunk begins a line (markdown reads a list item or heading only there: "2025." cut
-after "March 15," is a year). ``SsmlDocuments`` wraps each SSML chunk in its document's ``<speak>`` tag and the
-elements open around it, so every piece is well-formed. Pure."""
+Markdown reads a list item or heading only at a line start ("2025." cut after "March 15," is a year), and each SSML
+chunk is wrapped in its document's ``<speak>`` and open elements, so every piece is well-formed."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """Splitting a long sentence into shorter calls while other sessions wait for the model (pure): a model call cannot be
-pre-empted.
-
-Cut after clause punctuation, else at a phrase boundary (``first_cut``' word lists), else at the earliest clause
-boundary; a sentence with none is never split, nor is anything when nobody waits."""
+pre-empted. A sentence with no clause or phrase boundary is never split, nor is anything when nobody waits."""
 
 from __future__ import annotations
 

@@ -200,7 +200,8 @@ class IncrementalSentenceChunker:
         speakable = self._first_alnum is not None and self._first_alnum < end
         if self._slice(end - 1, end) in QUOTES:
             return []  # '"Are you sure?" he asked': a quote's sentence often goes on in lower case
-        if not clear or not speakable or self._guard.inside(end) or unclosed(self._slice(self._start, end)):
+        sentence = self._sentence_head + self._slice(self._start, end)
+        if not clear or not speakable or self._guard.inside(end) or unclosed(sentence):
             return []
         if self._first and self._words >= self._max_first_words:
             return []  # the first-cut planner may cut at this word as a phrase boundary instead
@@ -259,6 +260,8 @@ class IncrementalSentenceChunker:
         self._line_has_content = False
         self._prev = ""
         self._guard = SpanGuard()
+        self._sentence_head = ""
+        """What earlier chunks of the held sentence said (cut at a phrase): a quote opened there is still open."""
         self._new_chunk()
 
     def _new_chunk(self) -> None:
@@ -468,7 +471,7 @@ class IncrementalSentenceChunker:
             elif self._run is None:
                 self._start_run(i, c)
         self._prev = c
-        if self._est.quarters > self._max_quarters:
+        if self._est.quarters > self._max_quarters and not c.isspace():  # spaces after a chunk's end are not its cost
             self._split_long(i)
 
     def _cjk_cut_due(self, before: str, after: str) -> bool:
@@ -574,6 +577,7 @@ class IncrementalSentenceChunker:
         chunk = self._slice(self._start, p).rstrip()
         if chunk:
             self._out.append(chunk)
+        self._sentence_head = "" if sentence_end else f"{self._sentence_head}{chunk} "
         self._first = False
         self._new_chunk()
         self._guard.restart(p)

@@ -1,8 +1,6 @@
 """The text front-end, between the chunker and G2P: markup → spoken form → lexicon.
 
-``to_spoken`` is pure (its inputs and ``SpokenText`` pickle), so it runs ahead of the model or in worker processes. Each
-language's spoken form is a ``SpokenForm`` in the registry ``load_front_end`` builds once at start-up (English: NeMo and
-our pre-rules)."""
+``to_spoken`` is pure (its inputs and ``SpokenText`` pickle), so it runs ahead of the model or in worker processes."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """The spoken form of English: NeMo's WFST normalizer, after our rules (``english_rules``) on the same stretch.
 
-Only needy words (a digit, a symbol, a URL, a NeMo whitelist word) go through NeMo, each with ``CONTEXT_WORDS`` words
-either side so it sees what decides a reading (``card ending in 8876``); overlapping stretches are one.
-Without NeMo's grammars ``basic_normalize`` (num2words) reads the commonest numbers and symbols, since misaki alone
-would read ``-5°C`` as "C"."""
+Only needy words go through NeMo, with ``CONTEXT_WORDS`` either side so it sees what decides a reading. Without NeMo's
+grammars ``basic_normalize`` reads the commonest numbers and symbols, since misaki alone reads ``-5°C`` as "C"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Our English rules around NeMo: ``PRE_RULES`` rewrite what NeMo reads wrong into what it reads right, on the same
-stretch; ``WORDS`` respells words misaki misreads. Each rule has its rows in
-tests/engine/text/frontend/test_english_rules.py."""
+stretch; ``WORDS`` respells words misaki misreads."""
 
 from __future__ import annotations
 

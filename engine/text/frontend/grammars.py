@@ -1,6 +1,5 @@
-"""NeMo's English grammars (the front-end's I/O adapter): built ahead of time by ``voicedesk models fetch`` (~9 MB,
-30-60 s on 2 cores), loaded at start-up, never built on a request. They live in the data folder under
-``text-grammars/nemo-<version>-en``, or in ``$VOICEDESK_TEXT_GRAMMARS``."""
+"""NeMo's English grammars (the front-end's I/O adapter): built ahead of time by ``voicedesk models fetch`` (30-60 s on
+2 cores), loaded at start-up, never built on a request."""
 
 from __future__ import annotations
 

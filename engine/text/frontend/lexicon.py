@@ -1,6 +1,5 @@
-"""A pronunciation lexicon an operator owns: word → phonemes (Kokoro's symbols) or respelling. A bad entry is refused
-with its position and reason when the lexicon is built, never dropped at synthesis time; ``Lexicon`` is immutable
-and picklable, for worker processes."""
+"""A pronunciation lexicon an operator owns: word → phonemes or respelling. A bad entry is refused with its position
+and reason when the lexicon is built, never dropped at synthesis time."""
 
 from __future__ import annotations
 

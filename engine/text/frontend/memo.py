@@ -1,6 +1,5 @@
-"""A bounded memo of NeMo's answers: a stretch seen before costs a look-up instead of a 5-30 ms WFST composition; the
-output is the same without it. One per process; calls go one at a time, since NeMo's ``Normalizer`` keeps parser
-state."""
+"""A bounded memo of NeMo's answers: a stretch seen before costs a look-up instead of a 5-30 ms WFST composition. Calls
+go one at a time, since NeMo's ``Normalizer`` keeps parser state."""
 
 from __future__ import annotations
 

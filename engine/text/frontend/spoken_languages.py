@@ -1,6 +1,5 @@
 """Numbers, and what stands around them, in the words of a non-English voice's language, so no digit or symbol reaches
-its G2P (Japanese numbers stay digits for Open JTalk): dates, times, prices, units and signs, then every other
-number as the language groups it. Pure."""
+its G2P (Japanese numbers stay digits for Open JTalk). Pure."""
 
 from __future__ import annotations
 

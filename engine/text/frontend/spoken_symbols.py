@@ -1,7 +1,5 @@
 """Each non-English language's words for what stands around its numbers (signs, units, currencies, times, dates, the
-decimal mark): espeak-ng and misaki read digits but not these (``3 km`` was "tres ka eme"). Data, and
-the spellers of whole numbers (num2words for es, fr, it, pt; Hindi's Indian scale here, num2words lacking it; cn2an for
-Mandarin; Japanese numbers stay digits for Open JTalk's counters); ``spoken_languages`` applies them."""
+decimal mark) and its number spellers: espeak-ng and misaki read digits but not these (``3 km`` was "tres ka eme")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The SSML subset a client may send, parsed with defusedxml (no entity expansion): ``break``, ``say-as``, ``sub``,
-``phoneme``, ``prosody rate``, ``p``/``s``. Anything else is refused with a ``bad_text`` error saying what; nothing is
-skipped silently."""
+"""The SSML subset a client may send, parsed with defusedxml (no entity expansion); anything else is refused with a
+``bad_text`` error saying what, never skipped silently."""
 
 from __future__ import annotations
 

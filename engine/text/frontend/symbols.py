@@ -1,7 +1,5 @@
-"""No symbol reaches the G2P unsaid (misaki drops ``/`` and the colon of ``host:8080`` without a word): each is said in
-the voice's language, kept because the G2P reads it or hears punctuation, or dropped on purpose. A symbol's fate
-depends on where it stands: inside a word, before a number, or outside; one no table names is said by its Unicode
-name in English and dropped elsewhere."""
+"""No symbol reaches the G2P unsaid (misaki drops ``/`` and the colon of ``host:8080`` without a word): each is said,
+kept for the G2P, or dropped on purpose, by where it stands (inside a word, before a number, or outside)."""
 
 from __future__ import annotations
 
