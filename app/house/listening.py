@@ -113,7 +113,8 @@ class HouseEars:
             self.runner.not_heard()
         elif isinstance(event, VoiceProblem):
             log.error("listening: %s", event.message)
-            self.runner.not_heard()
+            if not event.listening:  # otherwise only what was said is lost, and its NotHeard tells the runner
+                self.runner.not_heard()
 
     def _hear_wake_word(self, block: np.ndarray) -> None:
         if self.wake is not None and self.wake.feed(block):
