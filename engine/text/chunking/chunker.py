@@ -108,6 +108,10 @@ def _punct_kind(c: str, previous: int | None = None) -> int:
     return _TERM
 
 
+_HEAD_CHARS = 2000
+"""How much of a sentence's earlier chunks is kept to see a quote still open (a longer one: its last part)."""
+
+
 class IncrementalSentenceChunker:
     def __init__(
         self,
@@ -577,7 +581,8 @@ class IncrementalSentenceChunker:
         chunk = self._slice(self._start, p).rstrip()
         if chunk:
             self._out.append(chunk)
-        self._sentence_head = "" if sentence_end else f"{self._sentence_head}{chunk} "
+        # Bounded: a sentence cut again and again at the ceiling must not make each token's check longer.
+        self._sentence_head = "" if sentence_end else f"{self._sentence_head}{chunk} "[-_HEAD_CHARS:]
         self._first = False
         self._new_chunk()
         self._guard.restart(p)
