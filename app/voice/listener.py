@@ -18,7 +18,7 @@ import numpy as np
 from voicedesk.app.voice.echo import EchoCanceller
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import Transcriber
-from voicedesk.app.voice.turns import SpeechEnded, SpeechStarted, TranscribeRequest, TurnDetector, TurnEvent
+from voicedesk.app.voice.turns import Dropped, SpeechEnded, SpeechStarted, TranscribeRequest, TurnDetector, TurnEvent
 from voicedesk.app.voice.vad import RATE, WINDOW, WINDOW_S, SpeechDetector
 from voicedesk.engine.errors import VoicedeskError
 
@@ -168,12 +168,15 @@ class Listener:
         return self._audio[lo : max(int(end * RATE) - self._audio_start, lo)].copy()
 
     async def _transcribe(self, request: TranscribeRequest) -> None:
+        """A failure is told once, with the utterance it loses (a partial's, while the person speaks on, is not)."""
         try:
-            text = await self.transcriber.transcribe(self._slice(request.start, request.end), self.language)
+            text, failed = await self.transcriber.transcribe(self._slice(request.start, request.end), self.language), ""
         except VoicedeskError as exc:
-            self._on_event(ListenerError(exc.message + (f" {exc.advice}" if exc.advice else ""), listening=True))
-            text = ""
-        self._handle(self.turns.transcribed(request, text, self.now))
+            text, failed = "", exc.message + (f" {exc.advice}" if exc.advice else "")
+        events = self.turns.transcribed(request, text, self.now, bool(failed))
+        if failed and any(isinstance(e, Dropped) for e in events):
+            self._on_event(ListenerError(failed, listening=True))
+        self._handle(events)
 
     def _keep(self, folder: Path, utterance: int, start: float, end: float) -> None:
         folder.mkdir(parents=True, exist_ok=True)

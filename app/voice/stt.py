@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from voicedesk.engine.errors import ConnectionFailed, UsageError, VoicedeskError, WeightsMissingError
+from voicedesk.engine.errors import ConnectionFailed, UsageError, WeightsMissingError
 
 RATE = 16_000
 
@@ -28,15 +28,6 @@ def stt_language(voice: str, override: str | None = None) -> str:
 
     lang = LANGUAGES.get(voice[:1])
     return lang.tag.split("-")[0] if lang else "en"
-
-
-def open_transcriber(kind: str, **options: object) -> Transcriber:
-    """``local`` (model, device, compute_type) or ``wyoming`` (uri)."""
-    if kind == "local":
-        return WhisperTranscriber(**options)  # type: ignore[arg-type]
-    if kind == "wyoming":
-        return WyomingTranscriber(**options)  # type: ignore[arg-type]
-    raise UsageError(f"Unknown speech-to-text kind {kind!r}: use 'local' (faster-whisper) or 'wyoming'.")
 
 
 class WhisperTranscriber:
@@ -80,9 +71,10 @@ class WhisperTranscriber:
 
 
 class WyomingTranscriber:
-    """A Wyoming ASR server (Home Assistant's ``wyoming-faster-whisper``): one connection per transcription."""
+    """A Wyoming ASR server (Home Assistant's ``wyoming-faster-whisper``): one connection per transcription.
+    ``timeout_s`` bounds each step (connecting, each audio chunk, the transcript after the audio's end)."""
 
-    def __init__(self, uri: str, timeout_s: float = 30.0) -> None:
+    def __init__(self, uri: str, timeout_s: float = 15.0) -> None:
         self.uri = uri
         self.timeout_s = timeout_s
 
@@ -93,19 +85,30 @@ class WyomingTranscriber:
 
         pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
         fmt = {"rate": RATE, "width": 2, "channels": 1}
+        chunks = [AudioChunk(audio=pcm[i : i + 8192], **fmt).event() for i in range(0, len(pcm), 8192)]
+        events = [Transcribe(language=language).event(), AudioStart(**fmt).event(), *chunks, AudioStop().event()]
+        client, loop, step = AsyncClient.from_uri(self.uri), asyncio.get_running_loop(), "accept the connection"
         try:
-            async with asyncio.timeout(self.timeout_s), AsyncClient.from_uri(self.uri) as client:
-                await client.write_event(Transcribe(language=language).event())
-                await client.write_event(AudioStart(**fmt).event())
-                for i in range(0, len(pcm), 8192):
-                    await client.write_event(AudioChunk(audio=pcm[i : i + 8192], **fmt).event())
-                await client.write_event(AudioStop().event())
+            async with asyncio.timeout(self.timeout_s) as deadline:
+                await client.connect()
+                step = "take the audio"
+                for event in events:
+                    await client.write_event(event)
+                    deadline.reschedule(loop.time() + self.timeout_s)
+                step = "send a transcript"
                 while (event := await client.read_event()) is not None:
                     if Transcript.is_type(event.type):
                         return Transcript.from_event(event).text.strip()
-        except (OSError, TimeoutError) as exc:
-            raise ConnectionFailed(
-                f"The Wyoming speech-to-text server at {self.uri} did not answer ({type(exc).__name__}: {exc}).",
-                "Check that it runs (Home Assistant's Whisper add-on listens on port 10300) and the address.",
-            ) from None
-        raise VoicedeskError("connection", f"The Wyoming server at {self.uri} closed without a transcript.")
+            problem = "closed the connection without a transcript"
+        except TimeoutError:
+            problem = f"did not {step} within {self.timeout_s:g} s"
+        except OSError as exc:
+            problem = f"did not answer ({type(exc).__name__}: {exc})"
+        finally:  # not wyoming's disconnect: it would wait for audio that a stalled server never reads
+            if (writer := getattr(client, "_writer", None)) is not None:
+                writer.transport.abort()
+        raise ConnectionFailed(
+            f"The Wyoming speech-to-text server at {self.uri} {problem}.",
+            "Check that it runs (Home Assistant's Whisper add-on listens on port 10300) and the address; a slow one"
+            " needs a longer STT timeout (stt_timeout_s).",
+        )

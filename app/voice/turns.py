@@ -220,18 +220,19 @@ class TurnDetector:
         at = min(now, u.last_voiced + self.config.tail_s) if u.last_voiced else now
         return events + self._end(u, at, now, "stopped")
 
-    def transcribed(self, request: TranscribeRequest, text: str, now: float) -> list[TurnEvent]:
-        """The STT's answer to ``request``."""
+    def transcribed(self, request: TranscribeRequest, text: str, now: float, failed: bool = False) -> list[TurnEvent]:
+        """The STT's answer to ``request``; ``failed``: an ended utterance is dropped at once, not asked again (a
+        hanging server would cost its timeout twice)."""
         if self._in_flight == request:
             self._in_flight = None
         text = text.strip()
         events: list[TurnEvent] = []
         u = self._finishing.get(request.utterance)
-        if u is not None and request.end == self._final_end(u):
+        if u is not None and (failed or request.end == self._final_end(u)):
             events += self._finish(u, text, now)
         elif u is None and self._current is not None and self._current.id == request.utterance:
             u = self._current
-            if request.end == self._span_end(u):
+            if request.end == self._span_end(u) and not failed:
                 u.speculated = (request.end, text)  # no speech since it was asked: a final may reuse it
             if text:
                 events += [Transcript(u.id, text, False, now), *self._keyword(u, text, now)]

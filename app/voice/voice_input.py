@@ -17,7 +17,7 @@ import numpy as np
 
 from voicedesk.app.voice.listener import Listener, ListenerError, ListenerEvent
 from voicedesk.app.voice.microphone import Microphone
-from voicedesk.app.voice.stt import Transcriber, open_transcriber, stt_language
+from voicedesk.app.voice.stt import Transcriber, WhisperTranscriber, WyomingTranscriber, stt_language
 from voicedesk.app.voice.turns import (
     BargeIn,
     Dropped,
@@ -57,6 +57,8 @@ class VoiceSettings:
     stt_device: str = "auto"
     stt_compute: str = "default"
     wyoming_uri: str = ""
+    stt_timeout_s: float = 15.0
+    """How long a Wyoming server may take over each step, the transcript after the audio's end included."""
     language: str | None = None
     """None: the voice's language (``stt_language``)."""
     keep_recordings: bool = False
@@ -79,7 +81,7 @@ class VoiceSettings:
         return cls(**values)
 
 
-_RANGES = {"end_silence_s": (0.2, 5.0), "barge_in_min_s": (0.0, 5.0)}
+_RANGES = {"end_silence_s": (0.2, 5.0), "barge_in_min_s": (0.0, 5.0), "stt_timeout_s": (0.5, 300.0)}
 _CHOICES = {"mode": tuple(Mode), "barge_in": BARGE_IN, "stt": STT_KINDS, "stt_device": STT_DEVICES}
 
 
@@ -261,8 +263,8 @@ class VoiceInput:
         if s.stt == "wyoming":
             if not s.wyoming_uri:
                 raise UsageError("No Wyoming speech-to-text server is set.", "Set its address (tcp://HOST:10300).")
-            return open_transcriber("wyoming", uri=s.wyoming_uri)
-        return open_transcriber("local", model=s.stt_model, device=s.stt_device, compute_type=s.stt_compute)
+            return WyomingTranscriber(s.wyoming_uri, s.stt_timeout_s)
+        return WhisperTranscriber(s.stt_model, s.stt_device, s.stt_compute)
 
     def _problem(self, message: str) -> None:
         message = f"Voice input is off: {message} Typing still works."

@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from tests.app.voice.conftest import read_16k, words
+from tests.app.voice.conftest import mic_input, play_into, read_16k, words
+from tests.app.voice.test_listen_audio import Heard as Recorder
+from tests.app.voice.test_voice_input import interrupt
 from tests.support.net import free_port
 from voicedesk.app.voice.stt import WyomingTranscriber
+from voicedesk.app.voice.voice_input import Heard, Listening, NotHeard, VoiceInput, VoiceProblem, VoiceSettings
 from voicedesk.engine.errors import ConnectionFailed
 
 
@@ -31,3 +38,102 @@ async def test_an_english_only_model_refuses_another_language_with_advice(whispe
     with pytest.raises(UsageError, match="understands only English, not 'ja'") as refused:
         await whisper.transcribe(np.zeros(16_000, np.float32), "ja")
     assert "voicedesk models fetch --stt small" in str(refused.value)
+
+
+class HangingServer:
+    """A Wyoming ASR server on 127.0.0.1 that hangs as ``mode`` says, speaking the protocol through the ``wyoming``
+    package's own event reader and writer: 'mute' accepts and never reads or answers; 'chatty' reads the audio and
+    sends a transcript's start and chunks forever, never the transcript; 'relay' hands each connection to ``relay``
+    (the real ``wyoming-faster-whisper``): the server answers again."""
+
+    def __init__(self, mode: str, relay: str = "") -> None:
+        self.mode, self.relay, self.connections = mode, relay, 0
+        self._closed = asyncio.Event()
+
+    async def __aenter__(self) -> HangingServer:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a server that stops reading stalls the sender
+        sock.bind(("127.0.0.1", 0))
+        self.uri = f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+        self._server = await asyncio.start_server(self._serve, sock=sock)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._closed.set()
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        from wyoming.asr import Transcript, TranscriptChunk, TranscriptStart
+        from wyoming.audio import AudioStop
+        from wyoming.client import AsyncClient
+        from wyoming.event import async_read_event, async_write_event
+
+        self.connections += 1
+        try:
+            if self.mode == "relay":
+                async with AsyncClient.from_uri(self.relay) as server:
+                    while (event := await async_read_event(reader)) is not None:
+                        await server.write_event(event)
+                        if AudioStop.is_type(event.type):
+                            break
+                    while (event := await server.read_event()) is not None:
+                        await async_write_event(event, writer)
+                        if Transcript.is_type(event.type):
+                            return
+            if self.mode == "chatty":
+                while (event := await async_read_event(reader)) is not None and not AudioStop.is_type(event.type):
+                    pass
+                await async_write_event(TranscriptStart(language="en").event(), writer)
+                while not self._closed.is_set():
+                    await async_write_event(TranscriptChunk(text="turn").event(), writer)
+                    await asyncio.sleep(0.1)
+            writer.transport.pause_reading()  # 'mute': not even the kernel's buffers take more
+            await self._closed.wait()  # never answers, never closes
+        finally:
+            writer.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "seconds", "says"),
+    [
+        ("mute", 1, "did not send a transcript within 0.5 s"),  # accepted, then nothing
+        ("chatty", 1, "did not send a transcript within 0.5 s"),  # a transcript begun, never finished
+        ("mute", 160, "did not take the audio within 0.5 s"),  # stalled mid-stream (loopback buffers hold 4 MB)
+    ],
+)
+async def test_a_hanging_wyoming_server_fails_the_transcription_within_its_timeout(mode, seconds, says):
+    async with HangingServer(mode) as server:
+        stt = WyomingTranscriber(server.uri, timeout_s=0.5)
+        async with asyncio.timeout(10):  # the old client waited 30 s, then forever for the unsent audio
+            with pytest.raises(ConnectionFailed, match=says) as failed:
+                await stt.transcribe(np.zeros(seconds * 16_000, np.float32), "en")
+        assert server.uri in str(failed.value) and "stt_timeout_s" in str(failed.value) and server.connections == 1
+
+
+@pytest.mark.audio
+async def test_a_hanging_wyoming_server_loses_only_that_utterance_and_listening_goes_on(
+    virtual_mic, speech, wyoming_server
+):
+    async with HangingServer("mute", relay=wyoming_server.uri) as server:
+        settings = VoiceSettings(input_device=mic_input(virtual_mic), stt="wyoming", wyoming_uri=server.uri)
+        events = Recorder()
+        voice = VoiceInput(replace(settings, stt_timeout_s=5.0), events, interrupt, "af_heart")
+        task = asyncio.create_task(voice.run())
+        try:
+            await events.until(lambda: events.of(Listening))
+            await play_into(virtual_mic, speech("what time is it"))
+            await events.until(lambda: events.of(NotHeard), 60)
+            (problem,) = events.of(VoiceProblem)  # told once, though its partial hung too
+            assert problem.listening and problem.message.startswith("Not heard: The Wyoming speech-to-text server")
+            assert "did not send a transcript within 5 s" in problem.message and "stt_timeout_s" in problem.message
+            assert "Still listening" in problem.message and voice.listening and not events.of(Heard)
+
+            server.mode = "relay"  # it answers again
+            await play_into(virtual_mic, speech("turn off the kitchen lights"))
+            await events.until(lambda: events.of(Heard), 60)
+            assert [words(h.text) for h in events.of(Heard)] == ["turn off the kitchen lights"] and voice.listening
+            assert server.connections >= 3  # the hung partial and final, then this one's
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
