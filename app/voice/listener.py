@@ -168,13 +168,12 @@ class Listener:
         return self._audio[lo : max(int(end * RATE) - self._audio_start, lo)].copy()
 
     async def _transcribe(self, request: TranscribeRequest) -> None:
-        """A failure is told once, with the utterance it loses (a partial's, while the person speaks on, is not)."""
         try:
             text, failed = await self.transcriber.transcribe(self._slice(request.start, request.end), self.language), ""
         except VoicedeskError as exc:
             text, failed = "", exc.message + (f" {exc.advice}" if exc.advice else "")
         events = self.turns.transcribed(request, text, self.now, bool(failed))
-        if failed and any(isinstance(e, Dropped) for e in events):
+        if failed and any(isinstance(e, Dropped) for e in events):  # told once, with the utterance it loses
             self._on_event(ListenerError(failed, listening=True))
         self._handle(events)
 

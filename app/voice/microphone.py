@@ -90,10 +90,6 @@ class Microphone:
     def is_open(self) -> bool:
         return self._stream is not None
 
-    @property
-    def input_latency_s(self) -> float:
-        return float(self._stream.latency) if self._stream is not None else 0.0
-
     def check(self, now: float | None = None) -> None:
         """Raises ``MicrophoneLost`` if the stream ended by itself or has been silent (no blocks) too long."""
         if self._stream is None:

@@ -71,12 +71,10 @@ class WhisperTranscriber:
 
 
 class WyomingTranscriber:
-    """A Wyoming ASR server (Home Assistant's ``wyoming-faster-whisper``): one connection per transcription.
-    ``timeout_s`` bounds each step (connecting, each audio chunk, the transcript after the audio's end)."""
+    """A Wyoming ASR server (``wyoming-faster-whisper``), a connection per transcription; ``timeout_s`` per step."""
 
     def __init__(self, uri: str, timeout_s: float = 15.0) -> None:
-        self.uri = uri
-        self.timeout_s = timeout_s
+        self.uri, self.timeout_s = uri, timeout_s
 
     async def transcribe(self, audio: np.ndarray, language: str | None) -> str:
         from wyoming.asr import Transcribe, Transcript

@@ -221,8 +221,7 @@ class TurnDetector:
         return events + self._end(u, at, now, "stopped")
 
     def transcribed(self, request: TranscribeRequest, text: str, now: float, failed: bool = False) -> list[TurnEvent]:
-        """The STT's answer to ``request``; ``failed``: an ended utterance is dropped at once, not asked again (a
-        hanging server would cost its timeout twice)."""
+        """The STT's answer to ``request``; a ``failed`` one drops an ended utterance (not asked for again)."""
         if self._in_flight == request:
             self._in_flight = None
         text = text.strip()

@@ -304,9 +304,8 @@ class VoiceInput:
         elif isinstance(event, BargeIn):
             self._interrupting = self._spawn(self._barge(listener.to_monotonic(event.at)))
         elif isinstance(event, Dropped):
-            self._starts.pop(event.utterance, None)
-            self._ends.pop(event.utterance, None)
-            self._decided.pop(event.utterance, None)
+            for times in (self._starts, self._ends, self._decided):
+                times.pop(event.utterance, None)
             self._emit(NotHeard(event.reason))
         elif isinstance(event, Transcript) and not event.final:
             self._emit(Partial(event.text))
