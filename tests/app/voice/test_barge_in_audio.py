@@ -23,7 +23,7 @@ from tests.app.voice.conftest import mic_input, play_into, read_16k, words
 from tests.app.voice.test_echo_audio import ECHO_VOLUME, RecordingCanceller, loud_from, loudness, reply
 from tests.app.voice.test_listen_audio import Heard as Recorder
 from tests.app.voice.test_listen_audio import pactl
-from tests.support.audio_capture import SinkCapture
+from tests.support.audio_capture import SinkCapture, find, gaps
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import CutMark, TurnKind, TurnState
 from voicedesk.app.engines import EngineHub
@@ -42,8 +42,6 @@ pytestmark = [pytest.mark.audio, pytest.mark.slow]
 REPLY_S = 8.0
 SPOKEN_AT_S = 3.0
 """Into the reply (the canceller has found its echo by then)."""
-QUIET = 1e-3
-"""-60 dBFS: the noise (-20 dBFS) is never this quiet for 5 ms; the sink's silence always is."""
 
 
 class NoiseVoice(PacedSynthesizer):
@@ -126,22 +124,6 @@ async def speak_over_the_reply(
         soxr.resample(np.concatenate(synth.said), SAMPLE_RATE, RATE).astype(np.float32),
         pauses,
     )
-
-
-def find(haystack: np.ndarray, needle: np.ndarray) -> tuple[int, float]:
-    """Where ``needle`` best fits in ``haystack`` (FFT cross-correlation), and how well (normalised, 1 = exactly)."""
-    n = 1 << (len(haystack) + len(needle)).bit_length()
-    dots = np.fft.irfft(np.fft.rfft(haystack, n) * np.conj(np.fft.rfft(needle, n)), n)[: len(haystack) - len(needle)]
-    energies = np.convolve(haystack.astype(np.float64) ** 2, np.ones(len(needle)), "valid")[: len(dots)]
-    fit = dots / np.sqrt(energies * float(needle @ needle) + 1e-12)
-    return int(np.argmax(fit)), float(np.max(fit))
-
-
-def gaps(audio: np.ndarray, at_least_s: float = 0.005) -> list[tuple[int, int]]:
-    """(first quiet sample, first loud one after) of each silence in what the sink played (the last: to the end)."""
-    loud = np.append(np.flatnonzero(np.abs(audio) > QUIET), len(audio) + RATE)
-    jumps = np.flatnonzero(np.diff(loud) > at_least_s * RATE)
-    return [(int(loud[j]) + 1, int(loud[j + 1])) for j in jumps]
 
 
 def mic_offset(run: Run, onset: int) -> int:
