@@ -70,9 +70,17 @@ class Run:
 
 
 async def speak_over_the_reply(
-    person: Path, done, virtual_mic: str, test_sink: str, whisper, monkeypatch, barge_in_min_s: float = 0.3
+    person: Path,
+    done,
+    virtual_mic: str,
+    test_sink: str,
+    whisper,
+    monkeypatch,
+    barge_in_min_s: float = 0.3,
+    echo_volume: float = ECHO_VOLUME,
+    spoken_at_s: float = SPOKEN_AT_S,
 ) -> Run:
-    """Plays ``person`` into the microphone ``SPOKEN_AT_S`` into the reply; returns once ``done(events)`` holds and
+    """Plays ``person`` into the microphone ``spoken_at_s`` into the reply; returns once ``done(events)`` holds and
     the turn is over."""
     monkeypatch.setattr(echo_module, "EchoCanceller", RecordingCanceller)
     events, synth, headless = Recorder(), NoiseVoice(), HeadlessListener()
@@ -87,7 +95,7 @@ async def speak_over_the_reply(
     loopback = await pactl(
         "load-module", "module-loopback", f"source={test_sink}.monitor", f"sink={virtual_mic}", "latency_msec=30"
     )
-    loudness(loopback, ECHO_VOLUME)
+    loudness(loopback, echo_volume)
     task = asyncio.create_task(voice.run())
     try:
         with SinkCapture(test_sink) as capture:
@@ -98,7 +106,7 @@ async def speak_over_the_reply(
                 await asyncio.sleep(0.05)
             turn = await controller.speak(TurnKind.AGENT, "what's new?", reply(["The house is quiet tonight."]))
             async with asyncio.timeout(90):
-                while (controller.heard_position() or 0.0) < SPOKEN_AT_S:  # noqa: ASYNC110
+                while (controller.heard_position() or 0.0) < spoken_at_s:  # noqa: ASYNC110
                     await asyncio.sleep(0.02)
                 await play_into(virtual_mic, person)
                 try:
@@ -209,3 +217,23 @@ async def test_a_cough_over_the_reply_pauses_it_and_it_plays_on_from_where_it_fa
     assert 0.3 < (resumed_at - paused_at) / RATE < 2.5
     assert -0.035 <= (went_on - stopped) / RATE <= 0.002  # nothing skipped: at most the 30-ms fade played again
     assert fit_end > 0.4 and end > resumed_at  # it played to its end: all of it, the fade twice
+
+
+async def test_a_headset_wearer_cuts_the_first_reply_off_half_a_second_in(
+    virtual_mic, speech, whisper, test_sink, monkeypatch
+):
+    """Issue 29.3: a microphone that never hears the console (the loop muted). AEC3 alone took 15-30 dB off a person
+    over a reply's first seconds, and the listener's echo gate took what it had cut for echo: nothing was heard."""
+    run = await speak_over_the_reply(
+        speech("stop, turn off the kitchen lights"),
+        lambda events: events.of(Interrupted) and events.of(Heard),
+        virtual_mic,
+        test_sink,
+        whisper,
+        monkeypatch,
+        echo_volume=0.0,
+        spoken_at_s=0.5,
+    )
+    (said,), (interrupted,) = run.events.of(Heard), run.events.of(Interrupted)
+    assert run.turn.state is TurnState.CUT and "kitchen" in words(said.text)
+    assert said.times.speech_start < interrupted.at < said.times.final_transcript
