@@ -29,14 +29,12 @@ it away by 25-48 ms a second under load, and a move from the edge of the search 
 
 
 class EchoCanceller:
-    def __init__(self, noise_suppression: bool = False) -> None:
+    def __init__(self) -> None:
         import soxr
         from livekit import rtc
 
         self._rtc = rtc
-        self._apm = rtc.AudioProcessingModule(
-            echo_cancellation=True, noise_suppression=noise_suppression, high_pass_filter=True
-        )
+        self._apm = rtc.AudioProcessingModule(echo_cancellation=True, noise_suppression=False, high_pass_filter=True)
         self._played: deque[tuple[np.ndarray, int]] = deque(maxlen=2000)  # ~17 s of player blocks if nobody reads
         self._padded = 0  # microphone samples paired with silence while the player's tap was quiet (a stall)
         self._last_played = 0.0
