@@ -7,7 +7,6 @@ stream started per utterance loses its first milliseconds and its tail (see docs
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -22,9 +21,9 @@ from voicedesk.engine.audio import pcm16_to_float
 from voicedesk.engine.errors import LocalErrorCode, VoicedeskError
 from voicedesk.engine.events import SAMPLE_RATE
 
-log = logging.getLogger(__name__)
-
-
+OUTPUT_LATENCY_S = 0.1
+"""The device's buffer. PortAudio's 'high' (35 ms on ALSA) underflowed 18 times a minute with Kokoro, VAD and STT
+busy, and each underflow reconnected ALSA's pulse stream: silent up to 1.9 s on a null sink (docs/voice.md)."""
 PLAYER_AHEAD_S = 4.0
 """Audio a player may hold before its feeder stops taking more from the session (backpressure)."""
 ROOM_POLL_S = 0.05
@@ -79,7 +78,7 @@ class AudioPlayer:
         self,
         device: str | int | None = None,
         prebuffer_s: float = 0.15,
-        latency: str | float = "high",
+        latency: str | float = OUTPUT_LATENCY_S,
         on_event: Callable[[PlayerEvent], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         tap: Callable[[np.ndarray, int], None] | None = None,
@@ -94,7 +93,6 @@ class AudioPlayer:
         self._on_event = on_event
         self._loop = loop
         self._stream: Any = None
-        self._lock = threading.Lock()
         self.device_underflows = 0
         """PortAudio's own output-underflow flags raised while speech was playing (rule: ignore at start)."""
         self._finished = threading.Event()
@@ -192,7 +190,7 @@ class AudioPlayer:
     def _callback(self, outdata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
         now = time.monotonic()
         dac_delay = float(time_info.outputBufferDacTime - time_info.currentTime)
-        if not 0.0 <= dac_delay < 2.0:  # some hosts report zeros or garbage: fall back to the stream latency
+        if not 0.0 < dac_delay < 2.0:  # zeros (ALSA, after an underflow) or garbage: fall back to the stream latency
             dac_delay = self.output_latency_s
         if status.output_underflow:
             self.dac_clock.resync()  # the device played silence nobody wrote: sample counts no longer line up

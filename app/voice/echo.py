@@ -2,8 +2,8 @@
 
 The reference is exactly what the player handed the sound card (``AudioPlayer(tap=canceller.played)``), silence
 included, and the silence the device played when the player stalled (an underrun), so the canceller's delay estimate
-stays locked between utterances and across stalls. Everything runs in 10 ms frames at
-16 kHz; ``played`` is called from PortAudio's output thread and only appends to a deque.
+stays locked between utterances and across stalls. Everything runs in 10 ms frames at 16 kHz; ``played`` is called
+from PortAudio's output thread and only appends to a deque.
 """
 
 from __future__ import annotations
@@ -29,14 +29,12 @@ it away by 25-48 ms a second under load, and a move from the edge of the search 
 
 
 class EchoCanceller:
-    def __init__(self, noise_suppression: bool = False) -> None:
+    def __init__(self) -> None:
         import soxr
         from livekit import rtc
 
         self._rtc = rtc
-        self._apm = rtc.AudioProcessingModule(
-            echo_cancellation=True, noise_suppression=noise_suppression, high_pass_filter=True
-        )
+        self._apm = rtc.AudioProcessingModule(echo_cancellation=True, noise_suppression=False, high_pass_filter=True)
         self._played: deque[tuple[np.ndarray, int]] = deque(maxlen=2000)  # ~17 s of player blocks if nobody reads
         self._padded = 0  # microphone samples paired with silence while the player's tap was quiet (a stall)
         self._last_played = 0.0
@@ -51,9 +49,11 @@ class EchoCanceller:
         self._moved_to: int | None = None  # a lag off target seen at the last check
         self._skip = 0  # reference samples a move still has to skip
         self.locked = True
-        """False for the half second after a move, while the canceller finds the echo again: what leaks then is not
-        told from a person (``Listener`` ignores speech over it). Waiting for the echo itself (a clear check) left a
-        person speaking over it unheard, and one with no echo path (a headset) for 2 s."""
+        """False for the half second after a move, while the canceller finds the echo again: ``Listener`` ignores
+        speech over it (waiting for a clear check instead left a person unheard, one with a headset for 2 s)."""
+        self.echo_heard = False
+        """Whether the lag search found the reference in the microphone yet: until then the microphone passes as it
+        came, since with no echo path (a headset) AEC3 took 15-30 dB off a person over the first 4-8 s of a reply."""
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
@@ -69,10 +69,9 @@ class EchoCanceller:
         """Microphone samples (16 kHz float32) in, echo-free samples out: whole 10 ms frames, each paired with the
         next 10 ms of what the device played. What cannot be paired yet waits for the player's next block.
 
-        Pairing in step keeps the delay the canceller sees what the devices make it, however late this code runs:
-        feeding the reference as it arrived made a late event loop look like an echo path that jumps, and the echo
-        leaked while the canceller looked for it again. (PortAudio's own DAC and capture times were no help: through
-        PulseAudio they drifted by more than a second in 7 s.)"""
+        Pairing in step keeps the delay the canceller sees what the devices make it, however late this code runs: the
+        reference fed as it arrived made a late event loop look like an echo path that jumps, and the echo leaked.
+        (PortAudio's own DAC and capture times drifted by more than a second in 7 s through PulseAudio.)"""
         if not self._started:  # what played before listening began has no echo to pair with
             self._started = True
             self._played.clear()
@@ -96,18 +95,17 @@ class EchoCanceller:
         self._padded += max(0, frames * FRAME - len(self._reference))
         for i in range(frames):
             reference = np.pad(self._reference[i * FRAME : (i + 1) * FRAME], (0, FRAME))[:FRAME]
+            heard = self._mic[i * FRAME : (i + 1) * FRAME]
             self._apm.process_reverse_stream(self._frame(reference))
-            self._remember(reference, self._mic[i * FRAME : (i + 1) * FRAME])
-            frame = self._frame(self._mic[i * FRAME : (i + 1) * FRAME])
-            self._apm.process_stream(frame)
-            out[i * FRAME : (i + 1) * FRAME] = np.frombuffer(frame.data, np.int16) / 32768.0
+            self._remember(reference, heard)
+            self._apm.process_stream(frame := self._frame(heard))  # it adapts even while ``heard`` passes as it came
+            out[i * FRAME : (i + 1) * FRAME] = np.frombuffer(frame.data, np.int16) / 32768 if self.echo_heard else heard
         self.consumed = self._mic[: frames * FRAME]
         """The microphone's samples ``process`` just returned cleaned, in the same order."""
         self._mic, self._reference = self._mic[frames * FRAME :], self._reference[frames * FRAME :]
         if len(self._reference) > 3 * RATE:  # the microphone stalled while the player went on: in step again from here
             self._reference = np.zeros(0, np.float32)
-        if self._since_check >= LAG_EVERY:
-            self._since_check = 0
+        if self._since_check >= (LAG_EVERY if self.echo_heard else LAG_EVERY // 5):  # the first echo found at once
             self._keep_in_step()
         return out
 
@@ -135,18 +133,19 @@ class EchoCanceller:
         """The device played silence the tap never saw (a stall), or the streams' clocks drift: the echo then comes
         later after its reference (or sooner), until out of the canceller's reach. So find the lag (the
         cross-correlation's peak, phase transform) and, when it drifts from its target, move the reference back."""
-        self.locked = True
-        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6:
-            return  # nothing played: nothing to measure
+        self.locked, self._since_check = True, 0
+        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6 or float(np.mean(self._heard**2)) < 1e-7:
+            return  # nothing played, or nothing heard (a quiet headset costs no search)
         n = 2 * (LAG_WINDOW + LAG_SEARCH)
         spectrum = np.conj(np.fft.rfft(self._heard, n)) * np.fft.rfft(self._fed, n)
         correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + RATE // 10]
         # The fed history starts LAG_SEARCH earlier than the microphone's: a peak at k is an echo LAG_SEARCH - k late
         # (or up to 100 ms early: a stall counted too long puts the echo before its reference, unseen by AEC3).
         lag, peak = LAG_SEARCH - int(np.argmax(correlation)), correlation.max() / (np.std(correlation) + 1e-12)
-        if float(np.mean(self._heard**2)) < 1e-7 or peak < 6:
-            return  # no clear echo (none heard, speech over it, or too little of it)
+        if peak < 6:
+            return  # no clear echo (speech over it, or too little of it)
         moved, self._moved_to, self.lag_s = self._moved_to, None, lag / RATE
+        self.echo_heard = self.echo_heard or peak >= 10
         if abs(lag - TARGET_LAG) > DRIFT and peak >= 10:  # echo peaks were 12-80, chance ones 6-9
             if moved is None or abs(lag - moved) > 2 * FRAME:
                 self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice
@@ -162,6 +161,5 @@ class EchoCanceller:
             self._since_check = -LAG_EVERY  # the next check (and the lock) waits for half a second of it
 
     def _frame(self, samples: np.ndarray) -> object:
-        samples = np.pad(samples, (0, FRAME - len(samples)))
         pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype(np.int16)
         return self._rtc.AudioFrame(bytearray(pcm.tobytes()), RATE, 1, FRAME)

@@ -79,3 +79,21 @@ def locate(haystack: np.ndarray, needle: np.ndarray) -> int:
     probe = needle[: min(len(needle), 4096)].astype(np.float64)
     corr = np.correlate(haystack.astype(np.float64), probe, mode="valid")
     return int(np.argmax(corr))
+
+
+def find(haystack: np.ndarray, needle: np.ndarray) -> tuple[int, float]:
+    """Where ``needle`` best fits in ``haystack`` (FFT cross-correlation), and how well (normalised, 1 = exactly)."""
+    n = 1 << (len(haystack) + len(needle)).bit_length()
+    dots = np.fft.irfft(np.fft.rfft(haystack, n) * np.conj(np.fft.rfft(needle, n)), n)[: len(haystack) - len(needle)]
+    energies = np.convolve(haystack.astype(np.float64) ** 2, np.ones(len(needle)), "valid")[: len(dots)]
+    weight = float(needle @ needle)
+    fit = dots / np.sqrt(np.maximum(energies, 1e-4 * weight) * weight + 1e-12)  # silence (-40 dB) fits nothing
+    return int(np.argmax(fit)), float(np.max(fit))
+
+
+def gaps(audio: np.ndarray, rate: int = 16_000, at_least_s: float = 0.005) -> list[tuple[int, int]]:
+    """(first quiet sample, first loud one after) of each silence in what the sink played (the last: to the end).
+    Quiet is under -60 dBFS: noise at -20 dBFS is never that quiet for 5 ms; the sink's silence always is."""
+    loud = np.append(np.flatnonzero(np.abs(audio) > 1e-3), len(audio) + rate)
+    jumps = np.flatnonzero(np.diff(loud) > at_least_s * rate)
+    return [(int(loud[j]) + 1, int(loud[j + 1])) for j in jumps]

@@ -23,7 +23,7 @@ from tests.app.voice.conftest import mic_input, play_into, read_16k, words
 from tests.app.voice.test_echo_audio import ECHO_VOLUME, RecordingCanceller, loud_from, loudness, reply
 from tests.app.voice.test_listen_audio import Heard as Recorder
 from tests.app.voice.test_listen_audio import pactl
-from tests.support.audio_capture import SinkCapture
+from tests.support.audio_capture import SinkCapture, find, gaps
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import CutMark, TurnKind, TurnState
 from voicedesk.app.engines import EngineHub
@@ -42,8 +42,6 @@ pytestmark = [pytest.mark.audio, pytest.mark.slow]
 REPLY_S = 8.0
 SPOKEN_AT_S = 3.0
 """Into the reply (the canceller has found its echo by then)."""
-QUIET = 1e-3
-"""-60 dBFS: the noise (-20 dBFS) is never this quiet for 5 ms; the sink's silence always is."""
 
 
 class NoiseVoice(PacedSynthesizer):
@@ -72,9 +70,17 @@ class Run:
 
 
 async def speak_over_the_reply(
-    person: Path, done, virtual_mic: str, test_sink: str, whisper, monkeypatch, barge_in_min_s: float = 0.3
+    person: Path,
+    done,
+    virtual_mic: str,
+    test_sink: str,
+    whisper,
+    monkeypatch,
+    barge_in_min_s: float = 0.3,
+    echo_volume: float = ECHO_VOLUME,
+    spoken_at_s: float = SPOKEN_AT_S,
 ) -> Run:
-    """Plays ``person`` into the microphone ``SPOKEN_AT_S`` into the reply; returns once ``done(events)`` holds and
+    """Plays ``person`` into the microphone ``spoken_at_s`` into the reply; returns once ``done(events)`` holds and
     the turn is over."""
     monkeypatch.setattr(echo_module, "EchoCanceller", RecordingCanceller)
     events, synth, headless = Recorder(), NoiseVoice(), HeadlessListener()
@@ -89,7 +95,7 @@ async def speak_over_the_reply(
     loopback = await pactl(
         "load-module", "module-loopback", f"source={test_sink}.monitor", f"sink={virtual_mic}", "latency_msec=30"
     )
-    loudness(loopback, ECHO_VOLUME)
+    loudness(loopback, echo_volume)
     task = asyncio.create_task(voice.run())
     try:
         with SinkCapture(test_sink) as capture:
@@ -100,7 +106,7 @@ async def speak_over_the_reply(
                 await asyncio.sleep(0.05)
             turn = await controller.speak(TurnKind.AGENT, "what's new?", reply(["The house is quiet tonight."]))
             async with asyncio.timeout(90):
-                while (controller.heard_position() or 0.0) < SPOKEN_AT_S:  # noqa: ASYNC110
+                while (controller.heard_position() or 0.0) < spoken_at_s:  # noqa: ASYNC110
                     await asyncio.sleep(0.02)
                 await play_into(virtual_mic, person)
                 try:
@@ -126,22 +132,6 @@ async def speak_over_the_reply(
         soxr.resample(np.concatenate(synth.said), SAMPLE_RATE, RATE).astype(np.float32),
         pauses,
     )
-
-
-def find(haystack: np.ndarray, needle: np.ndarray) -> tuple[int, float]:
-    """Where ``needle`` best fits in ``haystack`` (FFT cross-correlation), and how well (normalised, 1 = exactly)."""
-    n = 1 << (len(haystack) + len(needle)).bit_length()
-    dots = np.fft.irfft(np.fft.rfft(haystack, n) * np.conj(np.fft.rfft(needle, n)), n)[: len(haystack) - len(needle)]
-    energies = np.convolve(haystack.astype(np.float64) ** 2, np.ones(len(needle)), "valid")[: len(dots)]
-    fit = dots / np.sqrt(energies * float(needle @ needle) + 1e-12)
-    return int(np.argmax(fit)), float(np.max(fit))
-
-
-def gaps(audio: np.ndarray, at_least_s: float = 0.005) -> list[tuple[int, int]]:
-    """(first quiet sample, first loud one after) of each silence in what the sink played (the last: to the end)."""
-    loud = np.append(np.flatnonzero(np.abs(audio) > QUIET), len(audio) + RATE)
-    jumps = np.flatnonzero(np.diff(loud) > at_least_s * RATE)
-    return [(int(loud[j]) + 1, int(loud[j + 1])) for j in jumps]
 
 
 def mic_offset(run: Run, onset: int) -> int:
@@ -227,3 +217,23 @@ async def test_a_cough_over_the_reply_pauses_it_and_it_plays_on_from_where_it_fa
     assert 0.3 < (resumed_at - paused_at) / RATE < 2.5
     assert -0.035 <= (went_on - stopped) / RATE <= 0.002  # nothing skipped: at most the 30-ms fade played again
     assert fit_end > 0.4 and end > resumed_at  # it played to its end: all of it, the fade twice
+
+
+async def test_a_headset_wearer_cuts_the_first_reply_off_half_a_second_in(
+    virtual_mic, speech, whisper, test_sink, monkeypatch
+):
+    """Issue 29.3: a microphone that never hears the console (the loop muted). AEC3 alone took 15-30 dB off a person
+    over a reply's first seconds, and the listener's echo gate took what it had cut for echo: nothing was heard."""
+    run = await speak_over_the_reply(
+        speech("stop, turn off the kitchen lights"),
+        lambda events: events.of(Interrupted) and events.of(Heard),
+        virtual_mic,
+        test_sink,
+        whisper,
+        monkeypatch,
+        echo_volume=0.0,
+        spoken_at_s=0.5,
+    )
+    (said,), (interrupted,) = run.events.of(Heard), run.events.of(Interrupted)
+    assert run.turn.state is TurnState.CUT and "kitchen" in words(said.text)
+    assert said.times.speech_start < interrupted.at < said.times.final_transcript

@@ -10,6 +10,7 @@ reply fades, the interruption is transcribed and answered.
 from __future__ import annotations
 
 import asyncio
+import time
 import wave
 
 import numpy as np
@@ -20,6 +21,7 @@ from tests.app.house.helpers import paced_opener
 from tests.app.voice.conftest import mic_input, play_into, words
 from tests.app.voice.test_listen_audio import Heard as Recorder
 from tests.app.voice.test_listen_audio import pactl
+from tests.support.audio_capture import SinkCapture, find, gaps
 from voicedesk.app.controller import SpeechController
 from voicedesk.app.conversation import CutMark, TurnKind, TurnState
 from voicedesk.app.engines import EngineHub
@@ -54,13 +56,11 @@ class EspeakVoice(PacedSynthesizer):
     def __init__(self, speech) -> None:
         super().__init__()
         self.speech = speech
-        self.said: list[np.ndarray] = []
 
     def synthesize(self, text, voice, speed, should_stop=None, settings=None) -> SynthesisResult:
         with wave.open(str(self.speech(text, "-v", "en-gb", "-s", "160"))) as w:
             pcm = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
             audio = soxr.resample(pcm, w.getframerate(), SAMPLE_RATE).astype(np.float32)
-        self.said.append(audio)
         return SynthesisResult(audio=audio, words=tone(text, len(audio) / SAMPLE_RATE)[1], phonemes=text)
 
 
@@ -107,31 +107,6 @@ def loud_from(audio: np.ndarray) -> int:
     return int(np.flatnonzero(np.abs(audio) > 0.01)[0])
 
 
-def echo_gone_at(mic: np.ndarray, console: np.ndarray, onset: int) -> int:
-    """Where the console's echo stops for good in the microphone after ``onset``: half a second before it (echo
-    alone) finds the echo's place in ``console`` and its gain; a 40-ms window still holds the echo when some
-    placement of the console's audio near there (±150 ms: an underrun moves it) explains a third of that gain."""
-    gap = RATE // 10  # the VAD's onset may be a window late
-    before = mic[onset - RATE // 2 - gap : onset - gap]
-    dots = np.correlate(console, before, "valid")
-    energies = np.convolve(console**2, np.ones(len(before)), "valid")
-    k = int(np.argmax(dots / np.sqrt(energies * float(before @ before) + 1e-12)))
-    assert dots[k] / np.sqrt(energies[k] * float(before @ before)) > 0.4, "the echo before the onset was not found"
-    place, gain = k + len(before) + gap, dots[k] / energies[k]
-    win, reach, last = RATE // 25, int(0.15 * RATE), onset
-    for at in range(onset, onset + int(1.5 * RATE), win):
-        here = place + at - onset
-        expected = console[max(0, here - reach) : here + win + reach]
-        if len(expected) < win + reach or db(console[here : here + win]) < -40:
-            continue  # a pause in what the console says (or its end): nothing to match
-        fits = np.correlate(expected, mic[at : at + win], "valid") / (
-            np.convolve(expected**2, np.ones(win), "valid") + 1e-9
-        )
-        if np.max(fits) >= gain / 3:
-            last = at + win
-    return last
-
-
 async def reply(sentences: list[str]):
     for sentence in sentences:
         yield sentence + " "
@@ -141,40 +116,45 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
     virtual_mic, speech, whisper, test_sink, monkeypatch
 ):
     monkeypatch.setattr(echo_module, "EchoCanceller", RecordingCanceller)
-    heard, onsets = Recorder(), []
+    heard = Recorder()
     synth, headless = EspeakVoice(speech), HeadlessListener()
     controller = SpeechController(EngineHub(headless.engine_status, paced_opener(synth)), headless)
     controller.voice = SessionConfig("af_heart", max_buffer_delay_ms=0)
-    player = controller.player = AudioPlayer(
-        on_event=lambda e: (onsets.append(e), controller.on_player_event(e)), loop=asyncio.get_running_loop()
-    )
+    player = controller.player = AudioPlayer(on_event=controller.on_player_event, loop=asyncio.get_running_loop())
     settings = VoiceSettings(enabled=True, input_device=mic_input(virtual_mic))  # barge-in after 0.3 s of speech
     voice = VoiceInput(settings, heard, controller.stop, "bf_emma", whisper)
     voice.attach(player)
+    pauses, pause = [], player.buffer.pause  # (what the listener had heard, monotonic) at each pause
+    player.buffer.pause = lambda: (pauses.append((voice.listener.now, time.monotonic())), pause())[1]
     person = speech("stop, turn off the kitchen lights")
     loopback = await pactl(
         "load-module", "module-loopback", f"source={test_sink}.monitor", f"sink={virtual_mic}", "latency_msec=30"
     )
     loudness(loopback, ECHO_VOLUME)
     task = asyncio.create_task(voice.run())
+    capture = SinkCapture(test_sink)
     try:
         await controller.use_engine(EngineSpec("local"))
-        player.open()
-        await heard.until(lambda: heard.of(Listening))
-        while voice.listener.now < 0.3:  # noqa: ASYNC110 - null-sink rule 1: play once audio flows
-            await asyncio.sleep(0.05)
-        console_from = voice.listener.now
-        turn = await controller.speak(TurnKind.AGENT, "what's new?", reply(REPLY * 4))
-        async with asyncio.timeout(LISTENED_S * 3):
-            while turn.active and (controller.heard_position() or 0.0) < LISTENED_S:  # noqa: ASYNC110
-                await asyncio.sleep(0.5)
-        heard_alone, listened_to, underflows = list(heard.events), voice.listener.now, player.device_underflows
-        echo = voice.listener.echo
-        # Nothing cut the console while it spoke alone (short stalls walk the echo 25-48 ms a second under load).
-        lags = [round(lag * 1000) for lag in echo.lags[-24:]]
-        assert turn.active, f"a false barge-in: {heard_alone}; echo lags (ms) before it {lags}, moves {echo.realigned}"
-        await play_into(virtual_mic, person)
-        await heard.until(lambda: heard.of(Interrupted) and heard.of(Heard))
+        with capture:
+            player.open()
+            await heard.until(lambda: heard.of(Listening))
+            while voice.listener.now < 0.3:  # noqa: ASYNC110 - null-sink rule 1: play once audio flows
+                await asyncio.sleep(0.05)
+            console_from = voice.listener.now
+            turn = await controller.speak(TurnKind.AGENT, "what's new?", reply(REPLY * 4))
+            async with asyncio.timeout(LISTENED_S * 3):
+                while turn.active and (controller.heard_position() or 0.0) < LISTENED_S:  # noqa: ASYNC110
+                    await asyncio.sleep(0.5)
+            heard_alone, listened_to, underflows = list(heard.events), voice.listener.now, player.device_underflows
+            echo = voice.listener.echo
+            # Nothing cut the console while it spoke alone (short stalls walk the echo 25-48 ms a second under load).
+            lags = [round(lag * 1000) for lag in echo.lags[-24:]]
+            moves = echo.realigned
+            assert turn.active, f"a false barge-in: {heard_alone}; echo lags (ms) before it {lags}, moves {moves}"
+            await play_into(virtual_mic, person)
+            await heard.until(lambda: heard.of(Interrupted) and heard.of(Heard))
+            await asyncio.sleep(player.output_latency_s + 0.2)  # null-sink rule 3: the fade reaches parec
+            recording = soxr.resample(capture.stop(), capture.sample_rate, RATE).astype(np.float32)
         (said,), (interrupted,) = heard.of(Heard), heard.of(Interrupted)
         answer = await controller.speak(TurnKind.AGENT, said.text, reply(["Done, the kitchen lights are off."]))
         await controller.wait_turn(answer)
@@ -201,23 +181,38 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
     attenuation = [r - c for r, c in windows]
     leaky = sum(a < 20 for a in attenuation) / len(attenuation)
 
-    # The interruption, on the microphone's own clock: the person's first sample, and where the console's echo ends
-    # (so the loop's own delay counts against the product). The console was saying the sentence whose onset came
-    # last before the barge-in, or the next.
+    # The interruption, on the microphone's own clock: the VAD's onset, and where the sink went quiet for good (the
+    # fade's end) as the microphone heard it through the loop, found by the echo before the person spoke.
     clock = voice.listener.to_monotonic(0.0)
     onset = int((said.times.speech_start - clock) * RATE)
-    cut_in = sum(e.kind == "onset" and e.monotonic < interrupted.at for e in onsets) - 1
-    console = soxr.resample(np.concatenate(synth.said[max(0, cut_in - 1) : cut_in + 2]), SAMPLE_RATE, RATE)
-    gone = echo_gone_at(raw, console.astype(np.float32), onset)
-    barge_s, gone_s = interrupted.at - clock - onset / RATE, (gone - onset) / RATE
+    # The echo alone in a half-second before the person's first sample (up to 265 ms before the VAD's onset), the
+    # one that fits best (underflows and the loop's drift blur longer stretches), searched for in the 8 s the sink
+    # played before it went quiet (the reply says each sentence 4 times, 25 s apart).
+    quiet_from = gaps(recording)[-1][0]
+    near = max(0, quiet_from - 8 * RATE)
+    fits = {
+        s: find(recording[near:quiet_from], raw[s : s + RATE // 2])
+        for s in range(onset - 2 * RATE, onset - RATE, RATE // 8)
+    }
+    start, (at, fit) = max(fits.items(), key=lambda f: f[1][1])
+    assert fit > 0.6, f"the console's echo before the onset was not found in the sink's recording ({fit:.2f})"
+    gone_s = (quiet_from - near - at + start - onset) / RATE
+    ours = [p for p in pauses if p[0] > onset / RATE] or pauses[-1:]
+    assert ours, "the reply was never paused"
+    heard_to, paused_at = ours[0]
+    behind_s = paused_at - clock - heard_to  # the listener behind the microphone: the machine's load
+    barge_s = interrupted.at - clock - onset / RATE
     print(
         f"\nconsole's voice for {(listened_to - console_from):.0f} s, echo at {np.median([r for r, _ in windows]):.1f}"
         f" dBFS: the canceller took off {np.median(attenuation):.1f} dB (median), under 20 dB in {leaky:.1%} of "
         f"250-ms windows; VAD windows of speech: {raw_vad} raw, {clean_vad} after (before the echo gate); "
+        f"{sum(p[0] < onset / RATE for p in pauses)} pauses resumed (echo taken for the onset of speech); "
         f"{underflows} player underflows ({echo.lost / SAMPLE_RATE:.2f} s of silence the device played fed as "
         f"reference), the echo's lag {min(echo.lags) * 1000:.0f}-{max(echo.lags) * 1000:.0f} ms, moved back into step"
-        f" {echo.realigned} times. Speech onset (VAD) → barge-in {barge_s:.3f} s → echo gone {gone_s:.3f} s (output "
-        f"latency {latency * 1000:.0f} ms); heard {said.text!r}; cut after {getattr(interrupted.cut, 'quote', None)!r}"
+        f" {echo.realigned} times. Speech onset (VAD) → paused after hearing {(heard_to - onset / RATE) * 1000:.0f} "
+        f"ms of it, {behind_s * 1000:.0f} ms behind the microphone → the reply gone from the sink {gone_s * 1000:.0f}"
+        f" ms after the onset (output latency {latency * 1000:.0f} ms); barge-in committed "
+        f"{barge_s:.3f} s after it; heard {said.text!r}; cut after {getattr(interrupted.cut, 'quote', None)!r}"
     )
     assert raw_vad > 100  # without the canceller, the console's voice is speech to the VAD
     assert np.median(attenuation) > 25
@@ -225,8 +220,7 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
     assert turn.state is TurnState.CUT and answer.state is TurnState.DONE, heard.events
     assert "kitchen" in words(said.text)
     assert said.times.speech_start < interrupted.at < said.times.final_transcript
-    # Issue 29 asks for 300 ms from the onset: the decision alone needs 0.3 s of voiced speech (a cough must not cut
-    # the reply), and on a loaded machine the listener runs behind the microphone; docs/voice.md has the figures.
-    # What must hold: the fade reaches the room within a second of the decision (the device's latency, the loop's
-    # backlog, the loopback), never the rest of the sentence.
-    assert gone_s < barge_s + latency + 1.0
+    # Issue 29's 300 ms from the onset, as test_barge_in_audio.py asserts it: the pause is decided on the onset's own
+    # samples, and the fade reaches the sink at once, unless the machine keeps the listener behind (docs/voice.md).
+    assert heard_to - onset / RATE <= 0.1
+    assert 0.0 < gone_s <= 0.3 + max(behind_s - 0.05, 0.0)

@@ -223,8 +223,7 @@ def test_a_spoken_command_switches_the_light_in_home_assistant(
 def test_speaking_over_a_reply_stops_it_and_becomes_the_next_question(
     make_window, qtbot, qloop, tmp_path, virtual_mic, test_sink, speech, tiny_en
 ):
-    # A room: the microphone hears the console, as in test_barge_in_audio. With no echo path (a headset) AEC3 took
-    # 15-30 dB off a person speaking over the first 4-8 s of the reply: the question was never heard (test_echo.py).
+    # A room: the microphone hears the console, as in test_barge_in_audio (which has a headset's case too).
     loopback = qloop.run_until_complete(
         pactl("load-module", "module-loopback", f"source={test_sink}.monitor", f"sink={virtual_mic}", "latency_msec=30")
     )
