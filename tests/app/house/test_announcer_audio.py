@@ -75,10 +75,17 @@ async def test_an_urgent_one_cuts_in_and_the_normal_one_resumes_from_its_next_se
     # Alpha's length again), and nothing is missing.
     print(f"heard of Alpha {heard_first:.2f}/{alpha:.2f} s; after the alert {after_urgent:.2f}/{expected_after:.2f} s")
     assert abs(after_urgent - expected_after) < 0.35, (after_urgent, expected_after, alpha)
-    # No chime before the resumed part: the dingdong is heard once.
-    later = recorded[second_chime + len(alert) :]
-    energy = np.max(np.abs(np.fft.rfft(later)[int(600 * len(later) / SAMPLE_RATE) :]))  # above the 220 Hz tone
-    assert energy < 0.05 * np.max(np.abs(np.fft.rfft(recorded[first_chime : first_chime + len(dingdong)])))
+
+    # No chime before the resumed part: the dingdong is heard once. (Judged by the best fit of the chime itself: its
+    # energy above 600 Hz also took in the clicks of a device underflow under load.)
+    def chime_fit(audio: np.ndarray) -> float:
+        there = audio[(at := locate_fft(audio, dingdong)) : at + len(dingdong)]
+        weight = float(there @ there) * float(dingdong @ dingdong)
+        return float(there @ dingdong[: len(there)]) / np.sqrt(weight + 1e-12)
+
+    before, after = chime_fit(recorded[:second_chime]), chime_fit(recorded[second_chime + len(alert) :])
+    print(f"the dingdong's best fit before the alert {before:.2f}, after it {after:.2f}")
+    assert before > 0.8 and after < 0.5
 
 
 async def test_announcements_are_marked_to_the_sound_server_as_announcements():
