@@ -98,6 +98,7 @@ def add_listen_arguments(parser: argparse.ArgumentParser) -> None:
     )
     ears.add_argument("--stt-device", default="auto", help="cpu, cuda or auto (default)")
     ears.add_argument("--wyoming-stt", metavar="URI", help="a Wyoming ASR server (tcp://HOST:10300) instead")
+    ears.add_argument("--stt-timeout", type=float, default=15.0, metavar="S", help="its limit for each step (15)")
     ears.add_argument("--end-silence", type=float, default=0.6, metavar="S", help="silence that ends a turn (0.6)")
     ears.add_argument("--ha-url", help="ask Home Assistant's conversation agent what is heard; say its answer")
     ears.add_argument(
@@ -134,7 +135,11 @@ def listen_from_args(args: argparse.Namespace):
         language = args.language or assist_language(args.voice)
         agent = HomeAssistantSource(url, token, language, args.ha_agent)
     values = {"input_device": args.input_device or "", "end_silence_s": args.end_silence, "stt_device": args.stt_device}
-    values |= {"stt": "wyoming", "wyoming_uri": args.wyoming_stt} if args.wyoming_stt else {}
+    values |= (
+        {"stt": "wyoming", "wyoming_uri": args.wyoming_stt, "stt_timeout_s": args.stt_timeout}
+        if args.wyoming_stt
+        else {}
+    )
     values |= {"stt_model": args.stt_model} if args.stt_model else {}
     settings = VoiceSettings.from_dict({**values, "language": args.language or None})  # UsageError: what to fix
     settings = replace(settings, enabled=True, mode=Mode.PUSH_TO_TALK)

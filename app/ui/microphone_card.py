@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSlider
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+)
 
 from voicedesk.app.settings import AppSettings
 from voicedesk.app.ui.forms import PageSwitcher, form_layout, page, picker
@@ -105,8 +114,13 @@ class MicrophoneCard(Card):
         self.stt_pages.addWidget(page(whisper, hint("Fetch a model once: voicedesk models fetch --stt small.en")))
         self.wyoming = QLineEdit()
         self.wyoming.setPlaceholderText("tcp://homeassistant.local:10300")
+        self.stt_timeout = QDoubleSpinBox()
+        self.stt_timeout.setRange(0.5, 300.0)
+        self.stt_timeout.setSuffix(" s")
+        self.stt_timeout.setToolTip("The longest the server may take over each step, the transcript included")
         wyoming = form_layout()
         wyoming.addRow(field_label("Server"), self.wyoming)
+        wyoming.addRow(field_label("Timeout"), self.stt_timeout)
         self.stt_pages.addWidget(page(wyoming))
         self.body.addWidget(self.stt_pages)
         rest = form_layout()
@@ -187,6 +201,7 @@ class MicrophoneCard(Card):
         self.keywords.setText(", ".join(voice.barge_in_keywords))
         self.model.setText(voice.stt_model)
         self.wyoming.setText(voice.wyoming_uri)
+        self.stt_timeout.setValue(voice.stt_timeout_s)
         self.language.setText(voice.language or "")
         self.end_silence_label.setText(f"{self.end_silence.value() / 1000:.2f} s")
         self.barge_in_min_label.setText(f"{self.barge_in_min.value() / 1000:.2f} s")
@@ -210,5 +225,6 @@ class MicrophoneCard(Card):
             stt_compute=self.compute.currentData(),
             stt_model=self.model.text().strip() or settings.voice_input.stt_model,
             wyoming_uri=self.wyoming.text().strip(),
+            stt_timeout_s=self.stt_timeout.value(),
             language=self.language.text().strip() or None,
         )

@@ -110,6 +110,7 @@ class VoiceActions(QObject):
             self.status.clear(Topic.MICROPHONE)
             return
         stt = (settings.stt, settings.stt_model, settings.stt_device, settings.stt_compute, settings.wyoming_uri)
+        stt += (settings.stt_timeout_s,)
         loaded = self._transcriber[1] if self._transcriber and self._transcriber[0] == stt else None
         self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
         voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)

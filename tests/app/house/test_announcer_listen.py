@@ -120,6 +120,7 @@ def test_listen_options_are_checked_before_anything_starts(monkeypatch):
         (("--listen", "--ha-url", "http://ha:8123", "--mqtt", "h"), "needs a token in $HASS_TOKEN"),
         (("--listen", "--ha-url", "ha:8123", "--mqtt", "h"), "--ha-url"),
         (("--listen", "--end-silence", "9", "--mqtt", "h"), "end_silence_s"),
+        (("--listen", "--wyoming-stt", "tcp://ha:10300", "--stt-timeout", "0.1", "--mqtt", "h"), "stt_timeout_s"),
     ]:
         with pytest.raises(UsageError, match=message.replace("$", r"\$")):
             listen_from_args(_args(*argv))
@@ -128,6 +129,10 @@ def test_listen_options_are_checked_before_anything_starts(monkeypatch):
     assert config.wake_word == "okay_nabu" and config.voice.mode is Mode.PUSH_TO_TALK
     assert config.agent.base_url == "http://ha:8123" and config.agent.language == "en-GB"
     assert json.dumps(config.voice.to_dict())  # a plain settings object
+    config = listen_from_args(
+        _args("--listen", "--wyoming-stt", "tcp://ha:10300", "--stt-timeout", "40", "--mqtt", "h")
+    )
+    assert (config.voice.stt, config.voice.wyoming_uri, config.voice.stt_timeout_s) == ("wyoming", "tcp://ha:10300", 40)
 
 
 @pytest.mark.slow

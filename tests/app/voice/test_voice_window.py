@@ -50,6 +50,7 @@ def test_the_microphone_settings_survive_a_restart_and_bad_ones_are_reset(make_w
     card.keywords.setText("Stop, enough")
     card.stt.setCurrentIndex(card.stt.findData("wyoming"))
     qtbot.keyClicks(card.wyoming, "tcp://127.0.0.1:10300")
+    card.stt_timeout.setValue(40.0)
     qtbot.keyClicks(card.language, "de")
     card.keep.setChecked(True)
     qloop.run_until_complete(first.shutdown())
@@ -61,6 +62,7 @@ def test_the_microphone_settings_survive_a_restart_and_bad_ones_are_reset(make_w
     assert voice.mode is Mode.PUSH_TO_TALK and voice.end_silence_s == 0.9 and voice.keep_recordings
     assert (voice.barge_in, voice.barge_in_keywords) == ("keyword", ("stop", "enough"))
     assert (voice.stt, voice.wyoming_uri, voice.language) == ("wyoming", "tcp://127.0.0.1:10300", "de")
+    assert voice.stt_timeout_s == 40.0
     assert not voice.enabled  # off until the person turns it on: nothing listens by default
 
     second = make_window(path, start=False)
@@ -68,6 +70,7 @@ def test_the_microphone_settings_survive_a_restart_and_bad_ones_are_reset(make_w
     assert not card.hands_free.isChecked() and card.end_silence_label.text() == "0.90 s"
     assert card.keywords.text() == "stop, enough" and card.wyoming.text() == "tcp://127.0.0.1:10300"
     assert card.stt_pages.currentIndex() == 1 and card.language.text() == "de" and card.keep.isChecked()
+    assert card.stt_timeout.value() == 40.0
 
     data = json.loads(path.read_text())
     data["voice_input"] |= {"end_silence_s": -3, "barge_in": "loud"}
