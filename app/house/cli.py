@@ -135,11 +135,8 @@ def listen_from_args(args: argparse.Namespace):
         language = args.language or assist_language(args.voice)
         agent = HomeAssistantSource(url, token, language, args.ha_agent)
     values = {"input_device": args.input_device or "", "end_silence_s": args.end_silence, "stt_device": args.stt_device}
-    values |= (
-        {"stt": "wyoming", "wyoming_uri": args.wyoming_stt, "stt_timeout_s": args.stt_timeout}
-        if args.wyoming_stt
-        else {}
-    )
+    if args.wyoming_stt:
+        values |= {"stt": "wyoming", "wyoming_uri": args.wyoming_stt, "stt_timeout_s": args.stt_timeout}
     values |= {"stt_model": args.stt_model} if args.stt_model else {}
     settings = VoiceSettings.from_dict({**values, "language": args.language or None})  # UsageError: what to fix
     settings = replace(settings, enabled=True, mode=Mode.PUSH_TO_TALK)
