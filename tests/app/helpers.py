@@ -25,12 +25,14 @@ def opener_for(synthesizer: object) -> Callable:
     return opener
 
 
-async def until(condition: Callable[[], object], within_s: float = 120.0) -> None:
+async def until(
+    condition: Callable[[], object], within_s: float = 120.0, describe: Callable[[], object] | None = None
+) -> None:
     """Waits for a condition while Qt and asyncio run (never a fixed time: the model is slower than real
     time on a shared 2-core machine, so everything is awaited by what it waits for)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within_s
     while not condition():
         if loop.time() > deadline:
-            raise TimeoutError("condition not met in time")
+            raise TimeoutError("condition not met in time" + (f": {describe()}" if describe else ""))
         await asyncio.sleep(0.02)

@@ -247,7 +247,8 @@ def test_a_server_still_loading_its_model_is_said_so_and_asked_again_soon(
         qloop.run_until_complete(until(lambda: answers(server.http_url + "/ping"), within_s=60))
         window = websocket_window(make_window, tmp_path, server.ws_url, interval_s=60.0)
         engine = window.sidebar.engine
-        qloop.run_until_complete(until(lambda: "loading its model" in engine.message.text()))
+        said = lambda: (engine.message.text(), engine.health.text(), window.hub.status.state)  # noqa: E731
+        qloop.run_until_complete(until(lambda: "loading its model" in engine.message.text(), describe=said))
         assert "dropped" not in engine.message.text() and "1013" not in engine.message.text()
         qloop.run_until_complete(until(lambda: window.engines.health.record.failures >= 2))  # asked again, soon
         assert window.engines.health.record.next_delay(60.0) == 5.0
