@@ -43,6 +43,27 @@ if "huggingface_hub" in sys.modules:  # a plugin imported it first: its constant
 
 import pytest  # noqa: E402 - after the environment, on purpose
 
+from tests.support import parallel  # noqa: E402
+
+_machine_share: parallel.MachineShare | None = None
+if parallel.worker():
+    # headless.sh's display and sound server: each worker gets its own instead, before anything opens them
+    if os.environ.get("QT_QPA_PLATFORM") == "xcb":
+        parallel.start_own_display()
+    if os.environ.get("VOICEDESK_TEST_SINK"):
+        parallel.start_own_pulseaudio()
+    _machine_share = parallel.MachineShare(os.environ["PYTEST_XDIST_TESTRUNUID"])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """Under xdist, an ``alone`` test runs with no other test beside it (``tests/support/parallel.py``)."""
+    if _machine_share is None:
+        return (yield)
+    with _machine_share.hold(alone=item.get_closest_marker("alone") is not None):
+        return (yield)
+
+
 TEST_DEVICE = os.environ.get("VOICEDESK_TEST_DEVICE", "cpu")
 
 
@@ -69,7 +90,9 @@ def synthesizer(hf_home: Path, text_grammars: Path) -> Iterator[object]:
     """
     import torch
 
-    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    # pytest-xdist's workers each get one thread, so two workers on two cores do not fight over them.
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    torch.set_num_threads(max(1, min(2, (os.cpu_count() or 1) // workers)))
     from voicedesk.engine.model.kokoro_synth import KokoroSynthesizer
 
     yield KokoroSynthesizer.load(device=TEST_DEVICE)

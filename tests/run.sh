@@ -23,6 +23,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# A real Home Assistant (its own Python 3.13 venv, .cache/ha-venv, kept between runs) for
+# tests/app/house/test_home_assistant.py: 5–12 minutes the first time, nothing once cached. It shares nothing with
+# the project's venv, so it installs in the background meanwhile. VOICEDESK_HOME_ASSISTANT=0 leaves it out; a machine
+# without Python 3.13 is told how to get it, and those tests are skipped saying so.
+ha_install=""
+ha_log=.cache/home-assistant-install.log
+if [ "${VOICEDESK_HOME_ASSISTANT:-1}" = 1 ]; then
+  mkdir -p .cache
+  bash tests/support/install_home_assistant.sh >"$ha_log" 2>&1 &
+  ha_install=$!
+  trap 'kill "$ha_install" 2>/dev/null || true' EXIT  # a failed install step above leaves no orphan behind
+fi
+
 PYTHON=${PYTHON:-}
 if [ -z "$PYTHON" ]; then
   for candidate in python3 python3.12 python3.13; do
@@ -55,12 +68,12 @@ if [ ! -f .cache/offline-ja/.done ]; then
     'from voicedesk.engine.model.languages import download_requirements as d; print(*d("j"))')
   touch .cache/offline-ja/.done
 fi
-# A real Home Assistant (its own Python 3.13 venv, .cache/ha-venv, kept between runs) for
-# tests/app/house/test_home_assistant.py: 5–12 minutes the first time, nothing once cached. VOICEDESK_HOME_ASSISTANT=0
-# leaves it out; a machine without Python 3.13 is told how to get it, and those tests are skipped saying so.
-if [ "${VOICEDESK_HOME_ASSISTANT:-1}" = 1 ]; then
-  bash tests/support/install_home_assistant.sh ||
+if [ -n "$ha_install" ]; then
+  echo "tests/run.sh: waiting for Home Assistant's install (log: $ha_log)"
+  if wait "$ha_install"; then cat "$ha_log"; else
+    cat "$ha_log" >&2
     echo "tests/run.sh: no Home Assistant venv (see above); tests/app/house/test_home_assistant.py will be skipped" >&2
+  fi
 fi
 
 # shellcheck source=tests/support/headless.sh
@@ -68,7 +81,9 @@ source tests/support/headless.sh
 export VOICEDESK_REQUIRE_AUDIO=${VOICEDESK_REQUIRE_AUDIO:-1}
 mkdir -p test-artifacts
 set +e
-.venv/bin/python -m pytest "$@"
+# Two workers by default (VOICEDESK_TEST_WORKERS; 0 runs in this process): most tests wait on sockets, subprocesses
+# and real-time audio, and the few that need the machine to themselves are marked alone (tests/support/parallel.py).
+.venv/bin/python -m pytest -n "${VOICEDESK_TEST_WORKERS:-2}" --dist loadfile "$@"
 status=$?
 set -e
 exit $status

@@ -26,7 +26,8 @@ from voicedesk.engine.events import SAMPLE_RATE
 from voicedesk.engine.measure.metrics import seam_gaps
 from voicedesk.engine.seams import LEAD_IN_S, WINDOW_S, trailing_pause_s
 
-pytestmark = pytest.mark.audio
+# alone: real-time audio that must not starve (tests/support/parallel.py)
+pytestmark = [pytest.mark.audio, pytest.mark.alone]
 
 REPLY = "Hello there, this is a test. The second part follows here. And that is all."
 

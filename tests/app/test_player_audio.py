@@ -11,7 +11,8 @@ import pytest
 from tests.support.audio_capture import SinkCapture, locate, require_null_sink
 from voicedesk.engine.audio import float_to_pcm16, pcm16_to_float
 
-pytestmark = pytest.mark.audio
+# alone: real-time audio that must not starve (tests/support/parallel.py)
+pytestmark = [pytest.mark.audio, pytest.mark.alone]
 
 
 async def test_streamed_sentences_arrive_at_the_sink_gapless_and_exact():

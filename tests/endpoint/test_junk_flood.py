@@ -27,6 +27,8 @@ from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.limits import REFUSAL_HOLD_MAX_S
 from voicedesk.engine.protocol import BIDI_PATH
 
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
+
 BURST = 5
 PER_S = 0.2
 """Slow enough that the address is still empty when the client reconnects, on any machine (5 s per frame)."""

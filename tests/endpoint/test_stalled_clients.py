@@ -33,6 +33,8 @@ from voicedesk.endpoint.runner import ServerThread
 from voicedesk.engine.protocol import BIDI_PATH, Flush, SendText, SynthesizeRequest, encode_command
 from voicedesk.engine.session import SessionLimits
 
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
+
 SENTENCE = "This is one more sentence of a long reply that goes on and on."
 LONG_REPLY = " ".join([SENTENCE] * 120)
 """About 8 minutes of audio: far more than the socket buffers between server and client can hold."""

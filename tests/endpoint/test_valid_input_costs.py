@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 
+import pytest
 from websockets.asyncio.client import connect
 
 from tests.support.endpoint import GUARD_S, receive_all, receive_until
@@ -16,6 +17,8 @@ from voicedesk.endpoint import bidi
 from voicedesk.engine.connection import decode
 from voicedesk.engine.errors import ErrorCode
 from voicedesk.engine.protocol import BIDI_PATH
+
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
 
 
 async def _thread_id() -> int:

@@ -16,11 +16,7 @@ _voicedesk_headless_stop() {
 trap _voicedesk_headless_stop EXIT
 
 if command -v pulseaudio >/dev/null 2>&1; then
-  pulseaudio -n --daemonize=yes --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=yes \
-    --log-target=file:"$VOICEDESK_HEADLESS_DIR/pulse.log" -L module-native-protocol-unix \
-    -L "module-null-sink sink_name=voicedesk_test rate=24000 channels=1 format=float32le" \
-    -L "module-null-sink sink_name=voicedesk_mic rate=16000 channels=1 format=float32le" \
-    && pactl set-default-sink voicedesk_test && pactl set-default-source voicedesk_mic.monitor \
+  bash "$(dirname "${BASH_SOURCE[0]}")/start_pulseaudio.sh" "$VOICEDESK_HEADLESS_DIR/pulse.log" \
     && export VOICEDESK_TEST_SINK=voicedesk_test VOICEDESK_TEST_MIC=voicedesk_mic \
     || echo "tests/run.sh: PulseAudio did not start (see $VOICEDESK_HEADLESS_DIR/pulse.log)" >&2
 fi

@@ -8,6 +8,8 @@ import pytest
 
 from voicedesk.app.lab.abuse_valid import format_valid, run_valid
 
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
+
 
 @pytest.mark.slow
 async def test_each_attack_runs_beside_a_served_healthy_client() -> None:

@@ -9,6 +9,8 @@ import pytest
 from voicedesk.app.lab.bench_engine import format_report, run_engine_bench
 from voicedesk.engine.commands import main
 
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
+
 
 @pytest.mark.slow
 def test_engine_bench_reports_a_side_by_side_ratio_that_is_the_quotient_of_its_times(synthesizer):

@@ -15,6 +15,8 @@ import pytest
 from voicedesk.app.lab.bench_flow_agents import PAUSE_CASES, Spoken, Transcript, play
 from voicedesk.engine.commands import main
 
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
+
 
 def test_bench_flow_runs_every_scenario_and_writes_json(tmp_path, capsys, monkeypatch):
     report = tmp_path / "flow.json"

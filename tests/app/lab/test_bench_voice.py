@@ -14,7 +14,8 @@ from tests.app.voice.conftest import virtual_mic, words  # noqa: F401 - a fixtur
 from voicedesk.app.lab.bench_voice import UTTERANCES
 from voicedesk.engine.commands import main
 
-pytestmark = [pytest.mark.slow, pytest.mark.audio]
+# alone: real-time audio that must not starve (tests/support/parallel.py)
+pytestmark = [pytest.mark.slow, pytest.mark.audio, pytest.mark.alone]
 
 
 def test_bench_voice_times_the_loop_and_the_baseline_on_the_same_utterance(virtual_mic, tmp_path, capsys, monkeypatch):  # noqa: F811

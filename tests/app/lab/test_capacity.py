@@ -21,6 +21,8 @@ from voicedesk.engine.commands import main
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.factory import open_engine
 
+pytestmark = pytest.mark.alone  # times it side by side (tests/support/parallel.py)
+
 
 def ramp_through(target_s: float, max_sessions: int, p95_at: dict[int, float | None]) -> tuple[list[int], CapacityRamp]:
     ramp = CapacityRamp(target_s, max_sessions)

@@ -37,7 +37,8 @@ from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.events import SAMPLE_RATE, SessionConfig
 from voicedesk.engine.model.synthesis import SynthesisResult
 
-pytestmark = [pytest.mark.audio, pytest.mark.slow]
+# alone: real-time audio that must not starve (tests/support/parallel.py)
+pytestmark = [pytest.mark.audio, pytest.mark.slow, pytest.mark.alone]
 
 REPLY_S = 8.0
 SPOKEN_AT_S = 3.0

@@ -35,7 +35,8 @@ from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.events import SAMPLE_RATE, SessionConfig
 from voicedesk.engine.model.synthesis import SynthesisResult
 
-pytestmark = [pytest.mark.audio, pytest.mark.slow]
+# alone: real-time audio that must not starve (tests/support/parallel.py)
+pytestmark = [pytest.mark.audio, pytest.mark.slow, pytest.mark.alone]
 
 ECHO_VOLUME = 0.7
 """The loop's gain (PulseAudio's cubic volume: -9 dB): the console's echo about as loud as the person speaking."""
