@@ -51,6 +51,8 @@ def test_a_new_speak_waits_its_turn_and_speak_now_interrupts_on_purpose(make_win
         await until(lambda: len(window.controller.turns) == 3 and window.controller.turns[2].sentences)
         type_and(window, qtbot, "Urgent.", window.composer.speak_now)
         await until(lambda: len(window.controller.turns) == 4 and not window.controller.turns[3].active)
+        # the history is written once the turn's outcome is in, a moment after the turn ends
+        await until(lambda: [e.text for e in window.announce.history.entries][-1:] == ["Urgent."])
         return window.controller.turns
 
     turns = qloop.run_until_complete(scenario())
@@ -96,6 +98,7 @@ def test_a_saved_phrase_speaks_in_its_own_voice_by_click_and_by_shortcut(make_wi
         keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
         qtbot.keyClick(window.composer.editor, Qt.Key.Key_1, keys)
         await until(lambda: len(window.controller.turns) == 2 and not window.controller.turns[-1].active)
+        await until(lambda: len(window.announce.history.entries) == 2)  # written once the turn's outcome is in
 
     qloop.run_until_complete(scenario())
     for turn in window.controller.turns:

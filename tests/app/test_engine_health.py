@@ -21,6 +21,10 @@ from voicedesk.app.settings import AppSettings, save_settings
 from voicedesk.app.ui.sidebar import NOT_SET_UP
 from voicedesk.engine.model.voices import KNOWN_VOICES
 
+# alone: two loaded serial fresh-clone runs and one two-worker run each timed out one of these waits on the health
+# check (cause not found; alone, each passes); its servers also stop and bind the same port again
+pytestmark = pytest.mark.alone
+
 
 def endpoint_server(synthesizer, port: int | None = None):
     """A real endpoint server; on ``port`` when given (to bring "the same server" back after a stop)."""
