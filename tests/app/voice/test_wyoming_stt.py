@@ -111,6 +111,27 @@ async def test_a_hanging_wyoming_server_fails_the_transcription_within_its_timeo
         assert server.uri in str(failed.value) and "stt_timeout_s" in str(failed.value) and server.connections == 1
 
 
+async def test_a_server_whose_listen_queue_is_full_fails_at_the_connection_within_its_timeout():
+    # A server too busy to accept: its listen queue full, the kernel drops further SYNs and connect() hangs.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        uri = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        fillers = [socket.socket() for _ in range(8)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                filler.connect_ex(server.getsockname())
+            stt = WyomingTranscriber(uri, timeout_s=0.5)
+            async with asyncio.timeout(10):
+                with pytest.raises(ConnectionFailed, match=r"did not accept the connection within 0\.5 s") as failed:
+                    await stt.transcribe(np.zeros(16_000, np.float32), "en")
+            assert uri in str(failed.value) and "stt_timeout_s" in str(failed.value)
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
 @pytest.mark.audio
 async def test_a_hanging_wyoming_server_loses_only_that_utterance_and_listening_goes_on(
     virtual_mic, speech, wyoming_server
