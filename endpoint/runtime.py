@@ -231,7 +231,8 @@ class EndpointRuntime:
         if self.state is RuntimeState.READY:
             return
         if self.state is RuntimeState.LOADING:
-            raise VoicedeskError(ErrorCode.NOT_READY, "The model is still loading; retry when GET /ping answers 200.")
+            message = "The server is still loading its model; retry when GET /ping answers 200."
+            raise VoicedeskError(ErrorCode.NOT_READY, message)
         if self.state is RuntimeState.FAILED and self.load_error is not None:
             raise self.load_error
         raise VoicedeskError(ErrorCode.SESSION_CLOSING, "The server is shutting down; connect again in a moment.")

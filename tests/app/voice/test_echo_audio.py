@@ -30,7 +30,7 @@ from voicedesk.app.lab.paced_synth import PacedSynthesizer, tone
 from voicedesk.app.player import AudioPlayer
 from voicedesk.app.voice import echo as echo_module
 from voicedesk.app.voice.vad import RATE, SpeechDetector
-from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, VoiceInput, VoiceSettings
+from voicedesk.app.voice.voice_input import Heard, Interrupted, Listening, NotHeard, VoiceInput, VoiceSettings
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.events import SAMPLE_RATE, SessionConfig
 from voicedesk.engine.model.synthesis import SynthesisResult
@@ -167,8 +167,13 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
         await controller.aclose()
         await pactl("unload-module", loopback)
 
-    # Over a minute of the console's voice nothing was heard, although the raw microphone's VAD takes it for speech.
-    assert [type(e) for e in heard_alone] == [Listening]
+    # Over a minute of the console's voice nothing reached the agent or cut the console (issue 29's "0 false
+    # barge-ins"), although the raw microphone's VAD takes it for speech. Echo let through now and then starts an
+    # utterance that comes to nothing (a partial, then NotHeard: a false start, printed below like the resumed
+    # pauses; one CI run had one in the minute).
+    assert heard_alone[:1] and isinstance(heard_alone[0], Listening), heard_alone
+    assert not [e for e in heard_alone if isinstance(e, Heard | Interrupted)], heard_alone
+    false_starts = [e.reason for e in heard_alone if isinstance(e, NotHeard)]
     raw, clean = np.concatenate(echo.raw), np.concatenate(echo.clean)
     minute = slice(int(console_from * RATE), int(listened_to * RATE))
     raw_vad = sum(p > 0.5 for p in SpeechDetector().feed(raw[minute]))
@@ -207,7 +212,8 @@ async def test_the_console_never_hears_itself_and_a_person_cuts_it_off(
         f"\nconsole's voice for {(listened_to - console_from):.0f} s, echo at {np.median([r for r, _ in windows]):.1f}"
         f" dBFS: the canceller took off {np.median(attenuation):.1f} dB (median), under 20 dB in {leaky:.1%} of "
         f"250-ms windows; VAD windows of speech: {raw_vad} raw, {clean_vad} after (before the echo gate); "
-        f"{sum(p[0] < onset / RATE for p in pauses)} pauses resumed (echo taken for the onset of speech); "
+        f"{sum(p[0] < onset / RATE for p in pauses)} pauses resumed (echo taken for the onset of speech), "
+        f"{len(false_starts)} false starts {false_starts}; "
         f"{underflows} player underflows ({echo.lost / SAMPLE_RATE:.2f} s of silence the device played fed as "
         f"reference), the echo's lag {min(echo.lags) * 1000:.0f}-{max(echo.lags) * 1000:.0f} ms, moved back into step"
         f" {echo.realigned} times. Speech onset (VAD) → paused after hearing {(heard_to - onset / RATE) * 1000:.0f} "
