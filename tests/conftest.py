@@ -52,7 +52,12 @@ if parallel.worker():
         parallel.start_own_display()
     if os.environ.get("VOICEDESK_TEST_SINK"):
         parallel.start_own_pulseaudio()
-    _machine_share = parallel.MachineShare(os.environ["PYTEST_XDIST_TESTRUNUID"])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _machine_share
+    if parallel.worker() and config.option.basetemp:  # xdist gives each worker <the run's basetemp>/popen-gwN
+        _machine_share = parallel.MachineShare(Path(config.option.basetemp).parent)
 
 
 @pytest.hookimpl(wrapper=True)

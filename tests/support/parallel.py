@@ -71,10 +71,10 @@ def start_own_display() -> None:
 class MachineShare:
     """The readers-writer lock every test takes: ``alone`` ones exclusively, the rest shared."""
 
-    def __init__(self, run_id: str) -> None:
-        folder = Path(tempfile.gettempdir())
-        self._turnstile = (folder / f"voicedesk-tests-{run_id}.turnstile").open("a")
-        self._machine = (folder / f"voicedesk-tests-{run_id}.machine").open("a")
+    def __init__(self, run_folder: Path) -> None:
+        """``run_folder``: the run's pytest basetemp, shared by its workers (pytest keeps the last three)."""
+        self._turnstile = (run_folder / "voicedesk-tests.turnstile").open("a")
+        self._machine = (run_folder / "voicedesk-tests.machine").open("a")
 
     @contextlib.contextmanager
     def hold(self, alone: bool) -> Iterator[None]:
