@@ -78,7 +78,9 @@ async def test_slow_headers_are_cut_off_and_caps_refuse_the_excess(make_server, 
     finally:
         logging.getLogger("voicedesk.endpoint.transport_guards").removeHandler(global_cap_logged)
     reasons = " ".join(r.getMessage() for r in caplog.records if "refused new connections" in r.getMessage())
-    assert "by the per-client connection cap" in reasons and "by the connection cap" in reasons
+    # The server cap's line is the one global_cap_logged saw above: its handler runs before caplog's (the logger's
+    # own handlers first), so caplog may not hold it yet when this thread wakes (a two-worker CI run saw that).
+    assert "by the per-client connection cap" in reasons
     assert await speaks_once(target)
 
 
