@@ -65,7 +65,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Under xdist, an ``alone`` test runs with no other test beside it (``tests/support/parallel.py``)."""
     if _machine_share is None:
         return (yield)
-    with _machine_share.hold(alone=item.get_closest_marker("alone") is not None):
+    with _machine_share.hold(alone=item.get_closest_marker("alone") is not None, test=item.nodeid):
         return (yield)
 
 

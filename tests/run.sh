@@ -83,7 +83,12 @@ mkdir -p test-artifacts
 set +e
 # Two workers by default (VOICEDESK_TEST_WORKERS; 0 runs in this process): most tests wait on sockets, subprocesses
 # and real-time audio, and the few that need the machine to themselves are marked alone (tests/support/parallel.py).
-.venv/bin/python -m pytest -n "${VOICEDESK_TEST_WORKERS:-2}" --dist loadfile "$@"
+# A test stuck past pytest-timeout's limit ends its worker (the thread method: it also ends a wait inside C, which the
+# default signal never reaches); xdist reports it as crashed and goes on with a new worker instead of hanging.
+workers=${VOICEDESK_TEST_WORKERS:-2}
+worker_options=()
+[ "$workers" = 0 ] || worker_options=(-o timeout_method=thread)
+.venv/bin/python -m pytest -n "$workers" --dist loadfile "${worker_options[@]}" "$@"
 status=$?
 set -e
 exit $status

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import faulthandler
 import fcntl
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +71,30 @@ def start_own_display() -> None:
     os.environ["DISPLAY"] = f":{number}"
 
 
+# Longer than any test may run (pytest-timeout's 300 s, which under tests/run.sh's workers ends the worker), so a
+# wait past it means the other worker is stuck where no timer reaches: say so and end this worker, never hang the run.
+LOCK_WAIT_LIMIT_S = 660.0
+
+
+def _lock(file: object, mode: int, test: str) -> None:
+    deadline = time.monotonic() + LOCK_WAIT_LIMIT_S
+    while True:
+        try:
+            fcntl.flock(file, mode | fcntl.LOCK_NB)  # type: ignore[arg-type]
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                print(
+                    f"worker {worker()}: {test} waited {LOCK_WAIT_LIMIT_S:.0f} s for the other worker's test to end; "
+                    "ending this worker (its stacks follow)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                faulthandler.dump_traceback(file=sys.stderr)
+                os._exit(1)
+            time.sleep(0.01)
+
+
 class MachineShare:
     """The readers-writer lock every test takes: ``alone`` ones exclusively, the rest shared."""
 
@@ -77,10 +104,10 @@ class MachineShare:
         self._machine = (run_folder / "voicedesk-tests.machine").open("a")
 
     @contextlib.contextmanager
-    def hold(self, alone: bool) -> Iterator[None]:
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
+    def hold(self, alone: bool, test: str) -> Iterator[None]:
+        _lock(self._turnstile, fcntl.LOCK_EX, test)
         try:
-            fcntl.flock(self._machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            _lock(self._machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH, test)
         finally:
             if not alone:  # a shared holder only passes the turnstile; an alone one keeps it shut behind itself
                 fcntl.flock(self._turnstile, fcntl.LOCK_UN)
