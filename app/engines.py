@@ -16,13 +16,14 @@ from enum import StrEnum
 
 from voicedesk.app.messages import error_text
 from voicedesk.app.urls import ENGINE_SCHEMES, url_problem
-from voicedesk.app.wakeup import Wakeup, loop_running, stop_loop
+from voicedesk.app.wakeup import Wakeup, loop_running
 from voicedesk.engine.api import Engine, Session
 from voicedesk.engine.clients.websocket import http_url
 from voicedesk.engine.engine_spec import EngineSpec
 from voicedesk.engine.errors import ConnectionFailed, ErrorCode, UsageError, VoicedeskError, WeightsMissingError
 from voicedesk.engine.events import SessionConfig
 from voicedesk.engine.factory import open_engine
+from voicedesk.engine.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +361,7 @@ class HealthMonitor:
         self._wake.set()
 
     async def aclose(self) -> None:
-        await stop_loop(self._task)
+        await cancel_and_wait(self._task)
         self._task = None
 
     async def check(self) -> HealthRecord:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import codecs
-import contextlib
 import os
 import sys
 import time
@@ -23,6 +22,7 @@ from voicedesk.engine.engine_spec import (
 )
 from voicedesk.engine.errors import ErrorCode, UsageError, VoicedeskError
 from voicedesk.engine.events import Audio, Closed, Error, SentenceFinished, SentenceStarted
+from voicedesk.engine.tasks import cancel_and_wait
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -169,10 +169,7 @@ async def say(args: argparse.Namespace) -> int:
                     print(f"voicedesk: error ({code}): {message}", file=sys.stderr)
                 case Closed():
                     break
-        if not feeder.done():  # the session ended early (a fatal error): stop feeding it
-            feeder.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await feeder
+        await cancel_and_wait(feeder)  # the session may have ended early (a fatal error): stop feeding it
         if player is not None:
             player.end_utterance()
             await player.wait_finished()

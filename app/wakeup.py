@@ -4,21 +4,12 @@ qasync's loop is not marked running, where those fail; ``loop_running`` lets a l
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 RETRY_S = 0.05
 
 
 def loop_running() -> bool:
     return asyncio._get_running_loop() is not None
-
-
-async def stop_loop(task: asyncio.Task[None] | None) -> None:
-    """Cancels a long-lived loop and returns once it has stopped."""
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 class Wakeup:

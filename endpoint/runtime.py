@@ -4,7 +4,6 @@ holds a ``Lease``, which enforces the caps and lets shutdown find it."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -24,6 +23,7 @@ from voicedesk.engine.local import LocalSession
 from voicedesk.engine.model.synthesis import Synthesizer
 from voicedesk.engine.model.voices import KNOWN_VOICES, is_path_spec, parse_voice_spec
 from voicedesk.engine.scheduler import SynthesisScheduler
+from voicedesk.engine.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from voicedesk.engine.model.prepare_pool import PreparePool
@@ -213,10 +213,8 @@ class EndpointRuntime:
 
     async def aclose(self) -> None:
         self.state = RuntimeState.STOPPED
-        if self._loader is not None and not self._loader.done():
-            self._loader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loader
+        if self._loader is not None and not self._loader.done():  # a load that failed already said so
+            await cancel_and_wait(self._loader)
         self.stop_all()
         await self.scheduler.aclose()
         if self._prepare_pool is not None:

@@ -6,7 +6,6 @@ newcomer's first sentence stop a long call already on the model only when the wo
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import threading
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicedesk.engine.model.batch_policy import MAX_ITEMS, Candidate, companions
+from voicedesk.engine.tasks import cancel_and_wait
 
 
 @dataclass(order=True, slots=True)
@@ -245,10 +245,7 @@ class SynthesisScheduler:
         self._closed = True
         for session_id in list(self._queue.sessions()):
             self.cancel_session(session_id)
-        if self._runner is not None:
-            self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._runner
+        await cancel_and_wait(self._runner)
         await asyncio.to_thread(self._executor.shutdown, wait=True)
 
     def _ensure_runner(self, loop: asyncio.AbstractEventLoop) -> None:

@@ -55,7 +55,7 @@ from voicedesk.engine.commands import COMMANDS
 LAYERS = {"app": {"app", "engine", "endpoint"}, "endpoint": {"endpoint", "engine"}, "engine": {"engine"}}
 LAB = "voicedesk.app.lab"
 DISPATCH = "voicedesk.engine.commands"
-ENGINE_VOCABULARY = {"errors", "audio", "paths"}
+ENGINE_VOCABULARY = {"errors", "audio", "paths", "tasks"}
 """Modules of the engine every part of it may import; they import only each other."""
 ENGINE_FOLDERS = {
     "text": {"text"},

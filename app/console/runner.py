@@ -29,9 +29,10 @@ from voicedesk.app.house.shaped_player import ShapedPlayer
 from voicedesk.app.messages import error_text
 from voicedesk.app.notices import Topic
 from voicedesk.app.prepared_turn import TurnAhead
-from voicedesk.app.wakeup import Wakeup, loop_running, stop_loop
+from voicedesk.app.wakeup import Wakeup, loop_running
 from voicedesk.engine.errors import VoicedeskError
 from voicedesk.engine.events import SessionConfig
+from voicedesk.engine.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ class ConsoleRunner:
             self.publish_state()
 
     async def aclose(self) -> None:
-        await stop_loop(self._task)
+        await cancel_and_wait(self._task)
         self._task = None
         await self._ahead.drop()
 

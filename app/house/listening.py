@@ -6,7 +6,6 @@ API) and its answer is said, or, with no agent, out on MQTT (``<base>/heard``) f
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from voicedesk.app.conversation import TurnKind
 from voicedesk.app.sources import ChatMessage, TextSource
 from voicedesk.app.voice.stt import Transcriber
 from voicedesk.app.voice.voice_input import Heard, Listening, NotHeard, VoiceInput, VoiceProblem, VoiceSettings
+from voicedesk.engine.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +75,7 @@ class HouseEars:
             await asyncio.sleep(RETRY_S)
 
     async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
 
     def listen(self, start: bool) -> str:
         """Push-to-talk from the house: start opens a turn (it ends at the silence after speech), stop ends it.

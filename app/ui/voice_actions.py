@@ -6,7 +6,6 @@ speech. The microphone, VAD and STT are ``app.voice.voice_input``'s."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,7 @@ from voicedesk.app.voice.voice_input import (
     VoiceProblem,
 )
 from voicedesk.engine.measure.timeline import UtteranceTimeline, spoken
+from voicedesk.engine.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from voicedesk.app.console.runner import ConsoleRunner
@@ -127,10 +127,7 @@ class VoiceActions(QObject):
     async def aclose(self) -> None:
         self._meter.stop()
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         self.voice = None
         self.card.show_listening(False, -120.0)
         if self.console.core.listening:  # cut by a barge-in whose words never came: the console goes on

@@ -4,7 +4,6 @@ and a lost connection turned into ``Error(connection, fatal)`` + ``Closed`` so t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
@@ -26,6 +25,7 @@ from voicedesk.engine.protocol import (
     encode_command,
     text_configure,
 )
+from voicedesk.engine.tasks import cancel_and_wait
 from voicedesk.engine.text.frontend.settings import TextSettings
 
 log = logging.getLogger(__name__)
@@ -131,9 +131,7 @@ class RemoteSession:
     async def aclose(self) -> None:
         if not self._events.finished:
             self._emit([Closed("aborted")])
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
+        await cancel_and_wait(self._reader)
         await self.channel.abort()
 
     async def reconnect(self) -> None:

@@ -61,3 +61,40 @@ def test_the_health_record_backs_off_and_says_when_it_last_saw_the_engine():
     assert record.summary(15).startswith("Last seen healthy") and "retrying every 120 s" in record.summary(15)
     assert http_url("wss://box:8443/invocations-bidirectional-stream", "/ping") == "https://box:8443/ping"
     assert http_url("ws://127.0.0.1:8080", "/ping") == "http://127.0.0.1:8080/ping"
+
+
+async def test_the_health_check_stops_even_when_stopped_while_it_drops_a_connection():
+    """CI hung in a window's shutdown: the health loop, cancelled while its reconnect closed the old connection
+    (which cancels and awaits the connection's reader), swallowed its own cancellation and went on checking."""
+    import asyncio
+
+    from voicedesk.app.engines import HealthMonitor
+    from voicedesk.engine.tasks import cancel_and_wait
+
+    cleaning = asyncio.Event()
+
+    async def reader():
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cleaning.set()
+            await asyncio.Event().wait()  # its clean-up is still going when the health loop is stopped
+
+    async def reconnect() -> bool:
+        task = asyncio.create_task(reader())
+        await asyncio.sleep(0)  # let it start
+        await cancel_and_wait(task)  # RemoteSession.aclose, as reconnect() drops the old connection
+        return False
+
+    async def probe(url: str) -> None:
+        return None
+
+    checked = []
+    monitor = HealthMonitor(
+        lambda: "websocket", lambda: "ws://127.0.0.1:1", lambda: False, reconnect, checked.append, probe=probe
+    )
+    monitor.start()
+    monitor.check_now()
+    await cleaning.wait()
+    await asyncio.wait_for(monitor.aclose(), 10)  # hung for ever in the window
+    assert not checked  # the check stopped where it was; it did not go on to report "could not be reached"
