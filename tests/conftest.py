@@ -10,8 +10,12 @@ Set ``VOICEDESK_TEST_DEVICE=cuda`` to run the model tests on a GPU.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import signal
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +35,12 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 # voicedesk's own data folder (unpacked spaCy pipeline, settings): never the developer's real one.
 os.environ["VOICEDESK_DATA_DIR"] = str(TEST_DATA_DIR)
 os.environ["VOICEDESK_TEXT_GRAMMARS"] = str(TEST_GRAMMARS_DIR)
+# platformdirs' folders (the app's settings, the learnt loudness): a fresh set per process, so no test writes the
+# developer's own, none inherits what an earlier run learnt, and the two workers never share them.
+_USER_FOLDERS = Path(tempfile.mkdtemp(prefix="voicedesk-tests-user-"))
+atexit.register(shutil.rmtree, _USER_FOLDERS, ignore_errors=True)
+for _variable in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+    os.environ[_variable] = str(_USER_FOLDERS / _variable.removeprefix("XDG_").removesuffix("_HOME").lower())
 
 if "huggingface_hub" in sys.modules:  # a plugin imported it first: its constants would point elsewhere
     from huggingface_hub import constants as _hf_constants
@@ -46,6 +56,10 @@ import pytest  # noqa: E402 - after the environment, on purpose
 from tests.support import parallel  # noqa: E402
 
 _machine_share: parallel.MachineShare | None = None
+if not parallel.worker():
+    # A run started in the background (CI, `nohup … &`) inherits SIGINT ignored; tests/run.sh's time limit interrupts
+    # pytest with it, so that it still reports what ran.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 if parallel.worker():
     # headless.sh's display and sound server: each worker gets its own instead, before anything opens them
     if os.environ.get("QT_QPA_PLATFORM") == "xcb":

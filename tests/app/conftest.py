@@ -20,7 +20,10 @@ if not os.environ.get("DISPLAY"):
 # own process with the global shortcuts on, and presses them with xdotool.
 os.environ.setdefault("VOICEDESK_NO_GLOBAL_SHORTCUTS", "1")
 
-from tests.app.helpers import opener_for
+from tests.app.helpers import opener_for, where_tasks_wait
+
+LOOP_WAIT_LIMIT_S = 200.0
+"""Longer than any one wait a test makes (``until`` gives up at 120 s), shorter than pytest-timeout's 300 s."""
 
 
 @pytest.fixture
@@ -36,6 +39,20 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     from voicedesk.app.ui.theme import apply_theme
 
     class AppLikeLoop(qasync.QEventLoop):
+        def run_until_complete(self, future):
+            """Bounded: while Qt's C++ loop waits, no Python runs, so pytest-timeout's signal never lands and a
+            wait that never ends would hang the whole run (CI's did, in a window's shutdown)."""
+            return super().run_until_complete(self._bounded(future))
+
+        async def _bounded(self, future):
+            try:
+                return await asyncio.wait_for(future, LOOP_WAIT_LIMIT_S)
+            except TimeoutError:
+                raise TimeoutError(
+                    f"a wait on the Qt loop did not end within {LOOP_WAIT_LIMIT_S:.0f} s; the tasks stopped:\n"
+                    + where_tasks_wait(self)
+                ) from None
+
         def run_forever(self):
             try:
                 return super().run_forever()

@@ -12,6 +12,18 @@ from voicedesk.engine.factory import open_engine
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
+def where_tasks_wait(loop: asyncio.AbstractEventLoop) -> str:
+    """Each unfinished task and the chain of awaits it is stopped in (innermost last), for a wait that never ended."""
+    lines = []
+    for task in asyncio.all_tasks(loop):
+        chain, awaited = [], task.get_coro()
+        while awaited is not None and (frame := getattr(awaited, "cr_frame", None)) is not None:
+            chain.append(f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno} {frame.f_code.co_name}")
+            awaited = getattr(awaited, "cr_await", None)
+        lines.append(f"{task.get_name()}: " + " → ".join(chain) + (f" → {awaited!r}" if awaited is not None else ""))
+    return "\n".join(sorted(lines)) or "no task"
+
+
 def opener_for(synthesizer: object) -> Callable:
     """Opens engines as the app does, except that 'local' reuses the suite's one loaded model."""
 
