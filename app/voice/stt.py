@@ -7,7 +7,9 @@ decoding fails with the PyAV the product uses) and return the text. Partials are
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Protocol
+from urllib.parse import urlparse
 
 import numpy as np
 
@@ -75,26 +77,28 @@ class WyomingTranscriber:
 
     def __init__(self, uri: str, timeout_s: float = 15.0) -> None:
         self.uri, self.timeout_s = uri, timeout_s
+        self._connect = _connector(uri)  # a malformed address is said when voice starts, not at the first sentence
 
     async def transcribe(self, audio: np.ndarray, language: str | None) -> str:
         from wyoming.asr import Transcribe, Transcript
         from wyoming.audio import AudioChunk, AudioStart, AudioStop
-        from wyoming.client import AsyncClient
+        from wyoming.event import async_read_event, async_write_event
 
         pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
         fmt = {"rate": RATE, "width": 2, "channels": 1}
         chunks = [AudioChunk(audio=pcm[i : i + 8192], **fmt).event() for i in range(0, len(pcm), 8192)]
         events = [Transcribe(language=language).event(), AudioStart(**fmt).event(), *chunks, AudioStop().event()]
-        client, loop, step = AsyncClient.from_uri(self.uri), asyncio.get_running_loop(), "accept the connection"
+        loop, step = asyncio.get_running_loop(), "accept the connection"
+        writer: asyncio.StreamWriter | None = None
         try:
             async with asyncio.timeout(self.timeout_s) as deadline:
-                await client.connect()
+                reader, writer = await self._connect()
                 step = "take the audio"
                 for event in events:
-                    await client.write_event(event)
+                    await async_write_event(event, writer)
                     deadline.reschedule(loop.time() + self.timeout_s)
                 step = "send a transcript"
-                while (event := await client.read_event()) is not None:
+                while (event := await async_read_event(reader)) is not None:
                     if Transcript.is_type(event.type):
                         return Transcript.from_event(event).text.strip()
             problem = "closed the connection without a transcript"
@@ -102,11 +106,24 @@ class WyomingTranscriber:
             problem = f"did not {step} within {self.timeout_s:g} s"
         except OSError as exc:
             problem = f"did not answer ({type(exc).__name__}: {exc})"
-        finally:  # not wyoming's disconnect: it would wait for audio that a stalled server never reads
-            if (writer := getattr(client, "_writer", None)) is not None:
+        finally:  # abort, not close: a graceful close would wait for audio that a stalled server never reads
+            if writer is not None:
                 writer.transport.abort()
         raise ConnectionFailed(
             f"The Wyoming speech-to-text server at {self.uri} {problem}.",
             "Check that it runs (Home Assistant's Whisper add-on listens on port 10300) and the address; a slow one"
             " needs a longer STT timeout (stt_timeout_s).",
         )
+
+
+def _connector(uri: str) -> Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]:
+    """Wyoming's own URI forms (``tcp://host:port``, ``unix://path``), opened as plain asyncio streams we own."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "unix" and parsed.path:
+        return lambda: asyncio.open_unix_connection(parsed.path)
+    if parsed.scheme == "tcp" and parsed.hostname and parsed.port:
+        return lambda: asyncio.open_connection(parsed.hostname, parsed.port)
+    raise UsageError(
+        f"{uri!r} is not a Wyoming speech-to-text address.",
+        "Write it as tcp://HOST:PORT (Home Assistant's Whisper add-on listens on port 10300) or unix://PATH.",
+    )

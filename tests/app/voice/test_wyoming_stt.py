@@ -158,3 +158,37 @@ async def test_a_hanging_wyoming_server_loses_only_that_utterance_and_listening_
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+@pytest.mark.parametrize("uri", ["127.0.0.1:10300", "tcp://127.0.0.1", "http://127.0.0.1:10300"])
+def test_a_malformed_wyoming_address_is_refused_when_voice_starts_with_the_form_to_use(uri):
+    from voicedesk.engine.errors import UsageError
+
+    with pytest.raises(UsageError, match="is not a Wyoming speech-to-text address") as refused:
+        WyomingTranscriber(uri)
+    assert "tcp://HOST:PORT" in str(refused.value)
+
+
+async def test_a_wyoming_server_on_a_unix_socket_is_reached(tmp_path):
+    """unix:// as Wyoming's own clients take it: the audio arrives and the transcript comes back."""
+    from wyoming.asr import Transcript
+    from wyoming.audio import AudioStop
+    from wyoming.event import async_read_event, async_write_event
+
+    received: list[str] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (event := await async_read_event(reader)) is not None:
+            received.append(event.type)
+            if AudioStop.is_type(event.type):
+                await async_write_event(Transcript(text=" over a socket ").event(), writer)
+                break
+        writer.close()
+
+    path = tmp_path / "asr.sock"
+    server = await asyncio.start_unix_server(answer, path=str(path))
+    async with server:
+        text = await WyomingTranscriber(f"unix://{path}").transcribe(np.zeros(20_000, np.float32), "en")
+    assert text == "over a socket"
+    assert received[:2] == ["transcribe", "audio-start"] and received[-1] == "audio-stop"
+    assert received.count("audio-chunk") == 5  # 40,000 bytes in 8,192-byte chunks
