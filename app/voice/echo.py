@@ -26,6 +26,9 @@ TARGET_LAG = RATE // 10
 DRIFT = RATE // 25
 """The lag is moved back to its target once it drifts this far (40 ms): short stalls the player does not see walk
 it away by 25-48 ms a second under load, and a move from the edge of the search came too late (issue 29.3)."""
+ECHO_GONE_S = 8.0
+"""A reply played this long with no echo of it in the microphone: the loudspeakers were swapped for a headset, so
+the microphone passes as it came again (AEC3 with no echo path takes 15-30 dB off a person)."""
 
 
 class EchoCanceller:
@@ -52,12 +55,14 @@ class EchoCanceller:
         """False for the half second after a move, while the canceller finds the echo again: ``Listener`` ignores
         speech over it (waiting for a clear check instead left a person unheard, one with a headset for 2 s)."""
         self.echo_heard = False
-        """Whether the lag search found the reference in the microphone yet: until then the microphone passes as it
-        came, since with no echo path (a headset) AEC3 took 15-30 dB off a person over the first 4-8 s of a reply."""
+        """Whether the lag search found the reference in the microphone (and has not missed it for ``ECHO_GONE_S``
+        of playing since): otherwise the microphone passes as it came, since with no echo path (a headset) AEC3 took
+        15-30 dB off a person over the first 4-8 s of a reply."""
         self.realigned = 0
         """Times the reference was moved back into step with its echo."""
         self.lag_s: float | None = None
         """The echo's last clearly measured delay after the reference fed with it."""
+        self._unheard_s = 0.0  # playing time since the last clear echo
 
     def played(self, block: np.ndarray, lost: int = 0) -> None:
         """The player's tap: one block (24 kHz float32) just handed to the device, after ``lost`` frames of silence
@@ -133,9 +138,14 @@ class EchoCanceller:
         """The device played silence the tap never saw (a stall), or the streams' clocks drift: the echo then comes
         later after its reference (or sooner), until out of the canceller's reach. So find the lag (the
         cross-correlation's peak, phase transform) and, when it drifts from its target, move the reference back."""
-        self.locked, self._since_check = True, 0
-        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6 or float(np.mean(self._heard**2)) < 1e-7:
-            return  # nothing played, or nothing heard (a quiet headset costs no search)
+        checked_s, self.locked, self._since_check = self._since_check / RATE, True, 0
+        if float(np.mean(self._fed[-LAG_WINDOW:] ** 2)) < 1e-6:
+            return  # nothing played
+        self._unheard_s += checked_s
+        if self.echo_heard and self._unheard_s >= ECHO_GONE_S:
+            self.echo_heard, self.lag_s = False, None
+        if float(np.mean(self._heard**2)) < 1e-7:
+            return  # nothing heard (a quiet headset costs no search)
         n = 2 * (LAG_WINDOW + LAG_SEARCH)
         spectrum = np.conj(np.fft.rfft(self._heard, n)) * np.fft.rfft(self._fed, n)
         correlation = np.fft.irfft(spectrum / (np.abs(spectrum) + 1e-9), n)[: LAG_SEARCH + RATE // 10]
@@ -145,7 +155,8 @@ class EchoCanceller:
         if peak < 6:
             return  # no clear echo (speech over it, or too little of it)
         moved, self._moved_to, self.lag_s = self._moved_to, None, lag / RATE
-        self.echo_heard = self.echo_heard or peak >= 10
+        if peak >= 10:
+            self.echo_heard, self._unheard_s = True, 0.0
         if abs(lag - TARGET_LAG) > DRIFT and peak >= 10:  # echo peaks were 12-80, chance ones 6-9
             if moved is None or abs(lag - moved) > 2 * FRAME:
                 self._moved_to = lag  # a person speaking over it makes chance peaks: move once it is seen twice

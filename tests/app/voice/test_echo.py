@@ -60,3 +60,34 @@ def test_a_person_over_a_reply_the_microphone_does_not_hear_is_kept(speech):
     clean = np.concatenate(out)
     kept_db = 10 * np.log10(np.mean(clean**2) / np.mean(mic[: len(clean)] ** 2))
     assert kept_db > -6, f"the person lost {-kept_db:.1f} dB"
+
+
+def test_loudspeakers_swapped_for_a_headset_mid_reply_stop_costing_the_person_level(speech):
+    """The echo is found over the loudspeakers; the operator then puts a headset on while the reply goes on (no echo
+    path any more): after ``ECHO_GONE_S`` of it the microphone passes as it came, and a person is kept whole."""
+    from voicedesk.app.voice.echo import ECHO_GONE_S
+
+    person = read_16k(speech("what time is it"))[: 2 * RATE]
+    speakers_s, headset_s = 4, int(ECHO_GONE_S) + 4
+    reply = np.random.default_rng(30).standard_normal((speakers_s + headset_s) * PLAYER_RATE).astype(np.float32) * 0.1
+    played = soxr.resample(reply, PLAYER_RATE, RATE).astype(np.float32)
+    mic = np.zeros(len(played), np.float32)
+    echo = 0.5 * np.concatenate([np.zeros(RATE * 8 // 100, np.float32), played])[: speakers_s * RATE]
+    mic[: speakers_s * RATE] = echo  # the loudspeakers' echo, 80 ms late; then the headset: nothing of the reply
+    spoken_at = len(mic) - len(person) - RATE // 2
+    mic[spoken_at : spoken_at + len(person)] = person
+    canceller, out, heard, step = EchoCanceller(), [], [], PLAYER_RATE // 50
+    for i, at in enumerate(range(0, len(reply), step)):
+        canceller.played(reply[at : at + step])
+        out.append(canceller.process(mic[i * RATE // 50 : (i + 1) * RATE // 50]))
+        heard.append(canceller.echo_heard)
+    clean = np.concatenate(out)
+    per_second = 50
+    assert all(heard[per_second : speakers_s * per_second]), "the loudspeakers' echo was not found and kept"
+    gone_at = speakers_s * per_second + heard[speakers_s * per_second :].index(False)
+    # let go once the echo has been gone that long (the lag search's one-second window still held it at the swap)
+    assert ECHO_GONE_S <= gone_at / per_second - speakers_s <= ECHO_GONE_S + 1.5
+    assert not any(heard[gone_at:])
+    said = slice(spoken_at, spoken_at + len(person))
+    kept_db = 10 * np.log10(np.mean(clean[said] ** 2) / np.mean(mic[said] ** 2))
+    assert kept_db > -1, f"the person lost {-kept_db:.1f} dB"
