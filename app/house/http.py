@@ -132,6 +132,12 @@ def create_announce_app(
     )
 
 
+KEEP_ALIVE_S = 75
+"""How long an idle connection stays open: longer than clients keep one to reuse (httpx 5 s, aiohttp 15 s), so a
+script's next announcement never goes out on a connection the server is closing at that moment (uvicorn's 5 s, the
+same as httpx's, lost one in CI with a ReadError)."""
+
+
 async def serve_announce(
     runner: ConsoleRunner, host: str, port: int, token: str | None, listen: Callable[[bool], str] | None = None
 ):
@@ -154,7 +160,11 @@ async def serve_announce(
             f"The announce endpoint cannot listen on {host}:{port}: {exc.strerror}.", "Pick another --http-port."
         ) from None
     config = uvicorn.Config(
-        create_announce_app(runner, token, listen), log_level="warning", lifespan="off", access_log=False
+        create_announce_app(runner, token, listen),
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
     server = uvicorn.Server(config)
     server.port = sock.getsockname()[1]  # type: ignore[attr-defined]

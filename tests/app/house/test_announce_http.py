@@ -125,3 +125,12 @@ async def test_a_huge_body_is_refused_on_its_length_or_at_the_limit_never_read_w
         reply = await exchange(port, announced + b"Transfer-Encoding: chunked\r\n\r\n", chunked)
         assert reply.startswith(b"HTTP/1.1 413"), reply
         assert len(house.runner.core) == 0 and not outcomes(house)
+
+
+async def test_an_idle_connection_outlives_the_clients_own_keep_alive():
+    """A script's next announcement reuses the connection its client kept; the server must not be closing it at that
+    moment (uvicorn's 5 s equalled httpx's expiry, and CI lost a request with a ReadError). Checked on the served
+    server's own setting against the expiry of httpx (read from httpx) and aiohttp (15 s, Home Assistant's client)."""
+    async with running_console(None, http_port=0) as house:
+        kept_s = house.http.config.timeout_keep_alive
+    assert kept_s > max(httpx.Limits().keepalive_expiry or 0, 15)
