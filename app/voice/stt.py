@@ -77,7 +77,7 @@ class WyomingTranscriber:
 
     def __init__(self, uri: str, timeout_s: float = 15.0) -> None:
         self.uri, self.timeout_s = uri, timeout_s
-        self._connect = _connector(uri)  # a malformed address is said when voice starts, not at the first sentence
+        self._connect = wyoming_connector(uri)  # a malformed address is refused here, not at the first sentence
 
     async def transcribe(self, audio: np.ndarray, language: str | None) -> str:
         from wyoming.asr import Transcribe, Transcript
@@ -116,7 +116,7 @@ class WyomingTranscriber:
         )
 
 
-def _connector(uri: str) -> Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]:
+def wyoming_connector(uri: str) -> Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]:
     """Wyoming's own URI forms (``tcp://host:port``, ``unix://path``), opened as plain asyncio streams we own."""
     parsed = urlparse(uri)
     if parsed.scheme == "unix" and parsed.path:

@@ -17,7 +17,13 @@ import numpy as np
 
 from voicedesk.app.voice.listener import Listener, ListenerError, ListenerEvent
 from voicedesk.app.voice.microphone import Microphone
-from voicedesk.app.voice.stt import Transcriber, WhisperTranscriber, WyomingTranscriber, stt_language
+from voicedesk.app.voice.stt import (
+    Transcriber,
+    WhisperTranscriber,
+    WyomingTranscriber,
+    stt_language,
+    wyoming_connector,
+)
 from voicedesk.app.voice.turns import (
     BargeIn,
     Dropped,
@@ -95,6 +101,9 @@ def _checked(key: str, value: Any) -> Any:
         value = tuple(w.strip().lower() for w in value) if ok else value
     elif key == "language":
         ok = value is None or (isinstance(value, str) and value.isascii() and 2 <= len(value) <= 8)
+    elif key == "wyoming_uri" and isinstance(value, str) and value:
+        wyoming_connector(value)  # its UsageError says the form an address takes
+        ok = True
     elif isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, float):

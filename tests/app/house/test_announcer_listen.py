@@ -121,6 +121,7 @@ def test_listen_options_are_checked_before_anything_starts(monkeypatch):
         (("--listen", "--ha-url", "ha:8123", "--mqtt", "h"), "--ha-url"),
         (("--listen", "--end-silence", "9", "--mqtt", "h"), "end_silence_s"),
         (("--listen", "--wyoming-stt", "tcp://ha:10300", "--stt-timeout", "0.1", "--mqtt", "h"), "stt_timeout_s"),
+        (("--listen", "--wyoming-stt", "ha:10300", "--mqtt", "h"), "not a Wyoming speech-to-text address"),
     ]:
         with pytest.raises(UsageError, match=message.replace("$", r"\$")):
             listen_from_args(_args(*argv))

@@ -26,8 +26,11 @@ def test_settings_round_trip_and_bad_values_are_named_or_reset():
         VoiceSettings.from_dict({"colour": "red"})
     rejected: list[str] = []
     data = {"end_silence_s": 1e400, "enabled": "yes", "stt": "whisper", "barge_in_keywords": [" Stop ", 3], "x": 1}
+    data |= {"wyoming_uri": "homeassistant:10300"}  # no scheme: Wyoming's clients would not take it either
     assert VoiceSettings.from_dict(data, rejected) == VoiceSettings()
-    assert rejected == [f"voice_input.{k}" for k in ("end_silence_s", "enabled", "barge_in_keywords", "x")]
+    named = ("end_silence_s", "enabled", "barge_in_keywords", "x", "wyoming_uri")
+    assert rejected == [f"voice_input.{k}" for k in named]
+    assert VoiceSettings.from_dict({"wyoming_uri": "tcp://homeassistant:10300"}).wyoming_uri.endswith(":10300")
     assert VoiceSettings.from_dict({"end_silence_s": 1, "barge_in_keywords": ["Stop "]}) == VoiceSettings(
         end_silence_s=1.0, barge_in_keywords=("stop",)
     )
