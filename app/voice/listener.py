@@ -15,16 +15,26 @@ from pathlib import Path
 
 import numpy as np
 
-from voicedesk.app.voice.echo import EchoCanceller
+from voicedesk.app.voice.echo import FRAME, EchoCanceller
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import Transcriber
-from voicedesk.app.voice.turns import Dropped, SpeechEnded, SpeechStarted, TranscribeRequest, TurnDetector, TurnEvent
+from voicedesk.app.voice.turns import (
+    Dropped,
+    Paused,
+    SpeechEnded,
+    SpeechStarted,
+    TranscribeRequest,
+    TurnDetector,
+    TurnEvent,
+)
 from voicedesk.app.voice.vad import RATE, WINDOW, WINDOW_S, SpeechDetector
 from voicedesk.engine.errors import VoicedeskError
 
 ECHO_DOMINATED_DB = 12.0
 """While the console speaks, a VAD window the canceller took this much off is its own echo's residue, not a person:
 a person's voice passes the canceller almost untouched (double talk), the echo loses 20-60 dB."""
+SUPPRESSED = 4.0
+"""A 10-ms frame the suppressor left 6 dB under the linear estimate lost something (an echo residue: little)."""
 ECHO_LIKENESS = 0.5
 """... or one this much like what was played (``EchoCanceller.echo_likeness``): the echo leaking through."""
 
@@ -155,6 +165,8 @@ class Listener:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 continue
+            if isinstance(event, Paused):
+                self._restore_onset(event.at - WINDOW_S - self.turns.config.pre_roll_s)
             if isinstance(event, SpeechStarted):
                 self._starts[event.utterance] = event.at
             elif isinstance(event, SpeechEnded):
@@ -162,6 +174,18 @@ class Listener:
                 if self.recordings is not None:
                     self._keep(self.recordings, event.utterance, start, event.at)
             self._on_event(event)
+
+    def _restore_onset(self, start: float) -> None:
+        """Speech over the console: where the canceller's suppressor took its start for echo, the transcript hears
+        the microphone less a linear estimate of the echo instead (``EchoCanceller.without_echo``)."""
+        n = min(self._audio_start + len(self._audio) - int(start * RATE), len(self._audio))
+        n -= n % FRAME
+        restored = self.echo.without_echo(n) if self.echo is not None and n > 0 else None
+        if restored is None:
+            return
+        kept, linear = self._audio[-n:].reshape(-1, FRAME), restored.reshape(-1, FRAME)
+        eaten = np.sum(linear * linear, axis=1) > SUPPRESSED * np.sum(kept * kept, axis=1)
+        kept[eaten] = linear[eaten]  # (a view: the audio transcribed and kept)
 
     def _slice(self, start: float, end: float) -> np.ndarray:
         lo = max(int(start * RATE) - self._audio_start, 0)

@@ -91,3 +91,42 @@ def test_loudspeakers_swapped_for_a_headset_mid_reply_stop_costing_the_person_le
     said = slice(spoken_at, spoken_at + len(person))
     kept_db = 10 * np.log10(np.mean(clean[said] ** 2) / np.mean(mic[said] ** 2))
     assert kept_db > -1, f"the person lost {-kept_db:.1f} dB"
+
+
+def test_a_person_starting_over_the_reply_keeps_the_start_the_suppressor_takes(speech):
+    """AEC3's suppressor takes the first 100-200 ms of a person speaking over the echo for echo (issue 29: Whisper
+    then lost "stop" of "stop, turn off the kitchen lights"). ``without_echo`` subtracts a linear estimate of the
+    echo instead: the start is kept, the echo is still well down."""
+    person = read_16k(speech("stop"))
+    person = person[np.flatnonzero(np.abs(person) > 0.01)[0] :][: RATE // 2]
+    reply = np.random.default_rng(31).standard_normal(4 * PLAYER_RATE).astype(np.float32) * 0.1
+    played = soxr.resample(reply, PLAYER_RATE, RATE).astype(np.float32)
+    echo = 0.5 * np.concatenate([np.zeros(RATE * 8 // 100, np.float32), played])[: len(played)]
+    spoken_at = 3 * RATE
+    said = np.zeros(len(echo), np.float32)
+    said[spoken_at : spoken_at + len(person)] = person
+    mic = echo + said
+    canceller, out, step = EchoCanceller(), [], PLAYER_RATE // 50
+    for i, at in enumerate(range(0, (spoken_at + RATE // 4) * PLAYER_RATE // RATE, step)):
+        canceller.played(reply[at : at + step])
+        out.append(canceller.process(mic[i * RATE // 50 : (i + 1) * RATE // 50]))
+    clean = np.concatenate(out)
+    heard_to = len(clean)  # (the resampler keeps the last few ms of the reference: those wait)
+    assert heard_to - spoken_at >= RATE // 5
+    before = RATE * 15 // 100  # the span starts before the person (the listener's pre-roll is 300 ms)
+    restored = canceller.without_echo(heard_to - spoken_at + before)
+    assert restored is not None
+
+    def db(x: np.ndarray) -> float:
+        return float(10 * np.log10(np.mean(x**2) + 1e-12))
+
+    onset = slice(spoken_at, spoken_at + before)  # the person's first 150 ms ("st" and the vowel's start)
+    kept = restored[before : 2 * before]
+    print(
+        f"\nthe person's first 150 ms: {db(said[onset]):.1f} dB; AEC3 left {db(clean[onset]):.1f}, the linear fit "
+        f"{db(kept):.1f}; the echo before: {db(echo[spoken_at - before : spoken_at]):.1f} dB, "
+        f"{db(restored[:before]):.1f} left"
+    )
+    assert db(clean[onset]) < db(said[onset]) - 20  # the loss (AEC3 as livekit ships it)
+    assert db(kept - said[onset]) < db(said[onset]) - 10  # kept: the difference is echo residue, well under it
+    assert db(restored[:before]) < db(echo[spoken_at - before : spoken_at]) - 30  # echo alone: silence
