@@ -26,6 +26,8 @@ TARGET_LAG = RATE // 10
 DRIFT = RATE // 25
 """The lag is moved back to its target once it drifts this far (40 ms): short stalls the player does not see walk
 it away by 25-48 ms a second under load, and a move from the edge of the search came too late (issue 29.3)."""
+RESTORABLE = LAG_WINDOW // 2
+"""The most ``without_echo`` gives: the second it keeps, less half a second to fit on."""
 FIT_TAPS = RATE // 64
 FIT_LEAD = RATE // 500
 """``without_echo``'s echo path: 16 ms from 2 ms before the measured lag (a resampler's filter reaches back)."""
@@ -137,7 +139,7 @@ class EchoCanceller:
         console for echo (60 dB off: Whisper lost "stop" of "stop, turn off the kitchen lights"); a linear fit has
         no suppressor, so it keeps the words, with the echo 10-15 dB down. (Silencing the frames that held no more
         than the fit's residue took the quiet "st" of "stop" with it in 3 runs of 6.)"""
-        if self.lag_s is None or not self.echo_heard or not 0 < n <= LAG_WINDOW // 2:
+        if self.lag_s is None or not self.echo_heard or not 0 < n <= RESTORABLE:
             return None
         start = LAG_SEARCH - round(self.lag_s * RATE) + FIT_LEAD
         x, y = self._fed[start : start + LAG_WINDOW], self._heard  # y[i] holds the echo of x[i - FIT_LEAD ...]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voicedesk.app.voice.echo import FRAME, EchoCanceller
+from voicedesk.app.voice.echo import FRAME, RESTORABLE, EchoCanceller
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import Transcriber
 from voicedesk.app.voice.turns import (
@@ -35,6 +35,8 @@ ECHO_DOMINATED_DB = 12.0
 a person's voice passes the canceller almost untouched (double talk), the echo loses 20-60 dB."""
 SUPPRESSED = 4.0
 """A 10-ms frame the suppressor left 6 dB under the linear estimate lost something (an echo residue: little)."""
+RESTORE_AFTER_S = 0.1
+"""The suppressor may still hold the onset's next few frames: they are restored too, once heard."""
 ECHO_LIKENESS = 0.5
 """... or one this much like what was played (``EchoCanceller.echo_likeness``): the echo leaking through."""
 
@@ -79,6 +81,7 @@ class Listener:
         self._keep_s = turns.config.max_utterance_s + turns.config.pre_roll_s + 5.0
         self._tasks: set[asyncio.Task[None]] = set()
         self._release_at: float | None = None
+        self._restore: tuple[float, float] | None = None  # (from, once heard up to) an onset to restore
         self._delivered = 0  # samples the microphone's thread handed over
 
     @property
@@ -145,6 +148,9 @@ class Listener:
             self._handle(self.turns.vad(probability, self.now, WINDOW_S))
         self._received += len(block)
         self._offset = min(self._offset, captured - self._received / RATE)
+        if self._restore is not None and self.now >= self._restore[1]:
+            self._restore_onset(self._restore[0])
+            self._restore = None
         if self._release_at is not None and self.now >= self._release_at:
             self._release_at = None
             self._handle(self.turns.release(self.now))
@@ -166,7 +172,7 @@ class Listener:
                 task.add_done_callback(self._tasks.discard)
                 continue
             if isinstance(event, Paused):
-                self._restore_onset(event.at - WINDOW_S - self.turns.config.pre_roll_s)
+                self._restore = (event.at - WINDOW_S - self.turns.config.pre_roll_s, event.at + RESTORE_AFTER_S)
             if isinstance(event, SpeechStarted):
                 self._starts[event.utterance] = event.at
             elif isinstance(event, SpeechEnded):
@@ -178,7 +184,7 @@ class Listener:
     def _restore_onset(self, start: float) -> None:
         """Speech over the console: where the canceller's suppressor took its start for echo, the transcript hears
         the microphone less a linear estimate of the echo instead (``EchoCanceller.without_echo``)."""
-        n = min(self._audio_start + len(self._audio) - int(start * RATE), len(self._audio))
+        n = min(self._audio_start + len(self._audio) - int(start * RATE), len(self._audio), RESTORABLE)
         n -= n % FRAME
         restored = self.echo.without_echo(n) if self.echo is not None and n > 0 else None
         if restored is None:

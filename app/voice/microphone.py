@@ -19,8 +19,9 @@ from voicedesk.app.outputs import PORTAUDIO_ALIASES, PULSE_SOURCE_PREFIX, pulse_
 from voicedesk.app.player import AudioDeviceError, import_sounddevice
 
 RATE = 16_000
-BLOCK = 512
-"""32 ms: silero's window, so one block is one VAD decision."""
+BLOCK = 160
+"""10 ms, the canceller's frame: with silero's 512-sample window as the block, the canceller's 10-ms frames left a
+median 26 ms of each block waiting for the VAD's next window, and speech over the console paused it that much later."""
 STALL_S = 1.0
 FIRST_BLOCK_S = 5.0
 """A PulseAudio source that was idle may take ~2 s to deliver its first block."""
