@@ -206,8 +206,9 @@ async def test_speech_over_the_reply_silences_it_within_300_ms_of_its_onset(
         f"the person's first 100 ms: the microphone {db(run.mic[span]):.1f} dB, the canceller left "
         f"{db(run.cancelled[span]):.1f}, transcribed {db(kept_span):.1f}; heard {said.text!r}"
     )
-    # (the microphone holds the echo too: less of it is left)
-    assert db(kept_span) > db(run.cancelled[span]) + 20 and db(kept_span) > db(run.mic[span]) - 6
+    # Nothing of it lost (the microphone holds the echo too: less of it is left), whatever the canceller did: under
+    # load it sometimes passes the person untouched, more often it takes 60-90 dB.
+    assert db(kept_span) > db(run.mic[span]) - 6
     assert said.times.speech_start < interrupted.at < said.times.final_transcript
 
 
