@@ -18,12 +18,18 @@ from voicedesk.app.console.runner import ConsoleRunner
 from voicedesk.app.conversation import TurnKind
 from voicedesk.app.sources import ChatMessage, TextSource
 from voicedesk.app.voice.stt import Transcriber
-from voicedesk.app.voice.voice_input import Heard, Listening, NotHeard, VoiceInput, VoiceProblem, VoiceSettings
+from voicedesk.app.voice.voice_input import (
+    MICROPHONE_RETRY_S,
+    Heard,
+    Listening,
+    NotHeard,
+    VoiceInput,
+    VoiceProblem,
+    VoiceSettings,
+)
 from voicedesk.engine.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
-
-RETRY_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class HouseEars:
     async def _run(self) -> None:
         while True:  # a microphone missing or lost (told as a VoiceProblem) is tried again
             await self.input.run()
-            await asyncio.sleep(RETRY_S)
+            await asyncio.sleep(MICROPHONE_RETRY_S)
 
     async def aclose(self) -> None:
         await cancel_and_wait(self._task)
@@ -81,7 +87,8 @@ class HouseEars:
         """Push-to-talk from the house: start opens a turn (it ends at the silence after speech), stop ends it.
         Returns why it cannot ("": done)."""
         if not self.input.listening:
-            return f"the microphone is not open ({self._closed or 'starting'}); it is tried again every {RETRY_S:g} s"
+            closed = self._closed or "starting"
+            return f"the microphone is not open ({closed}); it is tried again every {MICROPHONE_RETRY_S:g} s"
         if start:
             self._spawn(self.runner.listen())  # what plays is cut, nothing starts until it is heard
             self.input.press()

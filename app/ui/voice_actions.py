@@ -6,6 +6,7 @@ speech. The microphone, VAD and STT are ``app.voice.voice_input``'s."""
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from voicedesk.app.conversation import Turn, TurnKind
 from voicedesk.app.notices import Topic
 from voicedesk.app.voice.stt import Transcriber, stt_language
 from voicedesk.app.voice.voice_input import (
+    MICROPHONE_RETRY_S,
     Heard,
     HeardTimes,
     Interrupted,
@@ -68,6 +70,9 @@ class VoiceActions(QObject):
         self._talking = False
         self._ticks = 0
         self._was_connected: bool | None = None
+        self._started = 0.0
+        self._said = ""
+        """The problem that ended listening, as the status line was told of it, until listening works again."""
         self._again_task: asyncio.Future[None] | None = None
         self._spoken: dict[str, HeardTimes] = {}
         self._turn_times: dict[int, HeardTimes] = {}
@@ -92,16 +97,20 @@ class VoiceActions(QObject):
         self.card.set_devices(choices, self.settings.voice_input.input_device)
         self._again()
 
-    def _again(self) -> bool:
-        """Listening ended on a problem (the microphone lost, no model): starts it again; whether it did."""
+    def _again(self, asked: bool = True) -> bool:
+        """Listening ended on a problem (the microphone lost, no model): starts it again; whether it did.
+        ``asked``: by the person (the talk button, ↻), who is told of the problem again if it is still there."""
         if self._task is None or not self._task.done() or not self.settings.voice_input.enabled:
             return False
         if self._again_task is None or self._again_task.done():
-            self._again_task = asyncio.ensure_future(self.apply())
+            self._again_task = asyncio.ensure_future(self.apply(retry=not asked))
         return True
 
-    async def apply(self) -> None:
-        """(Re)starts listening as the settings say; off: the microphone is closed."""
+    async def apply(self, retry: bool = False) -> None:
+        """(Re)starts listening as the settings say; off: the microphone is closed. ``retry``: by itself, after a
+        problem (shown until it is over, and not told again if it is the same)."""
+        if not retry:
+            self._said = ""
         await self.aclose()
         settings = self.settings.voice_input
         self.card.talk.setEnabled(settings.enabled)
@@ -112,10 +121,12 @@ class VoiceActions(QObject):
         stt = (settings.stt, settings.stt_model, settings.stt_device, settings.stt_compute, settings.wyoming_uri)
         stt += (settings.stt_timeout_s,)
         loaded = self._transcriber[1] if self._transcriber and self._transcriber[0] == stt else None
-        self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
+        if not self._said:  # else a retry by itself: the problem stays shown until it is over
+            self.card.status.setText("Opening the microphone…" if loaded else "Loading speech-to-text…")
         voice = VoiceInput(settings, self._on_event, self._interrupt, self.settings.voice.voice, loaded)
         self.voice, self._attached, self._stt_key, self._was_connected = voice, None, stt, None
         self._attach()
+        self._started = time.monotonic()
         self._task = asyncio.ensure_future(voice.run())
         self._meter.start()
 
@@ -178,7 +189,8 @@ class VoiceActions(QObject):
                 if self.voice is not None and self.voice.listener is not None:  # kept for the next start
                     self._transcriber = (self._stt_key, self.voice.listener.transcriber)
                     self.card.show_listening(True, self.voice.level)
-                self._ready()
+                if not self._said:  # else the problem is over once sound comes (``_tick``): a stalled one opens too
+                    self._ready()
                 if self._talking and self.voice is not None:
                     self.voice.press()
             case Listening(open=False):
@@ -197,11 +209,15 @@ class VoiceActions(QObject):
                 quote = getattr(cut, "quote", "")
                 heard = f"heard up to “{quote}”" if quote else "before any word was heard"
                 self.status.post(f"You spoke: the reply stopped, {heard}.", "info", Topic.TURN)
-            case VoiceProblem(message=message):
+            case VoiceProblem(message=message, listening=still):
                 self.card.status.setText(message)
-                self.status.post(message, "warning", Topic.MICROPHONE)
+                if message != self._said:  # a retry that failed the same way says nothing new (nor brings back
+                    self.status.post(message, "warning", Topic.MICROPHONE)  # a warning the person closed)
+                if not still:  # listening ended: it is tried again
+                    self._said = message
 
     def _ready(self) -> None:
+        self._said = ""
         hands_free = self.settings.voice_input.mode == "hands_free"
         self.card.status.setText("Listening: just speak." if hands_free else "Ready: hold to talk.")
         self.status.clear(Topic.MICROPHONE)
@@ -212,10 +228,18 @@ class VoiceActions(QObject):
             self.card.show_listening(voice.listening, voice.level)
             self._attach()
             self._ticks += 1
+            if self._said and voice.listener is not None and voice.listening and voice.listener.now > 0:
+                self._ready()  # opened again after a problem, and it delivers
             if self._task is not None and self._task.done() and self._ticks % 25 == 0:  # every ~2 s
                 connected = voice.microphone.connected
                 if connected and self._was_connected is False:
-                    self._again()  # plugged back in
+                    self._again(asked=False)  # plugged back in
+                elif (  # nothing says it is back (PortAudio's own hosts, a source that stalled): just try
+                    connected is not False
+                    and voice.microphone_failed
+                    and time.monotonic() - self._started >= MICROPHONE_RETRY_S
+                ):
+                    self._again(asked=False)
                 self._was_connected = connected
 
     def _attach(self) -> None:

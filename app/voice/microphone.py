@@ -102,7 +102,11 @@ class Microphone:
             self._asked, gone = now, self.connected is False
         if self._ended or quiet > STALL_S or gone:
             why = (
-                "its stream ended" if self._ended else "its source is gone" if gone else f"{quiet:.1f} s without audio"
+                "its stream ended"
+                if self._ended
+                else "its source is gone"
+                if gone
+                else f"no audio for over {STALL_S:g} s"
             )
             self.close()
             raise MicrophoneLost(

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from voicedesk.app.player import AudioDeviceError
 from voicedesk.app.voice.listener import Listener, ListenerError, ListenerEvent
 from voicedesk.app.voice.microphone import Microphone
 from voicedesk.app.voice.stt import (
@@ -43,6 +44,9 @@ BARGE_IN = ("speech", "keyword", "off")
 STT_KINDS = ("whisper", "wyoming")
 STT_DEVICES = ("auto", "cpu", "cuda")
 ECHO_TAIL_S = 0.3
+MICROPHONE_RETRY_S = 10.0
+"""How often a microphone that failed is tried again where nothing says it is back (a PulseAudio source that
+reappears is tried at once): PortAudio's own hosts (WASAPI, CoreAudio, ALSA) list their devices only once."""
 """The console still counts as speaking this long after the device played its last sample (the room's echo)."""
 
 
@@ -208,6 +212,9 @@ class VoiceInput:
         self._interrupting: asyncio.Future[object] | None = None
         self._tasks: set[asyncio.Future[object]] = set()
         self._lost = ""
+        self.microphone_failed = False
+        """Listening ended because the microphone could not be opened or stopped delivering: trying it again may
+        help (the window and the announcer do, every ``MICROPHONE_RETRY_S``)."""
 
     @property
     def level(self) -> float:
@@ -249,6 +256,9 @@ class VoiceInput:
                 self.microphone, self.turns, transcriber, self._heard, EchoCanceller(), self.language, recordings
             )
             self.microphone.open()
+        except AudioDeviceError as exc:
+            self.microphone_failed = True
+            return self._problem(exc.message + (f" {exc.advice}" if exc.advice else ""))
         except ImportError as exc:
             return self._problem(
                 f"Voice input needs the listening packages ({exc.name} is missing): pip install 'voicedesk[voice]'."
@@ -261,6 +271,7 @@ class VoiceInput:
         try:
             await self.listener.run()  # returns when the microphone is lost (told as a VoiceProblem)
             reason = self._lost or "the microphone was lost"
+            self.microphone_failed = True
         finally:
             self.microphone.close()
             if self._player is not None:

@@ -17,6 +17,7 @@ from tests.app.voice.conftest import mic_input, play_into, words
 from tests.app.voice.test_voice_window import said_about_the_microphone, settings_file, typed
 from tests.support.audio_capture import SinkCapture
 from voicedesk.app.conversation import TurnKind, TurnState
+from voicedesk.app.notices import Topic
 from voicedesk.app.voice.voice_input import Interrupted, NotHeard, Partial, VoiceProblem
 
 LONG = "turn off the kitchen lights and set the thermostat to twenty one degrees, then lock the front door"
@@ -132,3 +133,40 @@ def test_a_microphone_unplugged_while_a_reply_plays_is_said_and_works_again_plug
         return await asked_aloud(window, virtual_mic, speech("what time is it"))
 
     assert qloop.run_until_complete(back()).endswith(HEARD)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", ["default", "source"])
+def test_a_microphone_that_stops_delivering_is_tried_again_by_itself_until_it_works(
+    make_window, qloop, tmp_path, virtual_mic, speech, tiny_en, device
+):
+    """Nothing tells the window when a stalled microphone is back: a PortAudio device ("default", as on WASAPI and
+    CoreAudio, whose lists never change) or a PulseAudio source that still exists. It is tried every 10 s, quietly
+    while it fails the same way, until it works. The stall is real: the virtual microphone's sink suspended."""
+    input_device = "default" if device == "default" else mic_input(virtual_mic)
+    window = make_window(settings_file(tmp_path, stt_model=str(tiny_en), input_device=input_device))
+    actions, card = window.voice_input, window.sidebar.microphone
+
+    async def scenario():
+        await listening(window)
+        pactl("suspend-sink", virtual_mic, "1")
+        try:
+            await until(lambda: actions._task.done(), 30)
+            lost = actions.voice
+            assert lost.microphone_failed and lost.microphone.connected is not False
+            said = said_about_the_microphone(window)
+            assert "no audio for over 1 s" in said and "it is tried again" in said
+            # Tried again by itself while it is still stalled: in vain, and said no second time.
+            await until(lambda: actions.voice is not lost and actions._task.done(), 60)
+            assert actions.voice.microphone_failed
+            assert len(events(window, VoiceProblem)) >= 2
+            problems = [n for n in window.status.board.log if n.topic is Topic.MICROPHONE and n.level == "warning"]
+            assert [n.text for n in problems] == [said] and card.status.text() == said
+        finally:
+            pactl("suspend-sink", virtual_mic, "0")
+        await listening(window)  # by itself again, now that it delivers
+        assert card.listening.isVisible() and "Listening" in card.status.text()
+        assert window.status.text != said
+        return await asked_aloud(window, virtual_mic, speech("what time is it"))
+
+    assert qloop.run_until_complete(scenario()).endswith(HEARD)
