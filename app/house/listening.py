@@ -67,6 +67,7 @@ class HouseEars:
             self.wake = WakeWord(config.wake_word)
         self.wakes = 0
         self._closed = ""
+        self._told = ""  # the problem that ended listening, logged once while retries fail the same way
         self.last_heard: Heard | None = None
         """With its times (``voicedesk bench voice`` reads them)."""
         self._task: asyncio.Task[None] | None = None
@@ -101,12 +102,16 @@ class HouseEars:
 
     def _event(self, event: object) -> None:
         if isinstance(event, Listening):
-            log.warning(
+            level = logging.DEBUG if not event.open and event.reason == self._told else logging.WARNING
+            log.log(
+                level,
                 "listening: microphone %s%s",
                 "open" if event.open else "closed",
                 f" ({event.reason})" * bool(event.reason),
             )
             self._closed = "" if event.open else event.reason
+            if event.open:
+                self._told = ""
             if event.open and self.wake is not None and self.input.listener is not None:
                 self.input.listener.taps.append(self._hear_wake_word)
         elif isinstance(event, Heard):
@@ -116,9 +121,13 @@ class HouseEars:
             log.info("heard nothing (%s)", event.reason)
             self.runner.not_heard()
         elif isinstance(event, VoiceProblem):
-            log.error("listening: %s", event.message)
+            if event.message == self._told:  # a retry failed as the last did: the log is not told every 10 s
+                log.debug("listening, still: %s", event.message)
+            else:
+                log.error("listening: %s", event.message)
             if not event.listening:  # otherwise only what was said is lost, and its NotHeard tells the runner
                 self.runner.not_heard()
+                self._told = event.message
 
     def _hear_wake_word(self, block: np.ndarray) -> None:
         if self.wake is not None and self.wake.feed(block):

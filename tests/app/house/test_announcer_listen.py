@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
+import os
 from dataclasses import replace
 
 import httpx
@@ -14,8 +16,9 @@ import pytest
 
 from tests.app.house.helpers import outcomes, running_console, until
 from tests.app.test_home_assistant_agent import KITCHEN, LIGHT, light_is, needs_home_assistant
-from tests.app.voice.conftest import mic_input, play_into, words
+from tests.app.voice.conftest import mic_input, pactl, play_into, words
 from tests.support.home_assistant import HomeAssistant
+from voicedesk.app.house import listening as house_listening
 from voicedesk.app.house.cli import listen_from_args, register
 from voicedesk.app.house.listening import ListenConfig
 from voicedesk.app.sources.scripted import ScriptedSource
@@ -103,6 +106,25 @@ async def test_a_missing_microphone_is_said_and_tried_again(whisper):
         error = reply.json()["error"]
         assert reply.status_code == 503 and "microphone is not open" in error and "not connected" in error
         assert "tried again every 10 s" in error and not house.runner.core.listening
+
+
+async def test_a_microphone_plugged_in_later_is_listened_to_and_its_absence_logged_once(whisper, monkeypatch, caplog):
+    """A console started before its microphone: the problem is logged once however often it is tried again, and the
+    microphone is listened to once it is there (a PulseAudio sink made after the start, its monitor the input)."""
+    monkeypatch.setattr(house_listening, "MICROPHONE_RETRY_S", 0.5)  # 10 s in the product
+    later = f"voicedesk_later_{os.getpid()}"
+    caplog.set_level(logging.DEBUG, logger=house_listening.__name__)
+    async with running_console(None, http_port=0, listen=listening(later, whisper)) as house:
+        await until(lambda: "still" in caplog.text, 30)  # tried again, in vain
+        told = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(told) == 1 and "not connected" in told[0].getMessage(), caplog.text
+        module = pactl("load-module", "module-null-sink", f"sink_name={later}", "rate=16000", "channels=1").strip()
+        try:
+            await until(lambda: house.ears.input.listening, 30)
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{house.http.port}") as client:
+                assert (await client.post("/listen")).status_code == 202
+        finally:
+            pactl("unload-module", module)
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -56,6 +56,10 @@ def mic_input(sink: str) -> str:
     return f"{PULSE_SOURCE_PREFIX}{sink}.monitor"
 
 
+def pactl(*args: str) -> str:
+    return subprocess.run(["pactl", *args], capture_output=True, text=True, check=True).stdout
+
+
 @pytest.fixture(scope="session")
 def speech(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """``speech(text, *espeak_args)``: a WAV of espeak-ng saying ``text``."""

@@ -6,18 +6,18 @@ what to do, typing goes on, and voice works again once the part is back. Real wi
 from __future__ import annotations
 
 import asyncio
-import subprocess
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.helpers import until
-from tests.app.voice.conftest import mic_input, play_into, words
+from tests.app.voice.conftest import mic_input, pactl, play_into, words
 from tests.app.voice.test_voice_window import said_about_the_microphone, settings_file, typed
 from tests.support.audio_capture import SinkCapture
 from voicedesk.app.conversation import TurnKind, TurnState
 from voicedesk.app.notices import Topic
+from voicedesk.app.ui import voice_actions
 from voicedesk.app.voice.voice_input import Interrupted, NotHeard, Partial, VoiceProblem
 
 LONG = "turn off the kitchen lights and set the thermostat to twenty one degrees, then lock the front door"
@@ -84,10 +84,6 @@ def test_a_wyoming_server_going_down_mid_sentence_is_said_and_voice_works_again_
     assert window.voice_input.voice.listening
 
 
-def pactl(*args: str) -> str:
-    return subprocess.run(["pactl", *args], capture_output=True, text=True, check=True).stdout
-
-
 @pytest.mark.slow
 def test_a_microphone_unplugged_while_a_reply_plays_is_said_and_works_again_plugged_back(
     make_window, qtbot, qloop, tmp_path, virtual_mic, test_sink, speech, tiny_en
@@ -138,11 +134,12 @@ def test_a_microphone_unplugged_while_a_reply_plays_is_said_and_works_again_plug
 @pytest.mark.slow
 @pytest.mark.parametrize("device", ["default", "source"])
 def test_a_microphone_that_stops_delivering_is_tried_again_by_itself_until_it_works(
-    make_window, qloop, tmp_path, virtual_mic, speech, tiny_en, device
+    make_window, qloop, tmp_path, virtual_mic, speech, tiny_en, device, monkeypatch
 ):
     """Nothing tells the window when a stalled microphone is back: a PortAudio device ("default", as on WASAPI and
-    CoreAudio, whose lists never change) or a PulseAudio source that still exists. It is tried every 10 s, quietly
+    CoreAudio, whose lists never change) or a PulseAudio source that still exists. It is tried again, quietly
     while it fails the same way, until it works. The stall is real: the virtual microphone's sink suspended."""
+    monkeypatch.setattr(voice_actions, "MICROPHONE_RETRY_S", 3.0)  # 10 s in the product
     input_device = "default" if device == "default" else mic_input(virtual_mic)
     window = make_window(settings_file(tmp_path, stt_model=str(tiny_en), input_device=input_device))
     actions, card = window.voice_input, window.sidebar.microphone
