@@ -72,7 +72,7 @@ class MicrophoneCard(Card):
         self.level.setToolTip("The microphone's level")
         self.body.addWidget(self.level)
         talk_row = QHBoxLayout()
-        self.talk = QPushButton("🎤  Hold to talk")
+        self.talk = QPushButton("Hold to talk")  # no emoji: many Linux desktops have no font for it (a box)
         self.talk.setToolTip("Push to talk: hold this, or F9 while the window has the focus")
         self.hands_free = QCheckBox("Hands-free")
         self.hands_free.setToolTip("Listen all the time; a pause ends what you say")
