@@ -60,7 +60,9 @@ class Microphone:
         sd = import_sounddevice()
         if self.connected is False:
             source = self.device.removeprefix(PULSE_SOURCE_PREFIX)
-            raise AudioDeviceError(f"The microphone {source!r} is not connected. Pick another input.")
+            raise AudioDeviceError(
+                f"The microphone {source!r} is not connected. Pick another input, or plug it in: it is tried again."
+            )
         try:
             with routed_to(self.device) as device:
                 stream = sd.InputStream(
@@ -76,7 +78,8 @@ class Microphone:
         except (sd.PortAudioError, ValueError) as exc:
             seen = ", ".join(title for _, title in input_choices()) or "none"
             raise AudioDeviceError(
-                f"Cannot open the microphone ({exc}). Inputs seen: {seen}. Pick another input, or type instead."
+                f"Cannot open the microphone ({exc}). Inputs seen: {seen}. Pick another input, or plug it in: it is "
+                "tried again."
             ) from None
         self._stream, self._ended = stream, False
         self._last_block = time.monotonic() + FIRST_BLOCK_S - STALL_S
