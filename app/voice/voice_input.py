@@ -44,10 +44,10 @@ BARGE_IN = ("speech", "keyword", "off")
 STT_KINDS = ("whisper", "wyoming")
 STT_DEVICES = ("auto", "cpu", "cuda")
 ECHO_TAIL_S = 0.3
+"""The console still counts as speaking this long after the device played its last sample (the room's echo)."""
 MICROPHONE_RETRY_S = 10.0
 """How often a microphone that failed is tried again where nothing says it is back (a PulseAudio source that
 reappears is tried at once): PortAudio's own hosts (WASAPI, CoreAudio, ALSA) list their devices only once."""
-"""The console still counts as speaking this long after the device played its last sample (the room's echo)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,14 +256,12 @@ class VoiceInput:
                 self.microphone, self.turns, transcriber, self._heard, EchoCanceller(), self.language, recordings
             )
             self.microphone.open()
-        except AudioDeviceError as exc:
-            self.microphone_failed = True
-            return self._problem(exc.message + (f" {exc.advice}" if exc.advice else ""))
         except ImportError as exc:
             return self._problem(
                 f"Voice input needs the listening packages ({exc.name} is missing): pip install 'voicedesk[voice]'."
             )
         except VoicedeskError as exc:
+            self.microphone_failed = isinstance(exc, AudioDeviceError)  # not a missing model: that stays missing
             return self._problem(exc.message + (f" {exc.advice}" if exc.advice else ""))
         self.turns.speaking = self._playing = self._player is not None and self._player.buffer.playing
         self._emit(Listening(True))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.app.house.helpers import outcomes, paced_opener, running_console, until
+from tests.app.voice.conftest import pactl
 from tests.support.audio_capture import SinkCapture, require_null_sink
 from voicedesk.app.console.announcement import Priority, Request, Source
 from voicedesk.app.house.chimes import built_in
@@ -104,9 +105,6 @@ async def test_announcements_are_marked_to_the_sound_server_as_announcements():
 async def test_a_sound_device_that_disappears_fails_the_announcement_and_comes_back_for_the_next():
     sink = require_null_sink()
     reload = [f"sink_name={sink}", "rate=24000", "channels=1", "format=float32le"]  # as tests/support/headless.sh
-
-    def pactl(*args: str) -> str:
-        return subprocess.run(["pactl", *args], capture_output=True, text=True, check=True).stdout
 
     # The virtual microphone is a null sink too: PulseAudio would move the stream there. Both go, so it has nowhere.
     mic = os.environ.get("VOICEDESK_TEST_MIC")

@@ -161,7 +161,8 @@ def test_a_microphone_that_stops_delivering_is_tried_again_by_itself_until_it_wo
         finally:
             pactl("suspend-sink", virtual_mic, "0")
         await listening(window)  # by itself again, now that it delivers
-        assert card.listening.isVisible() and "Listening" in card.status.text()
+        await until(lambda: "Listening" in card.status.text(), 10)  # the meter's tick sees the sound come
+        assert card.listening.isVisible()
         assert window.status.text != said
         return await asked_aloud(window, virtual_mic, speech("what time is it"))
 
