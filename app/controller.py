@@ -407,7 +407,9 @@ class SpeechController:
             case SentenceFinished(seq, duration_s, words, synthesis_s) if run is not None:
                 if run.sentence_finished(seq, duration_s, words, synthesis_s):
                     self._changed(run)
-            case Flushed(_last, request_id) if run is not None and request_id == run.flush_id:
+            # A cancelled flush the turn did not ask for: a server winding down dropped the rest of the reply. It is
+            # not the reply's end: the server's Closed follows, and the rest is said locally (or the turn fails).
+            case Flushed(_last, request_id, False) if run is not None and request_id == run.flush_id:
                 self._synthesized_now(run)
                 run.finisher = asyncio.ensure_future(self._play_out(run))
                 run.turn.pending = ""

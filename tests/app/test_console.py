@@ -128,6 +128,8 @@ def test_the_history_survives_a_restart_and_replays_in_the_same_voice(make_windo
     qloop.run_until_complete(until(lambda: second.controller.turns and not second.controller.turns[-1].active))
     (replayed,) = second.controller.turns
     assert replayed.text == "Remember me." and replayed.state is TurnState.DONE
+    # The console keeps a turn in the history once its runner sees it end, a loop pass after the turn ends.
+    qloop.run_until_complete(until(lambda: listing.count() == 2))
     assert [e.origin for e in load_history(history).entries] == ["Typed", "Replay"]
     assert load_history(history).entries[-1].voice == "bf_emma"
 

@@ -3,6 +3,7 @@ which is also how the app runs on a machine without a sound card."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -151,6 +152,33 @@ async def test_an_unreachable_remote_engine_is_reported_and_local_takes_the_repl
     assert any("local engine instead" in text for text, _ in controller.recorder.notices)
     await until(lambda: not turn.active)
     assert turn.state is TurnState.DONE
+
+
+async def test_a_server_shut_down_after_the_whole_text_came_hands_the_rest_to_the_local_engine(controller, synthesizer):
+    """A server that shuts down finishes the sentence on its model, answers the pending flush as cancelled, then
+    closes. That cancelled flush is not the end of the reply: the rest is said locally (CI found turns ended with the
+    rest unsaid). The whole text and its flush are sent at once, so the flush is pending when the server goes."""
+    from tests.support.endpoint import server_settings
+    from voicedesk.endpoint.runner import ServerThread
+    from voicedesk.endpoint.server import create_app
+
+    server = ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))).start()
+    try:
+        await controller.use_engine(EngineSpec("websocket", target=server.ws_url))
+        assert controller.recorder.statuses[-1].state is EngineState.READY
+        text = "One two three. Four five six. Seven eight nine. Ten eleven twelve. The end."
+        turn = await controller.speak(TurnKind.SPEAK, text, whole(text))
+        await until(lambda: turn.sentences and turn.sentences[0].audio_s > 0)
+        await asyncio.to_thread(server.stop)
+        await until(lambda: not turn.active)
+    finally:
+        server.stop()
+    assert turn.state is TurnState.DONE, turn.error
+    engines = [s.engine for s in turn.sentences]
+    assert engines[0] == "WebSocket" and engines[-1] == "Local"  # the server did not finish it all before it went
+    assert " ".join(s.text for s in turn.sentences).split() == text.split()  # each word once, none lost
+    assert all(s.audio_s > 0 for s in turn.sentences)
+    assert any("continued on the local engine" in note for note in turn.notes)
 
 
 async def test_without_failover_an_unreachable_engine_refuses_the_reply_clearly(controller):
