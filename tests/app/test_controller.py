@@ -154,14 +154,19 @@ async def test_an_unreachable_remote_engine_is_reported_and_local_takes_the_repl
     assert turn.state is TurnState.DONE
 
 
-async def test_a_server_shut_down_after_the_whole_text_came_hands_the_rest_to_the_local_engine(controller, synthesizer):
+@pytest.mark.parametrize("failover", [True, False])
+async def test_a_server_shut_down_after_the_whole_text_came_is_not_taken_for_the_replys_end(
+    controller, synthesizer, failover
+):
     """A server that shuts down finishes the sentence on its model, answers the pending flush as cancelled, then
-    closes. That cancelled flush is not the end of the reply: the rest is said locally (CI found turns ended with the
-    rest unsaid). The whole text and its flush are sent at once, so the flush is pending when the server goes."""
+    closes. That cancelled flush is not the end of the reply (CI found turns ended DONE with the rest unsaid): the
+    rest is said locally, or without failover the turn fails and says why. The whole text and its flush are sent at
+    once, so the flush is pending when the server goes."""
     from tests.support.endpoint import server_settings
     from voicedesk.endpoint.runner import ServerThread
     from voicedesk.endpoint.server import create_app
 
+    controller.failover_enabled = failover
     server = ServerThread(create_app(synthesizer, server_settings(idle_timeout_s=120))).start()
     try:
         await controller.use_engine(EngineSpec("websocket", target=server.ws_url))
@@ -174,8 +179,13 @@ async def test_a_server_shut_down_after_the_whole_text_came_hands_the_rest_to_th
         await until(lambda: not turn.active)
     finally:
         server.stop()
-    assert turn.state is TurnState.DONE, turn.error
     engines = [s.engine for s in turn.sentences]
+    if not failover:
+        assert turn.state is TurnState.FAILED and set(engines) == {"WebSocket"}
+        assert turn.error == "The WebSocket engine failed mid-reply: the connection closed: server shutting down."
+        assert (turn.error, "error") in controller.recorder.notices
+        return
+    assert turn.state is TurnState.DONE, turn.error
     assert engines[0] == "WebSocket" and engines[-1] == "Local"  # the server did not finish it all before it went
     assert " ".join(s.text for s in turn.sentences).split() == text.split()  # each word once, none lost
     assert all(s.audio_s > 0 for s in turn.sentences)
