@@ -50,7 +50,7 @@ class Flushed:
     """The last sentence of the flushed utterance that was handed to the model, or -1 when there was none."""
     request_id: str | None = None
     cancelled: bool = False
-    """A ``cancel`` came first: what the flush covered was dropped, not spoken to its end."""
+    """A ``cancel``, or the server's shutdown, came first: what the flush covered was dropped, not spoken to its end."""
 
 
 @dataclass(frozen=True, slots=True)
